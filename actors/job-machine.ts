@@ -1,0 +1,367 @@
+// The push-job lifecycle (spec 3.1, 3.2): per-node transition tables plus the job-level checks, pure data in and out.
+//
+// stepJob updates `state` in place and returns that same object. A job may hold 20,000 nodes, and copying
+// its node map on every answer costs about 20 ms there, which makes one wave of answers quadratic. The job
+// actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
+// a snapshot never mixes two steps).
+import { z } from 'zod';
+
+export const jobStatuses = [
+  'new', 'voting', 'running', 'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted',
+] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+
+export const nodeJobStatuses = [
+  'new', 'ready', 'running', 'succeeded', 'failed', 'aborted', 'crashed', 'nacked', 'unavailable', 'was_ready',
+  'timed_out',
+] as const;
+export type NodeJobStatus = (typeof nodeJobStatuses)[number];
+
+export const jobOptionsSchema = z.object({
+  user: z.string().optional(),
+  dir: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  file: z.string().optional(),
+  capture: z.boolean().optional(),
+});
+export type JobOptions = z.infer<typeof jobOptionsSchema>;
+
+const epochMs = z.number().int().nonnegative();
+
+/** The persisted snapshot. Parse a stored one with this schema, then step it with `restored`. */
+export const jobStateSchema = z.object({
+  id: z.string(),
+  command: z.string(),
+  options: jobOptionsSchema,
+  run_timeout: z.number().nonnegative(), // seconds
+  voting_timeout: z.number().positive(), // seconds
+  quorum: z.number().int().nonnegative(), // ready nodes needed, already resolved by resolveQuorum
+  status: z.enum(jobStatuses),
+  nodes: z.record(z.string(), z.enum(nodeJobStatuses)),
+  counts: z.record(z.enum(nodeJobStatuses), z.number().int().nonnegative()),
+  exit_status: z.record(z.string(), z.number().int()),
+  created_at: epochMs,
+  updated_at: epochMs, // when the job entered its present status (spec 2.4)
+  voting_deadline: epochMs.nullable(),
+  run_deadline: epochMs.nullable(),
+});
+export type JobState = z.infer<typeof jobStateSchema>;
+
+export type NodeAnswer = 'ack_commit' | 'nack_commit' | 'ack_run' | 'nack_run' | 'succeeded' | 'failed' | 'aborted';
+type NodeEventType = NodeAnswer | 'node_down';
+
+export type JobEvent =
+  | { type: 'start'; at: number; available: ReadonlySet<string> }
+  | { type: NodeAnswer; at: number; node: string; exit_status?: number; output?: boolean }
+  | { type: 'node_down'; at: number; node: string }
+  | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
+  | { type: 'abort'; at: number }
+  | { type: 'restored'; at: number; available: ReadonlySet<string> };
+
+export type IgnoreReason =
+  | 'unknown_node' | 'not_started' | 'already_started' | 'duplicate_answer' | 'late_answer' | 'stale_timer';
+
+export type JobEffect =
+  | { type: 'save_output'; node: string }
+  | { type: 'persist' }
+  | {
+      type: 'send'; message: 'commit'; nodes: string[]; job_id: string; command: string; options: JobOptions;
+      run_timeout: number;
+    }
+  | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }
+  | { type: 'arm'; timer: 'voting' | 'run'; at: number }
+  | { type: 'finished'; status: JobStatus }
+  | { type: 'ignored'; reason: IgnoreReason; event: JobEvent['type']; node?: string }
+  | { type: 'rejected'; error: 'job_finished' | 'not_started'; status: JobStatus };
+
+export interface JobStep { state: JobState; effects: JobEffect[] }
+
+/** `to`: the node's next status; `abort`: tell the node to drop this job; `ignore`: no move, report why. */
+interface Cell { readonly to?: NodeJobStatus; readonly abort?: true; readonly ignore?: IgnoreReason }
+
+const KEEP: Cell = {};
+const DUPLICATE: Cell = { ignore: 'duplicate_answer' };
+const LATE: Cell = { ignore: 'late_answer' };
+// An ack says the node holds this job although the job let it go: abort it, or it stays busy for nothing.
+const LATE_HOLDING: Cell = { abort: true, ignore: 'late_answer' };
+const UNAVAILABLE: Cell = { to: 'unavailable' };
+const UNAVAILABLE_ABORT: Cell = { to: 'unavailable', abort: true };
+const CRASHED: Cell = { to: 'crashed' };
+const CRASHED_ABORT: Cell = { to: 'crashed', abort: true };
+
+type VoteBucket = 'new' | 'ready' | 'terminal';
+type RunBucket = 'ready' | 'running' | 'terminal';
+
+// Reference 5.4. A node is told to abort only when its own message does not say it let the job go.
+const VOTING = {
+  ack_commit: { new: { to: 'ready' }, ready: DUPLICATE, terminal: LATE_HOLDING },
+  nack_commit: { new: { to: 'nacked' }, ready: UNAVAILABLE, terminal: LATE },
+  ack_run: { new: UNAVAILABLE_ABORT, ready: UNAVAILABLE_ABORT, terminal: LATE_HOLDING },
+  nack_run: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
+  succeeded: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
+  failed: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
+  aborted: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
+  node_down: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: KEEP },
+  voting_timeout: { new: UNAVAILABLE_ABORT, ready: KEEP, terminal: KEEP },
+  quorum_failed: { new: UNAVAILABLE_ABORT, ready: { to: 'was_ready', abort: true }, terminal: KEEP },
+  abort: { new: { to: 'aborted', abort: true }, ready: { to: 'aborted', abort: true }, terminal: KEEP },
+} satisfies Record<NodeEventType | 'voting_timeout' | 'quorum_failed' | 'abort', Record<VoteBucket, Cell>>;
+
+// Reference 5.5, except: nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
+// would be false), and `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion").
+const RUNNING = {
+  ack_commit: { ready: CRASHED_ABORT, running: CRASHED_ABORT, terminal: LATE_HOLDING },
+  nack_commit: { ready: CRASHED, running: CRASHED, terminal: LATE },
+  ack_run: { ready: { to: 'running' }, running: DUPLICATE, terminal: LATE_HOLDING },
+  nack_run: { ready: CRASHED, running: CRASHED, terminal: LATE },
+  succeeded: { ready: CRASHED, running: { to: 'succeeded' }, terminal: LATE },
+  failed: { ready: CRASHED, running: { to: 'failed' }, terminal: LATE },
+  aborted: { ready: CRASHED, running: { to: 'aborted' }, terminal: LATE },
+  node_down: { ready: CRASHED, running: CRASHED, terminal: KEEP },
+  run_timeout: { ready: { to: 'timed_out', abort: true }, running: { to: 'timed_out', abort: true }, terminal: KEEP },
+  abort: { ready: { to: 'aborted', abort: true }, running: { to: 'aborted', abort: true }, terminal: KEEP },
+} satisfies Record<NodeEventType | 'run_timeout' | 'abort', Record<RunBucket, Cell>>;
+
+const finishedStatuses: ReadonlySet<JobStatus> = new Set(['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+
+export function isTerminal(status: JobStatus): boolean {
+  return finishedStatuses.has(status);
+}
+
+/** Quorum as an absolute count: undefined is 100%; `N%` and fractions round up (reference 5.7). */
+export function resolveQuorum(q: number | string | undefined, nodeCount: number): number {
+  if (q === undefined) return nodeCount;
+  const text = typeof q === 'number' ? null : q.trim();
+  const percent = text === null ? null : /^(\d+(?:\.\d+)?)%$/.exec(text);
+  if (percent !== null) return Math.ceil((Number(percent[1]) * nodeCount) / 100);
+  const count = text === null ? q : /^\d+(?:\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (typeof count !== 'number' || !Number.isFinite(count) || count < 0) {
+    throw new RangeError(`quorum must be a count or a percentage such as 50%, got ${JSON.stringify(q)}`);
+  }
+  return Math.ceil(count);
+}
+
+export interface NewJob {
+  id: string;
+  command: string;
+  nodes: readonly string[];
+  run_timeout: number;
+  voting_timeout: number;
+  quorum: number;
+  options?: JobOptions;
+  at: number;
+}
+
+export function newJob(init: NewJob): JobState {
+  if (!Number.isInteger(init.quorum) || init.quorum < 0) throw new RangeError(`quorum ${init.quorum} is not a count`);
+  const nodes = nullMap<NodeJobStatus>();
+  for (const node of init.nodes) nodes[node] = 'new';
+  return {
+    id: init.id, command: init.command, options: { ...init.options }, run_timeout: init.run_timeout,
+    voting_timeout: init.voting_timeout, quorum: init.quorum, status: 'new', nodes, counts: countNodes(nodes),
+    exit_status: nullMap<number>(), created_at: init.at, updated_at: init.at, voting_deadline: null, run_deadline: null,
+  };
+}
+
+/** Per-node status to sorted node names, statuses with no node left out (the API's `nodes` object). */
+export function jobNodesByStatus(state: JobState): Partial<Record<NodeJobStatus, string[]>> {
+  const out: Partial<Record<NodeJobStatus, string[]>> = {};
+  for (const [node, status] of Object.entries(state.nodes)) (out[status] ??= []).push(node);
+  for (const names of Object.values(out)) names.sort();
+  return out;
+}
+
+interface Draft {
+  readonly state: JobState;
+  readonly event: JobEvent;
+  changed: boolean;
+  outputs: string[];
+  commit: string[];
+  aborts: string[];
+  run: string[];
+  arm: JobEffect | null;
+  finished: JobStatus | null;
+  ignored: JobEffect[];
+}
+
+export function stepJob(state: JobState, event: JobEvent): JobStep {
+  const d: Draft = {
+    state, event, changed: false, outputs: [], commit: [], aborts: [], run: [], arm: null, finished: null, ignored: [],
+  };
+  const s = state;
+  switch (event.type) {
+    case 'start':
+      if (s.status !== 'new') return ignore(d, 'already_started');
+      enter(d, 'voting');
+      s.voting_deadline = event.at + s.voting_timeout * 1000;
+      for (const node in s.nodes) {
+        if (event.available.has(node)) d.commit.push(node);
+        else apply(d, node, VOTING.node_down.new);
+      }
+      settle(d);
+      if (d.finished === null) d.arm = { type: 'arm', timer: 'voting', at: s.voting_deadline };
+      break;
+    case 'restored':
+      restore(d, event.available);
+      break;
+    case 'voting_timeout':
+      if (s.status !== 'voting' || event.at !== s.voting_deadline) return ignore(d, 'stale_timer');
+      for (const node in s.nodes) apply(d, node, VOTING.voting_timeout[voteBucket(s, node)]);
+      settle(d);
+      break;
+    case 'run_timeout':
+      if (s.status !== 'running' || event.at !== s.run_deadline) return ignore(d, 'stale_timer');
+      for (const node in s.nodes) apply(d, node, RUNNING.run_timeout[runBucket(s, node)]);
+      enter(d, 'timed_out');
+      break;
+    case 'abort':
+      if (s.status === 'new' || isTerminal(s.status)) {
+        const error = s.status === 'new' ? 'not_started' : 'job_finished';
+        return { state, effects: [{ type: 'rejected', error, status: s.status }] };
+      }
+      for (const node in s.nodes) {
+        apply(d, node, s.status === 'voting' ? VOTING.abort[voteBucket(s, node)] : RUNNING.abort[runBucket(s, node)]);
+      }
+      enter(d, 'aborted');
+      break;
+    default: {
+      const node = event.node;
+      if (!Object.hasOwn(s.nodes, node)) return ignore(d, 'unknown_node', node);
+      if (s.status === 'new') return ignore(d, 'not_started', node);
+      // A finished job has only terminal nodes, so RUNNING's terminal column answers for it.
+      const cell = s.status === 'voting' ? VOTING[event.type][voteBucket(s, node)] : RUNNING[event.type][runBucket(s, node)];
+      apply(d, node, cell);
+      if (event.type !== 'node_down' && (cell.to === 'succeeded' || cell.to === 'failed')) {
+        if (event.exit_status !== undefined) s.exit_status[node] = event.exit_status;
+        if (event.output === true) d.outputs.push(node); // only output of an accepted result is kept
+      }
+      settle(d);
+    }
+  }
+  return { state, effects: effectsOf(d) };
+}
+
+/**
+ * After a server restart a job in flight keeps going: clients finish their current job while the server is
+ * away (spec 3.3) and node actors restored `up` with the same client incarnation do not rehab them, so their
+ * answers still arrive. Nodes not available now count as down; deadlines are re-armed unchanged (one that
+ * passed during the outage fires at once). A job that never started (`new`) becomes `crashed`, its nodes
+ * `unavailable`: it was never answered to its requester, so running it now would surprise them.
+ */
+function restore(d: Draft, available: ReadonlySet<string>): void {
+  const s = d.state;
+  s.nodes = Object.assign(nullMap<NodeJobStatus>(), s.nodes);
+  s.exit_status = Object.assign(nullMap<number>(), s.exit_status);
+  s.counts = countNodes(s.nodes);
+  if (s.status === 'new') {
+    for (const node in s.nodes) apply(d, node, VOTING.node_down.new);
+    enter(d, 'crashed');
+    return;
+  }
+  if (isTerminal(s.status)) return;
+  for (const node in s.nodes) {
+    if (available.has(node)) continue;
+    apply(d, node, s.status === 'voting' ? VOTING.node_down[voteBucket(s, node)] : RUNNING.node_down[runBucket(s, node)]);
+  }
+  const phase = s.status;
+  settle(d);
+  if (s.status !== phase) return;
+  const at = phase === 'voting' ? s.voting_deadline : s.run_deadline;
+  if (at === null) throw new Error(`job ${s.id}: ${phase} without a deadline`);
+  d.arm = { type: 'arm', timer: phase === 'voting' ? 'voting' : 'run', at };
+}
+
+/** votingDone / runningDone: the job-level move after the node moves of one event. */
+function settle(d: Draft): void {
+  const s = d.state;
+  if (s.status === 'voting' && s.counts.new === 0) {
+    if (s.counts.ready < s.quorum) {
+      for (const node in s.nodes) apply(d, node, VOTING.quorum_failed[voteBucket(s, node)]);
+      enter(d, 'quorum_failed');
+    } else if (s.counts.ready === 0) {
+      enter(d, 'complete'); // quorum 0 and nobody ready: nothing to run, and the user asked for no minimum
+    } else {
+      enter(d, 'running');
+      s.run_deadline = d.event.at + s.run_timeout * 1000;
+      for (const node in s.nodes) if (s.nodes[node] === 'ready') d.run.push(node);
+      d.arm = { type: 'arm', timer: 'run', at: s.run_deadline };
+    }
+  }
+  if (s.status === 'running' && s.counts.ready === 0 && s.counts.running === 0) enter(d, 'complete');
+}
+
+function apply(d: Draft, node: string, cell: Cell): void {
+  const s = d.state;
+  if (cell.to !== undefined) {
+    s.counts[statusOf(s, node)] -= 1;
+    s.counts[cell.to] += 1;
+    s.nodes[node] = cell.to;
+    d.changed = true;
+  }
+  if (cell.abort === true) d.aborts.push(node);
+  if (cell.ignore !== undefined) d.ignored.push({ type: 'ignored', reason: cell.ignore, event: d.event.type, node });
+}
+
+function enter(d: Draft, status: JobStatus): void {
+  d.state.status = status;
+  d.state.updated_at = d.event.at;
+  d.changed = true;
+  if (isTerminal(status)) d.finished = status;
+}
+
+function ignore(d: Draft, reason: IgnoreReason, node?: string): JobStep {
+  const effect: JobEffect =
+    node === undefined ? { type: 'ignored', reason, event: d.event.type } : { type: 'ignored', reason, event: d.event.type, node };
+  return { state: d.state, effects: [effect] };
+}
+
+// persist comes before every effect that makes the change visible: sends, timers and `finished`.
+function effectsOf(d: Draft): JobEffect[] {
+  const s = d.state;
+  const out: JobEffect[] = d.outputs.map((node) => ({ type: 'save_output', node }));
+  if (d.changed) out.push({ type: 'persist' });
+  if (d.commit.length > 0) {
+    out.push({
+      type: 'send', message: 'commit', nodes: d.commit, job_id: s.id, command: s.command, options: s.options,
+      run_timeout: s.run_timeout,
+    });
+  }
+  if (d.aborts.length > 0) out.push({ type: 'send', message: 'abort', nodes: d.aborts, job_id: s.id });
+  if (d.run.length > 0) out.push({ type: 'send', message: 'run', nodes: d.run, job_id: s.id });
+  if (d.arm !== null) out.push(d.arm);
+  if (d.finished !== null) out.push({ type: 'finished', status: d.finished });
+  out.push(...d.ignored);
+  return out;
+}
+
+function statusOf(s: JobState, node: string): NodeJobStatus {
+  const status = s.nodes[node];
+  if (status === undefined) throw new Error(`job ${s.id}: no node ${node}`);
+  return status;
+}
+
+function voteBucket(s: JobState, node: string): VoteBucket {
+  const status = statusOf(s, node);
+  if (status === 'running') throw new Error(`job ${s.id}: node ${node} is running while the job is ${s.status}`);
+  return status === 'new' || status === 'ready' ? status : 'terminal';
+}
+
+function runBucket(s: JobState, node: string): RunBucket {
+  const status = statusOf(s, node);
+  if (status === 'new') throw new Error(`job ${s.id}: node ${node} is new while the job is ${s.status}`);
+  return status === 'ready' || status === 'running' ? status : 'terminal';
+}
+
+function countNodes(nodes: Record<string, NodeJobStatus>): Record<NodeJobStatus, number> {
+  const counts = Object.fromEntries(nodeJobStatuses.map((status) => [status, 0])) as Record<NodeJobStatus, number>;
+  for (const node in nodes) {
+    const status = nodes[node];
+    if (status !== undefined) counts[status] += 1;
+  }
+  return counts;
+}
+
+// Null-prototype maps: node names such as `constructor` or `__proto__` are plain keys here.
+function nullMap<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
+}

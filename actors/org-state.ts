@@ -1,0 +1,98 @@
+// An organization's in-memory state, how it is restored from the store, and how changes reach it: every
+// change is a list of writes, persisted first and then applied, so memory never runs ahead of the store.
+import type { z } from 'zod';
+import type { Store } from '../src/store/store.js';
+import {
+  clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, orgDocSchema,
+  type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type OrgDoc,
+} from './docs.js';
+
+export interface OrgCollections {
+  clients: ClientDoc;
+  groups: GroupDoc;
+  containers: ContainerDoc;
+  members: MemberDoc;
+}
+export type OrgCollection = keyof OrgCollections;
+export const ORG_COLLECTIONS: readonly OrgCollection[] = ['clients', 'groups', 'containers', 'members'];
+
+const SCHEMAS: { [K in OrgCollection]: z.ZodType<OrgCollections[K]> } = {
+  clients: clientDocSchema,
+  groups: groupDocSchema,
+  containers: containerDocSchema,
+  members: memberDocSchema,
+};
+
+export type OrgState = { org: OrgDoc; deleted: boolean } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
+
+/** One document to write (`doc`) or remove (`doc: null`). `org` is the organization document itself. */
+export type OrgWrite =
+  | { [K in OrgCollection]: { coll: K; id: string; doc: OrgCollections[K] | null } }[OrgCollection]
+  | { coll: 'org'; id: string; doc: OrgDoc | null };
+
+/** The collection holding every organization document, keyed by org name. */
+export const ORGS_COLLECTION = 'orgs';
+
+export function orgCollection(org: string, coll: OrgCollection): string {
+  return `org/${org}/${coll}`;
+}
+
+export function emptyOrgState(org: OrgDoc): OrgState {
+  return { org, deleted: false, clients: new Map(), groups: new Map(), containers: new Map(), members: new Map() };
+}
+
+/** Restores one organization; a document that fails its schema stops the server with its collection and id. */
+export async function loadOrg(store: Store, rawOrg: unknown): Promise<OrgState> {
+  const org = parseDoc(orgDocSchema, rawOrg, ORGS_COLLECTION, '?');
+  const state = emptyOrgState(org);
+  for (const coll of ORG_COLLECTIONS) {
+    const name = orgCollection(org.name, coll);
+    const docs = await store.load(name);
+    const target = state[coll] as Map<string, unknown>;
+    const schema: z.ZodType<unknown> = SCHEMAS[coll];
+    for (const [id, raw] of docs) target.set(id, parseDoc(schema, raw, name, id));
+  }
+  return state;
+}
+
+export function parseDoc<T>(schema: z.ZodType<T>, raw: unknown, collection: string, id: string): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`store document ${collection}/${id} is invalid at '${issue?.path.join('.') ?? ''}': ${issue?.message ?? 'unknown'}`);
+  }
+  return parsed.data;
+}
+
+/** Persists writes, grouped per collection so a batch costs one round trip per collection. */
+export async function persistWrites(store: Store, orgName: string, writes: readonly OrgWrite[]): Promise<void> {
+  const puts = new Map<string, Array<readonly [string, unknown]>>();
+  for (const w of writes) {
+    const coll = w.coll === 'org' ? ORGS_COLLECTION : orgCollection(orgName, w.coll);
+    if (w.doc === null) {
+      await store.remove(coll, w.id);
+      continue;
+    }
+    const list = puts.get(coll) ?? [];
+    list.push([w.id, w.doc]);
+    puts.set(coll, list);
+  }
+  for (const [coll, docs] of puts) {
+    const only = docs.length === 1 ? docs[0] : undefined;
+    if (only) await store.put(coll, only[0], only[1]);
+    else await store.putMany(coll, docs);
+  }
+}
+
+export function applyWrites(state: OrgState, writes: readonly OrgWrite[]): void {
+  for (const w of writes) {
+    if (w.coll === 'org') {
+      if (w.doc === null) state.deleted = true;
+      else state.org = w.doc;
+      continue;
+    }
+    const target = state[w.coll] as Map<string, unknown>;
+    if (w.doc === null) target.delete(w.id);
+    else target.set(w.id, w.doc);
+  }
+}

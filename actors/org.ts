@@ -1,0 +1,117 @@
+// One organization actor: every org-scoped request enters here, is decided by a pure handler, persisted,
+// applied, then answered. Requests never see a change the store does not hold.
+import { dispatch, spawn, type Ref } from 'nact';
+import type { Store } from '../src/store/store.js';
+import { liveKeys } from './key-ops.js';
+import { handleClientOp, type ClientOp, type Outcome } from './org-clients.js';
+import { handleGroupOp, type GroupOp } from './org-groups.js';
+import { handleOrgObjectOp, type OrgObjectOp, type OrgObjectOutcome } from './org-object.js';
+import { applyWrites, persistWrites, type OrgState, type OrgWrite } from './org-state.js';
+import { fail, type Reply, type RequestContext } from './reply.js';
+import { storeFailure, type UsersMsg } from './users.js';
+
+export type OrgOp = ClientOp | GroupOp | OrgObjectOp;
+
+export interface OrgPrincipal {
+  /** Live keys of the client of that name, if any. */
+  clientKeys: Array<{ name: string; pem: string }>;
+  validator: boolean;
+  /** Is a user of that name associated with the organization? */
+  member: boolean;
+}
+
+export type OrgMsg =
+  | { type: 'principal'; name: string; replyTo: Ref<OrgPrincipal | null> }
+  | { type: 'request'; ctx: RequestContext; op: OrgOp; replyTo: Ref<Reply> }
+  | { type: 'user_deleted'; username: string };
+
+export interface OrgPorts {
+  store: Store;
+  now: () => number;
+  users: Ref<UsersMsg>;
+  /** Called once the organization's data is gone from the store. */
+  deleted: (name: string) => void;
+}
+
+const CLIENT_OPS = new Set<OrgOp['type']>([
+  'list_clients', 'create_client', 'get_client', 'update_client', 'delete_client',
+  'list_client_keys', 'get_client_key', 'create_client_key', 'update_client_key', 'delete_client_key',
+]);
+const GROUP_OPS = new Set<OrgOp['type']>([
+  'list_groups', 'create_group', 'get_group', 'update_group', 'delete_group',
+  'list_containers', 'create_container', 'get_container', 'delete_container',
+]);
+
+function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number): OrgObjectOutcome {
+  if (CLIENT_OPS.has(op.type)) return handleClientOp(state, ctx, op as ClientOp, nowMs);
+  if (GROUP_OPS.has(op.type)) return handleGroupOp(state, ctx, op as GroupOp);
+  return handleOrgObjectOp(state, ctx, op as OrgObjectOp, nowMs);
+}
+
+export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPorts): Ref<OrgMsg> {
+  const name = initial.org.name;
+  const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
+    await persistWrites(ports.store, name, writes);
+    applyWrites(state, writes);
+  };
+
+  return spawn(parent as Ref<never>, async (state: OrgState, msg: OrgMsg) => {
+    if (msg.type === 'principal') {
+      if (state.deleted) {
+        dispatch(msg.replyTo, null);
+        return state;
+      }
+      const client = state.clients.get(msg.name);
+      dispatch(msg.replyTo, {
+        clientKeys: client ? liveKeys(client.keys, ports.now()) : [],
+        validator: client?.validator ?? false,
+        member: state.members.has(msg.name),
+      });
+      return state;
+    }
+    if (msg.type === 'user_deleted') {
+      const out = handleOrgObjectOp(state, systemContext(), { type: 'remove_member', username: msg.username }, ports.now());
+      // An admin's account can be deleted too: drop every trace of it from this organization.
+      const writes: OrgWrite[] = out.writes ?? [{ coll: 'members', id: msg.username, doc: null }];
+      for (const g of state.groups.values()) {
+        if (g.users.includes(msg.username) && !writes.some((w) => w.coll === 'groups' && w.id === g.name)) {
+          writes.push({ coll: 'groups', id: g.name, doc: { ...g, users: g.users.filter((u) => u !== msg.username) } });
+        }
+      }
+      await commit(state, writes).catch((e: unknown) => storeFailure(e));
+      return state;
+    }
+    if (state.deleted) {
+      dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
+      return state;
+    }
+    let out: OrgObjectOutcome & Outcome;
+    try {
+      out = decide(state, msg.ctx, msg.op, ports.now());
+      if (out.writes) await commit(state, out.writes);
+    } catch (e) {
+      dispatch(msg.replyTo, storeFailure(e));
+      return state;
+    }
+    if (out.association) dispatch(ports.users, { type: 'association', org: name, ...out.association });
+    if (out.orgDeleted) {
+      await ports.store.drop(`org/${name}`).catch((e: unknown) => storeFailure(e));
+      dispatch(ports.users, { type: 'org_deleted', org: name });
+      ports.deleted(name);
+    }
+    if (out.renderUser !== undefined) {
+      dispatch(ports.users, { type: 'render_user', name: out.renderUser, apiVersion: msg.ctx.apiVersion, replyTo: msg.replyTo });
+    } else {
+      dispatch(msg.replyTo, out.reply);
+    }
+    return state;
+  }, `org-${name}`, { initialState: initial });
+}
+
+/** The server acting on its own behalf (cleanup after a user account is deleted). */
+function systemContext(): RequestContext {
+  return {
+    requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
+    baseUrl: '', apiVersion: 1, authKey: '',
+  };
+}

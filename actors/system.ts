@@ -1,0 +1,129 @@
+// Starts the actor tree: nact, the root actor that owns the organization registry, the global users actor,
+// and one actor per organization, all restored from the store before the first request is taken.
+import { dispatch, query, spawn, start, stop, type Ref } from 'nact';
+import type { Store } from '../src/store/store.js';
+import { validatorName, newOrgWrites } from './org-create.js';
+import { spawnOrg, type OrgMsg } from './org.js';
+import { applyWrites, emptyOrgState, loadOrg, persistWrites, ORGS_COLLECTION, type OrgState } from './org-state.js';
+import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from './reply.js';
+import { loadUsers, spawnUsers, storeFailure, type UsersMsg } from './users.js';
+
+export type RootMsg =
+  | { type: 'list_orgs'; ctx: RequestContext; replyTo: Ref<Reply> }
+  | { type: 'create_org'; ctx: RequestContext; name: string; full_name: string; validatorKey: { privateKeyPem: string; publicKeyPem: string }; replyTo: Ref<Reply> }
+  | { type: 'org_deleted'; name: string };
+
+export interface InfraSystem {
+  store: Store;
+  root: Ref<RootMsg>;
+  users: Ref<UsersMsg>;
+  /** The actor of an organization, or undefined when there is no such organization. */
+  org(name: string): Ref<OrgMsg> | undefined;
+  orgNames(): string[];
+  stop(): Promise<void>;
+}
+
+export const ASK_TIMEOUT_MS = 30_000;
+
+/** Sends a request into the tree and waits for the answer. */
+export function ask<M, R>(ref: Ref<M>, build: (replyTo: Ref<R>) => M, timeoutMs = ASK_TIMEOUT_MS): Promise<R> {
+  return query(ref, build, timeoutMs) as Promise<R>;
+}
+
+export async function startSystem(store: Store, now: () => number = Date.now): Promise<InfraSystem> {
+  const nact = start();
+  const registry = new Map<string, Ref<OrgMsg>>();
+
+  const orgStates: OrgState[] = [];
+  for (const raw of (await store.load(ORGS_COLLECTION)).values()) orgStates.push(await loadOrg(store, raw));
+  const usersState = await loadUsers(store);
+  for (const s of orgStates) {
+    for (const username of s.members.keys()) {
+      const orgs = usersState.orgsOf.get(username) ?? new Set<string>();
+      orgs.add(s.org.name);
+      usersState.orgsOf.set(username, orgs);
+    }
+  }
+
+  let root: Ref<RootMsg> | undefined;
+  const users = spawnUsers(nact, usersState, {
+    store, now,
+    userDeleted: (org, username) => {
+      const ref = registry.get(org);
+      if (ref) dispatch(ref, { type: 'user_deleted', username });
+    },
+  });
+
+  const orgPorts = {
+    store, now, users,
+    deleted: (name: string) => {
+      if (root) dispatch(root, { type: 'org_deleted', name });
+    },
+  };
+
+  root = spawn(nact, async (_: null, msg: RootMsg, ctx) => {
+    switch (msg.type) {
+      case 'list_orgs': {
+        // Listing every organization needs read on the global organizations container: superusers only.
+        if (!msg.ctx.requestor.superuser) {
+          dispatch(msg.replyTo, forbidden('read'));
+          break;
+        }
+        const names = [...registry.keys()].sort();
+        dispatch(msg.replyTo, ok(Object.fromEntries(names.map((n) => [n, `${msg.ctx.baseUrl}/organizations/${n}`]))));
+        break;
+      }
+      case 'create_org': {
+        if (!msg.ctx.requestor.superuser) {
+          dispatch(msg.replyTo, forbidden('create'));
+          break;
+        }
+        if (registry.has(msg.name)) {
+          dispatch(msg.replyTo, failBare(409, 'Organization already exists'));
+          break;
+        }
+        const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now());
+        const org = writes[0];
+        if (org?.coll !== 'org' || org.doc === null) {
+          dispatch(msg.replyTo, fail(500, 'internal service error'));
+          break;
+        }
+        const state = emptyOrgState(org.doc);
+        try {
+          // The organization document goes last: a crash midway leaves no organization to restore.
+          await persistWrites(store, msg.name, writes.slice(1));
+          await persistWrites(store, msg.name, writes.slice(0, 1));
+        } catch (e) {
+          dispatch(msg.replyTo, storeFailure(e));
+          break;
+        }
+        applyWrites(state, writes);
+        registry.set(msg.name, spawnOrg(ctx.self, state, orgPorts));
+        const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
+        dispatch(msg.replyTo, ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri));
+        break;
+      }
+      case 'org_deleted': {
+        const ref = registry.get(msg.name);
+        registry.delete(msg.name);
+        if (ref) stop(ref);
+        break;
+      }
+    }
+    return null;
+  }, 'root', { initialState: null });
+
+  for (const s of orgStates) registry.set(s.org.name, spawnOrg(root, s, orgPorts));
+
+  return {
+    store,
+    root,
+    users,
+    org: (name) => registry.get(name),
+    orgNames: () => [...registry.keys()].sort(),
+    stop: async () => {
+      stop(nact);
+      await store.close();
+    },
+  };
+}

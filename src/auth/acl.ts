@@ -1,0 +1,112 @@
+// The authorization model: ACLs of five permissions, each granted to users, clients and groups; groups
+// nest to any depth. The check is pure (spec 5.4): the actor's own entry, else any group it belongs to.
+
+export const PERMISSIONS = ['create', 'read', 'update', 'delete', 'grant'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** One access-control entry. Users and clients are kept apart because an org may hold both with one name. */
+export interface Ace {
+  users: string[];
+  clients: string[];
+  groups: string[];
+}
+export type Acl = Record<Permission, Ace>;
+
+export interface Group {
+  name: string;
+  users: string[];
+  clients: string[];
+  groups: string[];
+}
+
+/** Who sends a request, as authentication established it. */
+export interface Requestor {
+  kind: 'user' | 'client';
+  name: string;
+  /** Superusers pass every check. */
+  superuser: boolean;
+  /** A member of the global server-admins group. */
+  serverAdmin: boolean;
+  /** A client flagged as its organization's validator: it may register clients and nothing else (spec 5.3). */
+  validator: boolean;
+}
+
+export function emptyAce(): Ace {
+  return { users: [], clients: [], groups: [] };
+}
+
+export function emptyAcl(): Acl {
+  return { create: emptyAce(), read: emptyAce(), update: emptyAce(), delete: emptyAce(), grant: emptyAce() };
+}
+
+/** Every group `requestor` belongs to, directly or through nested groups. */
+export function groupsOf(requestor: Pick<Requestor, 'kind' | 'name'>, groups: ReadonlyMap<string, Group>): Set<string> {
+  const member = new Set<string>();
+  for (const g of groups.values()) {
+    const direct = requestor.kind === 'user' ? g.users : g.clients;
+    if (direct.includes(requestor.name)) member.add(g.name);
+  }
+  // Walk upward: a group containing a group we belong to contains us too.
+  let grew = member.size > 0;
+  while (grew) {
+    grew = false;
+    for (const g of groups.values()) {
+      if (!member.has(g.name) && g.groups.some((child) => member.has(child))) {
+        member.add(g.name);
+        grew = true;
+      }
+    }
+  }
+  return member;
+}
+
+export function hasPermission(
+  requestor: Requestor,
+  acl: Acl,
+  perm: Permission,
+  memberOf: ReadonlySet<string>,
+): boolean {
+  if (requestor.superuser) return true;
+  const ace = acl[perm];
+  const direct = requestor.kind === 'user' ? ace.users : ace.clients;
+  if (direct.includes(requestor.name)) return true;
+  return ace.groups.some((g) => memberOf.has(g));
+}
+
+/** Per-permission union, used when a new object takes its container's ACL (reference 5.2). */
+export function mergeAcl(a: Acl, b: Acl): Acl {
+  const out = emptyAcl();
+  for (const p of PERMISSIONS) {
+    out[p] = {
+      users: union(a[p].users, b[p].users),
+      clients: union(a[p].clients, b[p].clients),
+      groups: union(a[p].groups, b[p].groups),
+    };
+  }
+  return out;
+}
+
+/** An ACL granting all five permissions to one actor. */
+export function ownerAcl(kind: 'user' | 'client', name: string): Acl {
+  const acl = emptyAcl();
+  for (const p of PERMISSIONS) acl[p] = kind === 'user' ? { users: [name], clients: [], groups: [] } : { users: [], clients: [name], groups: [] };
+  return acl;
+}
+
+/** Would making `parent` contain `child` close a cycle? */
+export function wouldCycle(parent: string, child: string, groups: ReadonlyMap<string, Group>): boolean {
+  const seen = new Set<string>();
+  const stack = [child];
+  while (stack.length > 0) {
+    const g = stack.pop() as string;
+    if (g === parent) return true;
+    if (seen.has(g)) continue;
+    seen.add(g);
+    for (const nested of groups.get(g)?.groups ?? []) stack.push(nested);
+  }
+  return false;
+}
+
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])];
+}

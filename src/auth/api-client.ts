@@ -1,0 +1,85 @@
+// A signed HTTP client of the API, shared by infra-server-ctl, the cli and push-jobs-client: every request
+// carries the signed headers of spec 5 and a JSON body.
+import type { KeyObject } from 'node:crypto';
+import { readPrivateKey } from './keys.js';
+import { signRequest, type SignVersion } from './signed-headers.js';
+
+export interface ApiClientOptions {
+  /** The server root, `http://host:port`; paths passed to `request` are absolute. */
+  baseUrl: string;
+  userId: string;
+  /** A private key PEM or a parsed key. */
+  key: string | KeyObject;
+  version?: SignVersion;
+  /** X-Ops-Server-API-Version to send (default 1). */
+  apiVersion?: number;
+  /** Milliseconds before a request is given up (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+/** A refused request, with the server's own error text. */
+export class ApiRequestError extends Error {
+  override name = 'ApiRequestError';
+  constructor(readonly status: number, readonly body: unknown, readonly method: string, readonly path: string) {
+    super(`${method} ${path}: ${status} ${errorText(body)}`);
+  }
+}
+
+/** The message(s) of an `{"error": ...}` body, whichever envelope the endpoint uses. */
+export function errorText(body: unknown): string {
+  if (body !== null && typeof body === 'object' && 'error' in body) {
+    const e = (body as { error: unknown }).error;
+    if (Array.isArray(e)) return e.map(String).join('; ');
+    if (typeof e === 'string') return e;
+  }
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+export class ApiClient {
+  private readonly key: KeyObject;
+
+  constructor(private readonly o: ApiClientOptions) {
+    this.key = typeof o.key === 'string' ? readPrivateKey(o.key) : o.key;
+  }
+
+  /** Sends one request; any status is returned, none thrown. */
+  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<ApiResponse> {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const url = new URL(path, this.o.baseUrl);
+    const signOptions: Parameters<typeof signRequest>[0] = {
+      privateKey: this.key, userId: this.o.userId, method, path: url.pathname, body: payload,
+      serverApiVersion: this.o.apiVersion ?? 1,
+    };
+    if (this.o.version !== undefined) signOptions.version = this.o.version;
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...signRequest(signOptions),
+      ...extraHeaders,
+    };
+    if (payload !== '') headers['Content-Type'] = 'application/json';
+    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(this.o.timeoutMs ?? 30_000) };
+    if (payload !== '') init.body = payload;
+    const res = await fetch(url, init);
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      // A non-JSON answer (a proxy's error page) is returned as text.
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  /** Like `request`, but a status of 300 or more throws ApiRequestError. */
+  async call(method: string, path: string, body?: unknown): Promise<unknown> {
+    const res = await this.request(method, path, body);
+    if (res.status >= 300) throw new ApiRequestError(res.status, res.body, method, path);
+    return res.body;
+  }
+}

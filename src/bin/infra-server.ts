@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// infra-server: starts the server. Only argv parsing lives here.
+import { parseArgs } from 'node:util';
+import { loadServerConfig } from '../config/server-config.js';
+import { ConfigError } from '../config/settings-file.js';
+import { VERSION } from '../http/app.js';
+import { startServer } from '../server.js';
+
+const USAGE = `Usage: infra-server [-c FILE]
+
+  -c, --config FILE   settings file (default: ./push-jobs-server.rb when present)
+  -h, --help          show this help
+  -v, --version       show the version`;
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({ options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } } });
+  } catch (e) {
+    console.error(`infra-server: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (args.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (args.values.version) {
+    console.log(VERSION);
+    return 0;
+  }
+  let loaded;
+  try {
+    loaded = loadServerConfig(args.values.config === undefined ? {} : { file: args.values.config });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      return 2;
+    }
+    throw e;
+  }
+  const { config, file } = loaded;
+  const server = await startServer(config);
+  const store = config.redis_url === undefined ? `files under ${config.data_dir}` : `Redis at ${config.redis_url}`;
+  console.log(`infra-server ${VERSION}: settings ${file ?? 'defaults'}, store ${store}`);
+  if (server.setupFiles.length > 0) {
+    console.log('First start: created the superuser pivotal, the organization ' +
+      `'${config.default_orgname}' and the user admin. Keys and a cli configuration are in:`);
+    for (const f of server.setupFiles) console.log(`  ${f}`);
+  }
+  console.log(`API listening on ${server.url}`);
+  const stop = () => {
+    server.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return -1;
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e: unknown) => {
+    console.error(`infra-server: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);

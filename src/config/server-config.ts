@@ -1,0 +1,117 @@
+// push-jobs-server.rb: the server's settings, their defaults, and which file is read (spec 8).
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, logLevels, orgNamePattern, readSettings, readSettingsFile } from './settings-file.js';
+
+export const SERVER_CONFIG_FILE_NAME = 'push-jobs-server.rb';
+
+const label = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const hostnamePattern = new RegExp(`^(?=.{1,253}$)${label}(\\.${label})*$`);
+const isHost = (v: string): boolean => isIP(v) !== 0 || hostnamePattern.test(v);
+
+/** `tcp://*`, `tcp://HOST` or `tcp://[IPv6]`: the ports come from their own settings. */
+function isQueueAddress(v: string): boolean {
+  if (!v.startsWith('tcp://')) return false;
+  const host = v.slice('tcp://'.length);
+  return host === '*' || isHost(host) || (/^\[.+\]$/.test(host) && isIP(host.slice(1, -1)) === 6);
+}
+
+function isRedisUrl(v: string): boolean {
+  try {
+    const url = new URL(v);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const port = (fallback: number) =>
+  z.number().int().min(1).max(65535).describe('a port number from 1 to 65535').default(fallback);
+const positive = (unit: string, fallback: number) =>
+  z.number().int().positive().describe(`a whole number of ${unit} greater than 0`).default(fallback);
+
+export const serverConfigSchema = z.strictObject({
+  command_port: port(10002),
+  heartbeat_interval: z.number().int().min(10).describe('a whole number of milliseconds, at least 10').default(1000),
+  server_heartbeat_port: port(10000),
+  server_name: z.string().refine(isHost).describe('a host name or IP address').default(() => hostname()),
+  queue_listen_address: z.string().refine(isQueueAddress).describe('an address like tcp://HOST').default('tcp://*'),
+  api_port: port(10003),
+  api_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('0.0.0.0'),
+  data_dir: z.string().min(1).describe('a directory path').default('.infra-data'),
+  redis_url: z.string().refine(isRedisUrl).describe('a redis:// or rediss:// URL').optional(),
+  default_orgname: z
+    .string()
+    .regex(orgNamePattern)
+    .describe('an organization name: 1 to 255 of a-z 0-9 _ -, starting with a letter or digit')
+    .default('default'),
+  auth_skew: positive('seconds', 900),
+  voting_timeout: positive('seconds', 60),
+  max_body_size: positive('bytes', 65536),
+  max_message_skew: positive('seconds', 300),
+  offline_threshold: positive('heartbeat intervals', 3),
+  online_threshold: positive('heartbeats', 2),
+  curve_encryption: z.boolean().describe('true or false').default(true),
+  session_key_lifetime: positive('seconds', 3600),
+  log_level: z.enum(logLevels).describe('one of :debug, :info, :warn, :error').default('info'),
+});
+
+export type ServerConfig = z.output<typeof serverConfigSchema>;
+
+/** The settings table of the README, in schema order. */
+export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: string; meaning: string }[] = [
+  { name: 'command_port', default: '10002', meaning: 'ZeroMQ port on which nodes receive commands' },
+  { name: 'heartbeat_interval', default: '1000', meaning: 'Heartbeat period, in milliseconds' },
+  { name: 'server_heartbeat_port', default: '10000', meaning: 'ZeroMQ port receiving node heartbeats' },
+  { name: 'server_name', default: 'host name', meaning: 'Host name that nodes connect to' },
+  { name: 'queue_listen_address', default: 'tcp://*', meaning: 'Address the ZeroMQ sockets bind to' },
+  { name: 'api_port', default: '10003', meaning: 'HTTP API port' },
+  { name: 'api_listen_address', default: '0.0.0.0', meaning: 'Address the HTTP API binds to' },
+  { name: 'data_dir', default: '.infra-data', meaning: 'Folder for server data, relative to the working folder' },
+  { name: 'redis_url', default: '$REDIS_URL', meaning: 'Redis server (redis:// or rediss://); unset uses data_dir' },
+  { name: 'default_orgname', default: 'default', meaning: 'Organization created at first start, with its validator and the admin user' },
+  { name: 'auth_skew', default: '900', meaning: 'Accepted clock skew of signed HTTP requests, in seconds' },
+  { name: 'voting_timeout', default: '60', meaning: 'Seconds nodes have to accept a job' },
+  { name: 'max_body_size', default: '65536', meaning: 'Largest ZeroMQ message body, in bytes' },
+  { name: 'max_message_skew', default: '300', meaning: 'Accepted clock skew of ZeroMQ messages, in seconds' },
+  { name: 'offline_threshold', default: '3', meaning: 'Missed heartbeat intervals before a node is offline' },
+  { name: 'online_threshold', default: '2', meaning: 'Heartbeats before a node is online again' },
+  { name: 'curve_encryption', default: 'true', meaning: 'Encrypt ZeroMQ traffic with CurveZMQ' },
+  { name: 'session_key_lifetime', default: '3600', meaning: 'Seconds before a node must fetch a new config' },
+  { name: 'log_level', default: 'info', meaning: 'One of debug, info, warn, error' },
+];
+
+export interface ServerConfigSource {
+  /** `-c FILE`; relative to cwd. */
+  file?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `-c FILE` (it must exist), else `push-jobs-server.rb` in cwd if present, else the defaults. REDIS_URL applies
+ * when the file does not set redis_url; data_dir comes back absolute. `file` is the file read, or null.
+ */
+export function loadServerConfig(opts: ServerConfigSource = {}): { config: ServerConfig; file: string | null } {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  const local = join(cwd, SERVER_CONFIG_FILE_NAME);
+  const found = statSync(local, { throwIfNoEntry: false })?.isFile() === true ? local : null;
+  const file = opts.file !== undefined ? resolve(cwd, opts.file) : found;
+  const config =
+    file === null
+      ? readSettings('', SERVER_CONFIG_FILE_NAME, serverConfigSchema)
+      : readSettingsFile(file, serverConfigSchema);
+  const fromEnv = env.REDIS_URL;
+  if (config.redis_url === undefined && fromEnv !== undefined && fromEnv !== '') {
+    if (!isRedisUrl(fromEnv)) {
+      const text = `expected a redis:// or rediss:// URL, got ${JSON.stringify(fromEnv)}`;
+      throw new ConfigError('environment variable REDIS_URL', 0, 'redis_url', text);
+    }
+    config.redis_url = fromEnv;
+  }
+  return { config: { ...config, data_dir: resolve(cwd, config.data_dir) }, file };
+}

@@ -1,0 +1,37 @@
+// The HTTP facade: GET /_status unauthenticated, every other path authenticated before its route runs.
+// Handlers only send messages into the actor tree and map the replies.
+import { Hono } from 'hono';
+import type { InfraSystem } from '../../actors/system.js';
+import { authenticate, type AuthEnv } from './authenticate.js';
+import { onError } from './errors.js';
+import { clientRoutes } from './routes/clients.js';
+import { groupRoutes } from './routes/groups.js';
+import { organizationRoutes } from './routes/organizations.js';
+import { userRoutes } from './routes/users.js';
+
+export const VERSION = '0.1.0';
+
+export interface AppOptions {
+  system: InfraSystem;
+  authSkewSeconds: number;
+  now?: () => number;
+}
+
+export function createApp(opts: AppOptions): Hono<AuthEnv> {
+  const { system } = opts;
+  const app = new Hono<AuthEnv>();
+  app.onError(onError);
+  app.notFound((c) => c.json({ error: ['not found'] }, 404));
+
+  app.get('/_status', async (c) => {
+    const store = await system.store.state();
+    return c.json({ status: store === 'ok' ? 'pong' : 'fail', version: VERSION, store: { kind: system.store.kind, state: store }, organizations: system.orgNames().length }, store === 'ok' ? 200 : 503);
+  });
+  app.use('*', authenticate({ system, skewSeconds: opts.authSkewSeconds, now: opts.now ?? Date.now }));
+
+  organizationRoutes(app, system);
+  clientRoutes(app, system);
+  groupRoutes(app, system);
+  userRoutes(app, system);
+  return app;
+}

@@ -1,0 +1,90 @@
+// Authentication of every API request (spec 5; reference 1.6), in the original server's order but with
+// body validation after it: headers, timestamp, organization, principal lookup, signature, membership.
+import type { MiddlewareHandler } from 'hono';
+import type { KeyObject } from 'node:crypto';
+import type { Ref } from 'nact';
+import { readAuthHeaders, verifyRequest, WWW_AUTHENTICATE, type AuthHeaderResult } from '../auth/signed-headers.js';
+import { parsePublicKey } from '../auth/keys.js';
+import { ask, type InfraSystem } from '../../actors/system.js';
+import type { OrgPrincipal } from '../../actors/org.js';
+import type { UserPrincipal } from '../../actors/users.js';
+import type { RequestContext } from '../../actors/reply.js';
+import { ApiError } from './errors.js';
+
+export const MAX_BODY_BYTES = 1_000_000;
+
+export type AuthEnv = { Variables: { rc: RequestContext; rawBody: Buffer; orgName: string | undefined } };
+
+export interface AuthOptions {
+  system: InfraSystem;
+  skewSeconds: number;
+  now: () => number;
+}
+
+/** `/organizations/ORG/...` names an organization; `/organizations` alone does not. */
+export function orgOfPath(path: string): string | undefined {
+  const m = /^\/organizations\/([^/]+)/.exec(path);
+  return m?.[1] === undefined ? undefined : decodeURIComponent(m[1]);
+}
+
+export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
+  const { system } = opts;
+  return async (c, next) => {
+    const url = new URL(c.req.url);
+    const declared = Number(c.req.header('content-length') ?? 0);
+    if (declared > MAX_BODY_BYTES) throw new ApiError(413, { error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` });
+    const rawBody = Buffer.from(await c.req.arrayBuffer());
+    if (rawBody.length > MAX_BODY_BYTES) throw new ApiError(413, { error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` });
+
+    const headers = readAuthHeaders((n) => c.req.header(n), opts.now(), opts.skewSeconds);
+    if (!headers.ok) throw authFailure(headers);
+    const { auth } = headers;
+
+    const orgName = orgOfPath(url.pathname);
+    const orgRef = orgName === undefined ? undefined : system.org(orgName);
+    const missingOrg = () => ApiError.of(404, `organization '${orgName}' does not exist.`);
+    if (orgName !== undefined && !orgRef) throw missingOrg();
+
+    const [user, org] = await Promise.all([
+      ask(system.users, (replyTo: Ref<UserPrincipal | null>) => ({ type: 'principal' as const, name: auth.userId, replyTo })),
+      orgRef ? ask(orgRef, (replyTo: Ref<OrgPrincipal | null>) => ({ type: 'principal' as const, name: auth.userId, replyTo })) : Promise.resolve(undefined),
+    ]);
+    if (org === null) throw missingOrg();
+
+    // Users first, then the organization's client of the same name (reference 1.6 step 2).
+    const candidates = [...(user?.keys ?? []).map((k) => ({ ...k, kind: 'user' as const })), ...(org?.clientKeys ?? []).map((k) => ({ ...k, kind: 'client' as const }))];
+    if (candidates.length === 0) {
+      throw ApiError.of(401, `Failed to authenticate as '${auth.userId}'. Ensure that your node_name and client key are correct.`);
+    }
+    const usable = candidates.map((k) => ({ ...k, key: parsePublicKey(k.pem) })).filter((k): k is typeof k & { key: KeyObject } => k.key !== null);
+    const index = verifyRequest(auth, usable.map((k) => k.key), c.req.method, url.pathname, rawBody);
+    const winner = usable[index];
+    if (!winner) {
+      throw new ApiError(401, { error: [`Invalid signature for user or client '${auth.userId}'`] }, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+    }
+
+    const isUser = winner.kind === 'user';
+    const superuser = isUser && (user?.superuser ?? false);
+    if (isUser && orgRef && !superuser && !org?.member) {
+      throw ApiError.of(403, `'${auth.userId}' not associated with organization '${orgName}'`);
+    }
+    const proto = c.req.header('x-forwarded-proto') ?? url.protocol.replace(':', '');
+    c.set('rc', {
+      requestor: {
+        kind: winner.kind, name: auth.userId, superuser,
+        serverAdmin: isUser && (user?.serverAdmin ?? false),
+        validator: !isUser && (org?.validator ?? false),
+      },
+      baseUrl: `${proto}://${c.req.header('host') ?? url.host}`,
+      apiVersion: auth.serverApiVersion,
+      authKey: winner.name,
+    });
+    c.set('rawBody', rawBody);
+    c.set('orgName', orgName);
+    await next();
+  };
+}
+
+function authFailure(r: AuthHeaderResult & { ok: false }): ApiError {
+  return new ApiError(r.status, r.body, r.wwwAuthenticate ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
+}

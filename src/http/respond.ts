@@ -1,0 +1,50 @@
+// The few moves every route makes: send a request to the owning actor with the authenticated context,
+// turn its reply into a response, and answer 405 for methods a path does not serve.
+import type { Context, Hono } from 'hono';
+import type { Ref } from 'nact';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ask, type InfraSystem } from '../../actors/system.js';
+import type { OrgOp } from '../../actors/org.js';
+import type { Reply } from '../../actors/reply.js';
+import type { UserOp } from '../../actors/user-ops.js';
+import type { AuthEnv } from './authenticate.js';
+import { ApiError } from './errors.js';
+
+export type Ctx = Context<AuthEnv>;
+type Handler = (c: Ctx) => Promise<Response>;
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export function send(c: Ctx, reply: Reply): Response {
+  if (reply.location !== undefined) c.header('Location', reply.location);
+  return c.json(reply.body as object, reply.status as ContentfulStatusCode);
+}
+
+export async function askOrg(c: Ctx, system: InfraSystem, op: OrgOp): Promise<Response> {
+  const name = c.get('orgName');
+  const ref = name === undefined ? undefined : system.org(name);
+  if (!ref) throw ApiError.of(404, `organization '${name ?? ''}' does not exist.`);
+  const ctx = c.get('rc');
+  return send(c, await ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo })));
+}
+
+export async function askUsers(c: Ctx, system: InfraSystem, op: UserOp): Promise<Response> {
+  const ctx = c.get('rc');
+  return send(c, await ask(system.users, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo })));
+}
+
+/** Registers a path's methods and a 405 for every other method (reference 5.1). */
+export function route(app: Hono<AuthEnv>, path: string, handlers: Partial<Record<Method, Handler>>): void {
+  for (const [method, h] of Object.entries(handlers) as Array<[Method, Handler]>) app.on(method, path, h);
+  const allowed = Object.keys(handlers).join(', ');
+  app.all(path, (c) => {
+    c.header('Allow', allowed);
+    return c.json({ error: [`Method ${c.req.method} not allowed on ${c.req.path}`] }, 405);
+  });
+}
+
+/** A path parameter, decoded by the router. */
+export function param(c: Ctx, name: string): string {
+  const v = c.req.param(name);
+  if (v === undefined) throw ApiError.of(404, 'not found');
+  return v;
+}

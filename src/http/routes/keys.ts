@@ -1,0 +1,36 @@
+// Turns key bodies into key inputs for the actors: parses, normalizes the public key, and generates a key
+// pair here, off the actors, when one is asked for (reference 4.3).
+import { generateKeyPair, toSpkiPem } from '../../auth/keys.js';
+import type { KeyInput } from '../../../actors/key-ops.js';
+import { parseBody } from '../body.js';
+import { ApiError } from '../errors.js';
+import { keyCreateSchema, keyUpdateSchema } from '../schemas.js';
+
+/** Accepts SPKI, PKCS#1 or certificate PEM and stores SPKI; anything else is a 400 naming the field. */
+export function publicKeyField(pem: string | undefined): string | undefined {
+  if (pem === undefined) return undefined;
+  const spki = toSpkiPem(pem);
+  if (spki === null) throw ApiError.of(400, "Field 'public_key' invalid");
+  return spki;
+}
+
+export async function keyCreateInput(raw: Buffer): Promise<KeyInput> {
+  const body = parseBody(raw, keyCreateSchema);
+  const input: KeyInput = { name: body.name, expiration_date: body.expiration_date };
+  return withKey(input, body.public_key, body.create_key === true);
+}
+
+export async function keyUpdateInput(raw: Buffer): Promise<KeyInput> {
+  const body = parseBody(raw, keyUpdateSchema);
+  const input: KeyInput = {};
+  if (body.name !== undefined) input.name = body.name;
+  if (body.expiration_date !== undefined) input.expiration_date = body.expiration_date;
+  return withKey(input, body.public_key, body.create_key === true);
+}
+
+export async function withKey<T extends { public_key?: string; generated?: KeyInput['generated'] }>(input: T, publicKey: string | undefined, generate: boolean): Promise<T> {
+  const spki = publicKeyField(publicKey);
+  if (spki !== undefined) input.public_key = spki;
+  if (generate) input.generated = await generateKeyPair();
+  return input;
+}

@@ -1,0 +1,195 @@
+// push-jobs-server.rb: defaults, every setting, discovery, REDIS_URL, and the errors an operator sees.
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { ConfigError } from '../../src/config/settings-file.js';
+import { loadServerConfig, SERVER_SETTINGS_DOC, serverConfigSchema } from '../../src/config/server-config.js';
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** Loads `text` as ./push-jobs-server.rb in a fresh folder. */
+function loadText(t: Test, text: string, env: NodeJS.ProcessEnv = {}) {
+  const cwd = t.testdir({ 'push-jobs-server.rb': text });
+  return { cwd, ...loadServerConfig({ cwd, env }) };
+}
+const errorText = (t: Test, text: string): string => {
+  const cwd = t.testdir({ 'push-jobs-server.rb': text });
+  return errorOf(() => loadServerConfig({ cwd, env: {} })).message.replace(`${cwd}/`, '');
+};
+
+t.test('without a file every setting has its default', async (t) => {
+  const cwd = t.testdir({});
+  const { config, file } = loadServerConfig({ cwd, env: {} });
+  t.equal(file, null);
+  t.strictSame(config, {
+    command_port: 10002,
+    heartbeat_interval: 1000,
+    server_heartbeat_port: 10000,
+    server_name: hostname(),
+    queue_listen_address: 'tcp://*',
+    api_port: 10003,
+    api_listen_address: '0.0.0.0',
+    data_dir: join(cwd, '.infra-data'),
+    default_orgname: 'default',
+    auth_skew: 900,
+    voting_timeout: 60,
+    max_body_size: 65536,
+    max_message_skew: 300,
+    offline_threshold: 3,
+    online_threshold: 2,
+    curve_encryption: true,
+    session_key_lifetime: 3600,
+    log_level: 'info',
+  });
+});
+
+t.test('every setting is read from push-jobs-server.rb in the working folder', async (t) => {
+  const { cwd, config, file } = loadText(
+    t,
+    [
+      '# push jobs server',
+      'command_port 20002',
+      'heartbeat_interval 5_000',
+      'server_heartbeat_port 20000',
+      'server_name "push.example.com"',
+      "queue_listen_address 'tcp://10.0.0.5'",
+      'api_port(20003)',
+      'api_listen_address "127.0.0.1"',
+      'data_dir "/var/opt/infra"',
+      'redis_url "redis://cache:6380/2"',
+      'default_orgname "acme_ops-1"',
+      'auth_skew 60',
+      'voting_timeout 30',
+      'max_body_size 131_072',
+      'max_message_skew 120',
+      'offline_threshold 5',
+      'online_threshold 1',
+      'curve_encryption false',
+      'session_key_lifetime 7200',
+      'log_level :debug',
+    ].join('\n'),
+  );
+  t.equal(file, join(cwd, 'push-jobs-server.rb'));
+  t.strictSame(config, {
+    command_port: 20002,
+    heartbeat_interval: 5000,
+    server_heartbeat_port: 20000,
+    server_name: 'push.example.com',
+    queue_listen_address: 'tcp://10.0.0.5',
+    api_port: 20003,
+    api_listen_address: '127.0.0.1',
+    data_dir: '/var/opt/infra',
+    redis_url: 'redis://cache:6380/2',
+    default_orgname: 'acme_ops-1',
+    auth_skew: 60,
+    voting_timeout: 30,
+    max_body_size: 131072,
+    max_message_skew: 120,
+    offline_threshold: 5,
+    online_threshold: 1,
+    curve_encryption: false,
+    session_key_lifetime: 7200,
+    log_level: 'debug',
+  });
+});
+
+t.test('-c names the file, relative to the working folder, and it must exist', async (t) => {
+  const cwd = t.testdir({ etc: { 'push.rb': 'api_port 8443' }, 'push-jobs-server.rb': 'api_port 1' });
+  const { config, file } = loadServerConfig({ file: 'etc/push.rb', cwd, env: {} });
+  t.equal(file, join(cwd, 'etc', 'push.rb'));
+  t.equal(config.api_port, 8443);
+  const err = errorOf(() => loadServerConfig({ file: 'missing.rb', cwd, env: {} }));
+  t.equal(err.message, `${join(cwd, 'missing.rb')}: no such file`);
+  t.equal(err.file, join(cwd, 'missing.rb'));
+});
+
+t.test('a relative data_dir is taken from the working folder', async (t) => {
+  const { cwd, config } = loadText(t, 'data_dir "state/infra"');
+  t.equal(config.data_dir, join(cwd, 'state', 'infra'));
+});
+
+t.test('listen addresses accept host names, IPv4 and IPv6', async (t) => {
+  t.equal(loadText(t, 'queue_listen_address "tcp://[::1]"').config.queue_listen_address, 'tcp://[::1]');
+  t.equal(loadText(t, 'queue_listen_address "tcp://push-1.local"').config.queue_listen_address, 'tcp://push-1.local');
+  t.equal(loadText(t, 'api_listen_address "::"').config.api_listen_address, '::');
+  t.equal(loadText(t, 'api_listen_address "localhost"').config.api_listen_address, 'localhost');
+});
+
+t.test('REDIS_URL applies only when the file does not set redis_url', async (t) => {
+  t.equal(loadText(t, '', { REDIS_URL: 'redis://env:6379' }).config.redis_url, 'redis://env:6379');
+  t.equal(loadText(t, '', { REDIS_URL: 'rediss://user:pw@env:6380/1' }).config.redis_url, 'rediss://user:pw@env:6380/1');
+  t.equal(
+    loadText(t, 'redis_url "redis://file:6379"', { REDIS_URL: 'redis://env:6379' }).config.redis_url,
+    'redis://file:6379',
+  );
+  t.equal(loadText(t, '', { REDIS_URL: '' }).config.redis_url, undefined);
+  t.equal(loadServerConfig({ cwd: t.testdir({}), env: { REDIS_URL: 'redis://env' } }).config.redis_url, 'redis://env');
+  const err = errorOf(() => loadText(t, '', { REDIS_URL: 'http://env:6379' }));
+  t.equal(err.message, 'environment variable REDIS_URL: expected a redis:// or rediss:// URL, got "http://env:6379"');
+  t.equal(err.setting, 'redis_url');
+});
+
+t.test('wrong values name the file, line, setting and what was expected', async (t) => {
+  const port = 'expected a port number from 1 to 65535';
+  t.equal(errorText(t, '\ncommand_port 70000'), `push-jobs-server.rb:2: command_port: ${port}, got 70000`);
+  t.equal(errorText(t, 'api_port 0'), `push-jobs-server.rb:1: api_port: ${port}, got 0`);
+  t.equal(errorText(t, 'server_heartbeat_port "10000"'), `push-jobs-server.rb:1: server_heartbeat_port: ${port}, got "10000"`);
+  t.equal(
+    errorText(t, 'heartbeat_interval 5'),
+    'push-jobs-server.rb:1: heartbeat_interval: expected a whole number of milliseconds, at least 10, got 5',
+  );
+  t.equal(
+    errorText(t, 'voting_timeout 0'),
+    'push-jobs-server.rb:1: voting_timeout: expected a whole number of seconds greater than 0, got 0',
+  );
+  t.equal(
+    errorText(t, 'auth_skew 1.5'),
+    'push-jobs-server.rb:1: auth_skew: expected a whole number of seconds greater than 0, got 1.5',
+  );
+  t.equal(
+    errorText(t, 'queue_listen_address "tcp://*:10000"'),
+    'push-jobs-server.rb:1: queue_listen_address: expected an address like tcp://HOST, got "tcp://*:10000"',
+  );
+  t.equal(
+    errorText(t, 'redis_url "http://localhost:6379"'),
+    'push-jobs-server.rb:1: redis_url: expected a redis:// or rediss:// URL, got "http://localhost:6379"',
+  );
+  t.equal(
+    errorText(t, 'default_orgname "Acme"'),
+    'push-jobs-server.rb:1: default_orgname: expected an organization name: 1 to 255 of a-z 0-9 _ -, ' +
+      'starting with a letter or digit, got "Acme"',
+  );
+  t.equal(errorText(t, 'curve_encryption "yes"'), 'push-jobs-server.rb:1: curve_encryption: expected true or false, got "yes"');
+  t.equal(
+    errorText(t, 'log_level :verbose'),
+    'push-jobs-server.rb:1: log_level: expected one of :debug, :info, :warn, :error, got "verbose"',
+  );
+  t.equal(errorText(t, 'server_name "bad name"'), 'push-jobs-server.rb:1: server_name: expected a host name or IP address, got "bad name"');
+});
+
+t.test('the server file is strict: unknown and repeated settings are errors', async (t) => {
+  t.equal(errorText(t, 'api_port 1\ncomand_port 2'), 'push-jobs-server.rb:2: unknown setting comand_port');
+  t.equal(errorText(t, 'api_port 1\napi_port 2'), 'push-jobs-server.rb:2: api_port is already set on line 1');
+  t.equal(errorText(t, 'api_port 1\napi_port = 2'), 'push-jobs-server.rb:2: "api_port =" assignment is not supported; write: api_port VALUE');
+});
+
+t.test('the README table documents every setting in schema order with its default', async (t) => {
+  t.strictSame(
+    SERVER_SETTINGS_DOC.map((d) => d.name),
+    Object.keys(serverConfigSchema.shape),
+  );
+  const defaults: Record<string, unknown> = serverConfigSchema.parse({});
+  for (const doc of SERVER_SETTINGS_DOC) {
+    t.ok(doc.meaning.length > 0 && doc.meaning.length <= 80, `${doc.name} has a short meaning`);
+    if (doc.name === 'server_name' || doc.name === 'redis_url') continue;
+    t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
+  }
+});
