@@ -5,6 +5,7 @@ import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { firstStart } from './setup/first-start.js';
 import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 import { startSystem, type InfraSystem } from '../actors/system.js';
 
 export interface RunningServer {
@@ -16,10 +17,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+/** `store` replaces the configured one (tests give each run its own Redis key prefix). */
+export async function startServer(config: ServerConfig, opts: { store?: Store } = {}): Promise<RunningServer> {
   const storeConfig: { redis_url?: string; data_dir: string } = { data_dir: config.data_dir };
   if (config.redis_url !== undefined) storeConfig.redis_url = config.redis_url;
-  const store = await openStore(storeConfig);
+  const store = opts.store ?? (await openStore(storeConfig));
   const system = await startSystem(store);
   const app = createApp({ system, authSkewSeconds: config.auth_skew });
   const http = await listen(app.fetch, config.api_port, config.api_listen_address);

@@ -72,7 +72,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   { name: 'api_listen_address', default: '0.0.0.0', meaning: 'Address the HTTP API binds to' },
   { name: 'data_dir', default: '.infra-data', meaning: 'Folder for server data, relative to the working folder' },
   { name: 'redis_url', default: '$REDIS_URL', meaning: 'Redis server (redis:// or rediss://); unset uses data_dir' },
-  { name: 'default_orgname', default: 'default', meaning: 'Organization created at first start, with its validator and the admin user' },
+  {
+    name: 'default_orgname',
+    default: 'default',
+    meaning: 'Organization created at first start, with its validator and the admin user',
+  },
   { name: 'auth_skew', default: '900', meaning: 'Accepted clock skew of signed HTTP requests, in seconds' },
   { name: 'voting_timeout', default: '60', meaning: 'Seconds nodes have to accept a job' },
   { name: 'max_body_size', default: '65536', meaning: 'Largest ZeroMQ message body, in bytes' },

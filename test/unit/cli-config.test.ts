@@ -40,7 +40,10 @@ function fixture(t: Test, tree: Tree): string {
 }
 
 t.test('-c wins, relative to the working folder, even before the file exists', async (t) => {
-  const root = fixture(t, { project: { '.infra': { 'config.rb': configRb } }, home: { '.infra': { 'config.rb': configRb } } });
+  const root = fixture(t, {
+    project: { '.infra': { 'config.rb': configRb } },
+    home: { '.infra': { 'config.rb': configRb } },
+  });
   const cwd = join(root, 'project');
   t.equal(findCliConfig({ explicit: 'other.rb', cwd, home: join(root, 'home') }), join(cwd, 'other.rb'));
   t.equal(findCliConfig({ explicit: '/etc/infra/cli.rb', cwd, home: join(root, 'home') }), '/etc/infra/cli.rb');
@@ -53,13 +56,15 @@ t.test('.infra/config.rb in the working folder comes before parents and home', a
   });
   const home = join(root, 'home');
   t.equal(findCliConfig({ cwd: join(root, 'repo', 'app'), home }), join(root, 'repo', 'app', '.infra', 'config.rb'));
-  t.equal(findCliConfig({ cwd: join(root, 'repo', 'app', 'src'), home }), join(root, 'repo', 'app', '.infra', 'config.rb'));
+  const inApp = join(root, 'repo', 'app', '.infra', 'config.rb');
+  t.equal(findCliConfig({ cwd: join(root, 'repo', 'app', 'src'), home }), inApp);
   t.equal(findCliConfig({ cwd: join(root, 'repo'), home }), join(root, 'repo', '.infra', 'config.rb'));
 });
 
 t.test('~/.infra/config.rb is used when no folder up the tree has one', async (t) => {
   const root = fixture(t, { work: { deep: {} }, home: { '.infra': { 'config.rb': configRb } }, empty: {} });
-  t.equal(findCliConfig({ cwd: join(root, 'work', 'deep'), home: join(root, 'home') }), join(root, 'home', '.infra', 'config.rb'));
+  const inHome = join(root, 'home', '.infra', 'config.rb');
+  t.equal(findCliConfig({ cwd: join(root, 'work', 'deep'), home: join(root, 'home') }), inHome);
   t.equal(findCliConfig({ cwd: join(root, 'work', 'deep'), home: join(root, 'empty') }), null);
 });
 
@@ -104,7 +109,8 @@ t.test('config.rb errors name the file and line', async (t) => {
   });
   t.equal(
     errorOf(() => loadCliConfig(join(dir, 'bad-url.rb'))).message,
-    `${join(dir, 'bad-url.rb')}:2: server_url: expected an http(s) URL ending in /organizations/ORG, got "https://infra.example.com"`,
+    `${join(dir, 'bad-url.rb')}:2: server_url: expected an http(s) URL ending in /organizations/ORG, ` +
+      'got "https://infra.example.com"',
   );
   t.equal(
     errorOf(() => loadCliConfig(join(dir, 'bad-line.rb'))).message,

@@ -84,7 +84,8 @@ t.test('the default client.rb lives in /etc/infra on Linux', { skip: process.pla
 });
 
 t.test('server_url is also accepted under its own name; both at once is an error', async (t) => {
-  t.equal(load(t, 'server_url "http://10.0.0.1:8080/organizations/dev"').server_url, 'http://10.0.0.1:8080/organizations/dev');
+  const url = 'http://10.0.0.1:8080/organizations/dev';
+  t.equal(load(t, `server_url "${url}"`).server_url, url);
   t.equal(
     errorText(t, 'chef_server_url "https://h/organizations/a"\nserver_url "https://h/organizations/b"'),
     'client.rb:2: server_url is already set as chef_server_url on line 1',
@@ -111,26 +112,43 @@ t.test('whitelist keys may be symbols; an empty whitelist runs nothing', async (
 t.test('bad values of known settings are refused with file, line and expectation', async (t) => {
   t.equal(
     errorText(t, 'ssl_verify_mode :verify_peer\nchef_server_url "https://infra.example.com/acme"'),
-    'client.rb:2: chef_server_url: expected an http(s) URL ending in /organizations/ORG, got "https://infra.example.com/acme"',
+    'client.rb:2: chef_server_url: expected an http(s) URL ending in /organizations/ORG, ' +
+      'got "https://infra.example.com/acme"',
   );
   t.equal(
     errorText(t, 'whitelist({ "chef-client" => 1 })'),
     'client.rb:1: whitelist: expected a hash of job name => command string, got {"chef-client" => 1}',
   );
-  t.equal(errorText(t, 'whitelist ["chef-client"]'), 'client.rb:1: whitelist: expected a hash of job name => command string, got ["chef-client"]');
-  t.equal(errorText(t, 'allow_unencrypted "false"'), 'client.rb:1: allow_unencrypted: expected true or false, got "false"');
+  t.equal(
+    errorText(t, 'whitelist ["chef-client"]'),
+    'client.rb:1: whitelist: expected a hash of job name => command string, got ["chef-client"]',
+  );
+  t.equal(
+    errorText(t, 'allow_unencrypted "false"'),
+    'client.rb:1: allow_unencrypted: expected true or false, got "false"',
+  );
   t.equal(errorText(t, 'log_location 1'), 'client.rb:1: log_location: expected a file path, STDOUT or STDERR, got 1');
-  t.equal(errorText(t, 'log_level :loud'), 'client.rb:1: log_level: expected one of :debug, :info, :warn, :error, got "loud"');
-  t.equal(errorText(t, 'node_name "web 1"'), 'client.rb:1: node_name: expected a name of letters, digits, ".", "_" and "-", got "web 1"');
+  t.equal(
+    errorText(t, 'log_level :loud'),
+    'client.rb:1: log_level: expected one of :debug, :info, :warn, :error, got "loud"',
+  );
+  t.equal(
+    errorText(t, 'node_name "web 1"'),
+    'client.rb:1: node_name: expected a name of letters, digits, ".", "_" and "-", got "web 1"',
+  );
   t.equal(errorText(t, 'node_name "a"\nnode_name "b"'), 'client.rb:2: node_name is already set on line 1');
 });
 
 t.test('unknown settings are skipped but malformed lines are still refused', async (t) => {
   t.equal(
     errorText(t, 'file_cache_path File.join("/var", "infra")'),
-    'client.rb:1: expected a value (string, number, true, false, nil, symbol, array or hash), found "File.join(\\"/var\\","',
+    'client.rb:1: expected a value (string, number, true, false, nil, symbol, array or hash), ' +
+      'found "File.join(\\"/var\\","',
   );
-  t.equal(errorText(t, 'node_name "a"\nMixlib::Log::Formatter.show_time = false'), 'client.rb:2: expected a setting name, found "Mixlib::Log::Formatter.show_time"');
+  t.equal(
+    errorText(t, 'node_name "a"\nMixlib::Log::Formatter.show_time = false'),
+    'client.rb:2: expected a setting name, found "Mixlib::Log::Formatter.show_time"',
+  );
   t.equal(errorText(t, 'chef_license "accept\n'), 'client.rb:1: unterminated string');
 });
 

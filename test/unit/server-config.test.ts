@@ -125,7 +125,8 @@ t.test('listen addresses accept host names, IPv4 and IPv6', async (t) => {
 
 t.test('REDIS_URL applies only when the file does not set redis_url', async (t) => {
   t.equal(loadText(t, '', { REDIS_URL: 'redis://env:6379' }).config.redis_url, 'redis://env:6379');
-  t.equal(loadText(t, '', { REDIS_URL: 'rediss://user:pw@env:6380/1' }).config.redis_url, 'rediss://user:pw@env:6380/1');
+  const tls = 'rediss://user:pw@env:6380/1';
+  t.equal(loadText(t, '', { REDIS_URL: tls }).config.redis_url, tls);
   t.equal(
     loadText(t, 'redis_url "redis://file:6379"', { REDIS_URL: 'redis://env:6379' }).config.redis_url,
     'redis://file:6379',
@@ -141,7 +142,10 @@ t.test('wrong values name the file, line, setting and what was expected', async 
   const port = 'expected a port number from 1 to 65535';
   t.equal(errorText(t, '\ncommand_port 70000'), `push-jobs-server.rb:2: command_port: ${port}, got 70000`);
   t.equal(errorText(t, 'api_port 0'), `push-jobs-server.rb:1: api_port: ${port}, got 0`);
-  t.equal(errorText(t, 'server_heartbeat_port "10000"'), `push-jobs-server.rb:1: server_heartbeat_port: ${port}, got "10000"`);
+  t.equal(
+    errorText(t, 'server_heartbeat_port "10000"'),
+    `push-jobs-server.rb:1: server_heartbeat_port: ${port}, got "10000"`,
+  );
   t.equal(
     errorText(t, 'heartbeat_interval 5'),
     'push-jobs-server.rb:1: heartbeat_interval: expected a whole number of milliseconds, at least 10, got 5',
@@ -167,18 +171,27 @@ t.test('wrong values name the file, line, setting and what was expected', async 
     'push-jobs-server.rb:1: default_orgname: expected an organization name: 1 to 255 of a-z 0-9 _ -, ' +
       'starting with a letter or digit, got "Acme"',
   );
-  t.equal(errorText(t, 'curve_encryption "yes"'), 'push-jobs-server.rb:1: curve_encryption: expected true or false, got "yes"');
+  t.equal(
+    errorText(t, 'curve_encryption "yes"'),
+    'push-jobs-server.rb:1: curve_encryption: expected true or false, got "yes"',
+  );
   t.equal(
     errorText(t, 'log_level :verbose'),
     'push-jobs-server.rb:1: log_level: expected one of :debug, :info, :warn, :error, got "verbose"',
   );
-  t.equal(errorText(t, 'server_name "bad name"'), 'push-jobs-server.rb:1: server_name: expected a host name or IP address, got "bad name"');
+  t.equal(
+    errorText(t, 'server_name "bad name"'),
+    'push-jobs-server.rb:1: server_name: expected a host name or IP address, got "bad name"',
+  );
 });
 
 t.test('the server file is strict: unknown and repeated settings are errors', async (t) => {
   t.equal(errorText(t, 'api_port 1\ncomand_port 2'), 'push-jobs-server.rb:2: unknown setting comand_port');
   t.equal(errorText(t, 'api_port 1\napi_port 2'), 'push-jobs-server.rb:2: api_port is already set on line 1');
-  t.equal(errorText(t, 'api_port 1\napi_port = 2'), 'push-jobs-server.rb:2: "api_port =" assignment is not supported; write: api_port VALUE');
+  t.equal(
+    errorText(t, 'api_port 1\napi_port = 2'),
+    'push-jobs-server.rb:2: "api_port =" assignment is not supported; write: api_port VALUE',
+  );
 });
 
 t.test('the README table documents every setting in schema order with its default', async (t) => {

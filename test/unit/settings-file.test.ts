@@ -126,7 +126,10 @@ t.test('string errors name the line', async (t) => {
 });
 
 t.test('anything but a literal value is refused', async (t) => {
-  t.equal(parseError('current_dir = "/x"'), 'f.rb:1: "current_dir =" assignment is not supported; write: current_dir VALUE');
+  t.equal(
+    parseError('current_dir = "/x"'),
+    'f.rb:1: "current_dir =" assignment is not supported; write: current_dir VALUE',
+  );
   t.equal(parseError('Chef::Config.foo 1'), 'f.rb:1: expected a setting name, found "Chef::Config.foo"');
   t.equal(parseError('log.level 1'), 'f.rb:1: method calls are not supported: "log.level"');
   t.equal(
@@ -159,7 +162,10 @@ t.test('array and hash errors', async (t) => {
   t.equal(parseError('a { 1 => "v" }'), 'f.rb:1: hash keys must be strings or symbols');
   t.equal(parseError('a {\n "k" => 1,\n k: 2\n}'), 'f.rb:3: duplicate key "k" in the hash');
   t.equal(parseError('a { "__proto__" => "x" }'), 'f.rb:1: the hash key "__proto__" is not allowed');
-  t.equal(parseError('a [1,, 2]'), 'f.rb:1: expected a value (string, number, true, false, nil, symbol, array or hash), found ","');
+  t.equal(
+    parseError('a [1,, 2]'),
+    'f.rb:1: expected a value (string, number, true, false, nil, symbol, array or hash), found ","',
+  );
 });
 
 t.test('a ConfigError carries the file, line and setting', async (t) => {
@@ -199,7 +205,10 @@ t.test('readSettings names the setting, its line and what was expected', async (
   t.equal(readError('tags [1, nil]'), 'f.rb:1: tags: expected an array of strings, got [1, nil]');
   t.equal(readError('name STDOUT'), 'f.rb:1: name: expected a name, got STDOUT');
   t.equal(readError('name { "a" => true }'), 'f.rb:1: name: expected a name, got {"a" => true}');
-  t.equal(readError(`tags "${'x'.repeat(80)}"`), `f.rb:1: tags: expected an array of strings, got "${'x'.repeat(56)}...`);
+  t.equal(
+    readError(`tags "${'x'.repeat(80)}"`),
+    `f.rb:1: tags: expected an array of strings, got "${'x'.repeat(56)}...`,
+  );
   // Without a description the schema's own message is used.
   t.match(readError('level :trace'), /^f\.rb:1: level: Invalid option: .*, got "trace"$/);
 });
@@ -212,13 +221,19 @@ t.test('readSettings reports the earliest bad line first', async (t) => {
 t.test('an unknown setting is an error, or skipped when not strict', async (t) => {
   t.equal(readError('port 1\ncolour "red"'), 'f.rb:2: unknown setting colour');
   t.strictSame(read('colour "red"\nport 1', { strict: false }), { port: 1, name: 'web', tags: [], level: 'info' });
-  t.equal(readError('colour = "red"', { strict: false }), 'f.rb:1: "colour =" assignment is not supported; write: colour VALUE');
+  t.equal(
+    readError('colour = "red"', { strict: false }),
+    'f.rb:1: "colour =" assignment is not supported; write: colour VALUE',
+  );
   t.equal(readError('constructor 1'), 'f.rb:1: unknown setting constructor');
 });
 
 t.test('a setting given twice is an error, also under another name', async (t) => {
   t.equal(readError('port 1\n\nport 2'), 'f.rb:3: port is already set on line 1');
-  t.equal(readError('port 1\nlisten_port 2', { aliases: { listen_port: 'port' } }), 'f.rb:2: listen_port is already set as port on line 1');
+  t.equal(
+    readError('port 1\nlisten_port 2', { aliases: { listen_port: 'port' } }),
+    'f.rb:2: listen_port is already set as port on line 1',
+  );
   t.strictSame(read('listen_port 2', { aliases: { listen_port: 'port' } }).port, 2);
   t.strictSame(read('colour 1\ncolour 2\nport 3', { strict: false }).port, 3);
 });

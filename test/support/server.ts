@@ -1,0 +1,71 @@
+// Starts a real server in this process for integration tests: a real HTTP port, a file store in a fresh
+// folder or Redis under a fresh key prefix, and signed clients for the accounts the first start creates.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { Test } from 'tap';
+import { ApiClient } from '../../src/auth/api-client.js';
+import { serverConfigSchema, type ServerConfig } from '../../src/config/server-config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import type { Store } from '../../src/store/store.js';
+import { testRedisUrl, uniquePrefix } from './redis.js';
+
+export type StoreKind = 'file' | 'redis';
+export const STORE_KINDS: readonly StoreKind[] = ['file', 'redis'];
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  running: RunningServer;
+  /** pivotal, the superuser. */
+  pivotal: ApiClient;
+  /** admin, in the default organization's admins group. */
+  admin: ApiClient;
+  /** A client signing as `userId` with `keyPem`. */
+  as(userId: string, keyPem: string, opts?: { apiVersion?: number }): ApiClient;
+  keyOf(name: 'pivotal' | 'admin' | 'default-validator'): Promise<string>;
+  /** Stops this server and starts another on the same store; this object must not be used afterwards. */
+  restart(): Promise<TestServer>;
+}
+
+export async function startTestServer(t: Test, kind: StoreKind, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
+  const prefix = uniquePrefix();
+  const redisUrl = kind === 'redis' ? await testRedisUrl() : undefined;
+  const config: ServerConfig = { ...serverConfigSchema.parse({}), api_port: 0, api_listen_address: '127.0.0.1', data_dir: dataDir, ...overrides };
+  const openStore = async (): Promise<Store> => (redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store')));
+
+  let current: RunningServer | undefined;
+  t.teardown(async () => {
+    await current?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    if (redisUrl) {
+      const redis = new Redis(redisUrl);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+
+  const boot = async (): Promise<TestServer> => {
+    const running = await startServer(config, { store: await openStore() });
+    current = running;
+    const keyOf = (name: string) => readFile(join(dataDir, `${name}.pem`), 'utf8');
+    const as = (userId: string, keyPem: string, opts: { apiVersion?: number } = {}) =>
+      new ApiClient({ baseUrl: running.url, userId, key: keyPem, ...opts });
+    return {
+      url: running.url, dataDir, running, as, keyOf,
+      pivotal: as('pivotal', await keyOf('pivotal')),
+      admin: as('admin', await keyOf('admin')),
+      restart: async () => {
+        await running.close();
+        current = undefined;
+        return boot();
+      },
+    };
+  };
+  return boot();
+}
