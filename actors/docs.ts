@@ -46,3 +46,14 @@ export type UserDoc = z.infer<typeof userDocSchema>;
 /** The global server-admins group: user names only (spec 2.2). */
 export const serverAdminsDocSchema = z.object({ users: names });
 export type ServerAdminsDoc = z.infer<typeof serverAdminsDocSchema>;
+
+/**
+ * A JSON document of the organization (node, role, environment, data bag, data bag item): `body` is the
+ * object as the API shows it; `acl` is absent for data bag items, which share their bag's ACL.
+ */
+export const objectDocSchema = z.object({
+  name: z.string(),
+  body: z.record(z.string(), z.unknown()),
+  acl: aclSchema.optional(),
+});
+export type ObjectDoc = z.infer<typeof objectDocSchema>;

@@ -19,6 +19,18 @@ export function newOrgWrites(name: string, fullName: string, validatorPublicKey:
     const groups = g === 'public_key_read_access' ? ['users', 'clients'] : [];
     writes.push({ coll: 'groups', id: g, doc: { name: g, users: [], clients: [], groups, acl: defaultGroupAcl(g) } });
   }
+  writes.push({
+    coll: 'environments',
+    id: '_default',
+    doc: {
+      name: '_default',
+      body: {
+        name: '_default', description: 'The default environment', cookbook_versions: {},
+        json_class: 'Chef::Environment', chef_type: 'environment', default_attributes: {}, override_attributes: {},
+      },
+      acl: defaultContainerAcl('environments'),
+    },
+  });
   // The validator takes the clients container's ACL but joins no group: it may register clients and
   // nothing else (spec 5.3).
   writes.push({

@@ -3,8 +3,8 @@
 import type { z } from 'zod';
 import type { Store } from '../src/store/store.js';
 import {
-  clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, orgDocSchema,
-  type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type OrgDoc,
+  clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, objectDocSchema, orgDocSchema,
+  type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type ObjectDoc, type OrgDoc,
 } from './docs.js';
 
 export interface OrgCollections {
@@ -12,15 +12,26 @@ export interface OrgCollections {
   groups: GroupDoc;
   containers: ContainerDoc;
   members: MemberDoc;
+  nodes: ObjectDoc;
+  roles: ObjectDoc;
+  environments: ObjectDoc;
+  /** Data bags; their items live in `items`, keyed `BAG/ITEM`. */
+  data: ObjectDoc;
+  items: ObjectDoc;
 }
 export type OrgCollection = keyof OrgCollections;
-export const ORG_COLLECTIONS: readonly OrgCollection[] = ['clients', 'groups', 'containers', 'members'];
+export const ORG_COLLECTIONS: readonly OrgCollection[] = ['clients', 'groups', 'containers', 'members', 'nodes', 'roles', 'environments', 'data', 'items'];
 
 const SCHEMAS: { [K in OrgCollection]: z.ZodType<OrgCollections[K]> } = {
   clients: clientDocSchema,
   groups: groupDocSchema,
   containers: containerDocSchema,
   members: memberDocSchema,
+  nodes: objectDocSchema,
+  roles: objectDocSchema,
+  environments: objectDocSchema,
+  data: objectDocSchema,
+  items: objectDocSchema,
 };
 
 export type OrgState = { org: OrgDoc; deleted: boolean } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
@@ -38,7 +49,10 @@ export function orgCollection(org: string, coll: OrgCollection): string {
 }
 
 export function emptyOrgState(org: OrgDoc): OrgState {
-  return { org, deleted: false, clients: new Map(), groups: new Map(), containers: new Map(), members: new Map() };
+  return {
+    org, deleted: false, clients: new Map(), groups: new Map(), containers: new Map(), members: new Map(),
+    nodes: new Map(), roles: new Map(), environments: new Map(), data: new Map(), items: new Map(),
+  };
 }
 
 /** Restores one organization; a document that fails its schema stops the server with its collection and id. */

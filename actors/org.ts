@@ -4,13 +4,15 @@ import { dispatch, spawn, type Ref } from 'nact';
 import type { Store } from '../src/store/store.js';
 import { liveKeys } from './key-ops.js';
 import { handleClientOp, type ClientOp, type Outcome } from './org-clients.js';
+import { handleAclOp, type AclOp } from './org-acl.js';
 import { handleGroupOp, type GroupOp } from './org-groups.js';
+import { handleObjectOp, type ObjectOp } from './org-objects.js';
 import { handleOrgObjectOp, type OrgObjectOp, type OrgObjectOutcome } from './org-object.js';
 import { applyWrites, persistWrites, type OrgState, type OrgWrite } from './org-state.js';
 import { fail, type Reply, type RequestContext } from './reply.js';
 import { storeFailure, type UsersMsg } from './users.js';
 
-export type OrgOp = ClientOp | GroupOp | OrgObjectOp;
+export type OrgOp = ClientOp | GroupOp | OrgObjectOp | ObjectOp | AclOp;
 
 export interface OrgPrincipal {
   /** Live keys of the client of that name, if any. */
@@ -42,9 +44,16 @@ const GROUP_OPS = new Set<OrgOp['type']>([
   'list_containers', 'create_container', 'get_container', 'delete_container',
 ]);
 
+const OBJECT_OPS = new Set<OrgOp['type']>([
+  'list_objects', 'create_object', 'get_object', 'update_object', 'delete_object',
+  'list_items', 'create_item', 'get_item', 'update_item', 'delete_item',
+]);
+
 function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number): OrgObjectOutcome {
   if (CLIENT_OPS.has(op.type)) return handleClientOp(state, ctx, op as ClientOp, nowMs);
   if (GROUP_OPS.has(op.type)) return handleGroupOp(state, ctx, op as GroupOp);
+  if (OBJECT_OPS.has(op.type)) return handleObjectOp(state, ctx, op as ObjectOp);
+  if (op.type === 'get_acl' || op.type === 'put_acl') return handleAclOp(state, ctx, op);
   return handleOrgObjectOp(state, ctx, op as OrgObjectOp, nowMs);
 }
 

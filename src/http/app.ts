@@ -4,8 +4,10 @@ import { Hono } from 'hono';
 import type { InfraSystem } from '../../actors/system.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
 import { onError } from './errors.js';
+import { aclRoutes } from './routes/acls.js';
 import { clientRoutes } from './routes/clients.js';
 import { groupRoutes } from './routes/groups.js';
+import { objectRoutes } from './routes/objects.js';
 import { organizationRoutes } from './routes/organizations.js';
 import { userRoutes } from './routes/users.js';
 
@@ -29,9 +31,11 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   });
   app.use('*', authenticate({ system, skewSeconds: opts.authSkewSeconds, now: opts.now ?? Date.now }));
 
+  aclRoutes(app, system);
   organizationRoutes(app, system);
   clientRoutes(app, system);
   groupRoutes(app, system);
   userRoutes(app, system);
+  objectRoutes(app, system);
   return app;
 }

@@ -1,0 +1,48 @@
+// The _acl endpoints of an organization's objects and of the organization itself (spec 4.2; reference 5.1).
+import type { Hono } from 'hono';
+import { PERMISSIONS, type Permission } from '../../auth/acl.js';
+import type { InfraSystem } from '../../../actors/system.js';
+import type { AclKind } from '../../../actors/org-acl.js';
+import type { AuthEnv } from '../authenticate.js';
+import { parseBody } from '../body.js';
+import { ApiError } from '../errors.js';
+import { askOrg, param, route, type Ctx } from '../respond.js';
+import { acePutSchema } from '../object-schemas.js';
+
+const KINDS: AclKind[] = ['nodes', 'roles', 'environments', 'data', 'clients', 'groups', 'containers'];
+
+function permOf(c: Ctx): Permission {
+  const p = param(c, 'perm');
+  if (!(PERMISSIONS as readonly string[]).includes(p)) throw ApiError.of(400, `Invalid permission '${p}': expected one of ${PERMISSIONS.join(', ')}`);
+  return p as Permission;
+}
+
+function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promise<Response> {
+  const perm = permOf(c);
+  const body = parseBody(c.get('rawBody'), acePutSchema(perm));
+  const ace = body[perm];
+  if (ace === undefined) throw ApiError.of(400, `Field '${perm}' missing`);
+  const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = { actors: ace.actors, groups: ace.groups };
+  if (ace.users !== undefined) input.users = ace.users;
+  if (ace.clients !== undefined) input.clients = ace.clients;
+  return askOrg(c, system, { type: 'put_acl', kind, name, perm, ace: input });
+}
+
+/** Registered before the object routes so `_acl` never reads as an object name. */
+export function aclRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
+  const granular = (c: Ctx) => c.req.query('detail') === 'granular';
+  route(app, '/organizations/:org/organizations/_acl', {
+    GET: (c) => askOrg(c, system, { type: 'get_acl', kind: 'organization', name: '', granular: granular(c) }),
+  });
+  route(app, '/organizations/:org/organizations/_acl/:perm', {
+    PUT: (c) => putAce(c, system, 'organization', ''),
+  });
+  for (const kind of KINDS) {
+    route(app, `/organizations/:org/${kind}/:name/_acl`, {
+      GET: (c) => askOrg(c, system, { type: 'get_acl', kind, name: param(c, 'name'), granular: granular(c) }),
+    });
+    route(app, `/organizations/:org/${kind}/:name/_acl/:perm`, {
+      PUT: (c) => putAce(c, system, kind, param(c, 'name')),
+    });
+  }
+}

@@ -1,0 +1,49 @@
+// Nodes, roles, environments, data bags and the _acl endpoints over real HTTP.
+import t from 'tap';
+import { startTestServer } from '../support/server.js';
+
+const ORG = '/organizations/default';
+
+t.test('node documents and their ACLs', async (t) => {
+  const s = await startTestServer(t, 'file');
+  const created = await s.admin.request('POST', `${ORG}/nodes`, {
+    name: 'web1', run_list: ['nginx', 'role[web]'], normal: { push_jobs: { whitelist: { 'chef-client': 'chef-client' } } },
+  });
+  t.equal(created.status, 201);
+  t.match(created.body, { uri: `${s.url}${ORG}/nodes/web1` });
+  const node = await s.admin.request('GET', `${ORG}/nodes/web1`);
+  t.same(node.body, {
+    name: 'web1', chef_environment: '_default', json_class: 'Chef::Node', chef_type: 'node',
+    run_list: ['recipe[nginx]', 'role[web]'],
+    normal: { push_jobs: { whitelist: { 'chef-client': 'chef-client' } } }, default: {}, override: {}, automatic: {},
+  });
+  t.equal((await s.admin.request('POST', `${ORG}/nodes`, { name: 'web1' })).status, 409);
+  const bad = await s.admin.request('POST', `${ORG}/nodes`, { name: 'web 1' });
+  t.same([bad.status, bad.body], [400, { error: ["Field 'name' invalid"] }]);
+  const unknown = await s.admin.request('POST', `${ORG}/nodes`, { name: 'x', colour: 'red' });
+  t.same([unknown.status, unknown.body], [400, { error: ['Invalid key colour in request body'] }]);
+  const mismatch = await s.admin.request('PUT', `${ORG}/nodes/web1`, { name: 'web2' });
+  t.equal(mismatch.status, 400);
+
+  const acl = await s.admin.request('GET', `${ORG}/nodes/web1/_acl`);
+  t.equal(acl.status, 200);
+  t.match(acl.body, { read: { actors: ['admin'], groups: ['admins', 'users', 'clients'] }, grant: { actors: ['admin'], groups: ['admins'] } });
+  const put = await s.admin.request('PUT', `${ORG}/nodes/web1/_acl/read`, { read: { actors: ['admin'], groups: ['admins'] } });
+  t.same([put.status, put.body], [200, {}]);
+  const granular = await s.admin.request('GET', `${ORG}/nodes/web1/_acl?detail=granular`);
+  t.match(granular.body, { read: { actors: [], users: ['admin'], clients: [], groups: ['admins'] } });
+  const unknownActor = await s.admin.request('PUT', `${ORG}/nodes/web1/_acl/read`, { read: { actors: ['ghost'], groups: [] } });
+  t.same([unknownActor.status, unknownActor.body], [400, { error: ["The actor(s) 'ghost' do not exist in this organization as clients or users."] }]);
+  const half = await s.admin.request('PUT', `${ORG}/nodes/web1/_acl/read`, { read: { actors: [], users: ['admin'], groups: [] } });
+  t.same(half.status, 400);
+
+  const envs = await s.admin.request('GET', `${ORG}/environments`);
+  t.match(envs.body, { _default: `${s.url}${ORG}/environments/_default` });
+  t.equal((await s.admin.request('DELETE', `${ORG}/environments/_default`)).status, 405);
+
+  t.equal((await s.admin.request('POST', `${ORG}/data`, { name: 'creds' })).status, 201);
+  t.equal((await s.admin.request('POST', `${ORG}/data/creds`, { id: 'db', password: 'x' })).status, 201);
+  t.same((await s.admin.request('GET', `${ORG}/data/creds/db`)).body, { id: 'db', password: 'x' });
+  t.same((await s.admin.request('GET', `${ORG}/data/creds`)).body, { db: `${s.url}${ORG}/data/creds/db` });
+  t.equal((await s.admin.request('GET', `${ORG}/data/creds/_acl`)).status, 200);
+});
