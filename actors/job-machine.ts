@@ -122,7 +122,9 @@ const RUNNING = {
   abort: { ready: { to: 'aborted', abort: true }, running: { to: 'aborted', abort: true }, terminal: KEEP },
 } satisfies Record<NodeEventType | 'run_timeout' | 'abort', Record<RunBucket, Cell>>;
 
-const finishedStatuses: ReadonlySet<JobStatus> = new Set(['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+const finishedStatuses: ReadonlySet<JobStatus> = new Set<JobStatus>([
+  'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted',
+]);
 
 export function isTerminal(status: JobStatus): boolean {
   return finishedStatuses.has(status);
@@ -219,17 +221,14 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
         const error = s.status === 'new' ? 'not_started' : 'job_finished';
         return { state, effects: [{ type: 'rejected', error, status: s.status }] };
       }
-      for (const node in s.nodes) {
-        apply(d, node, s.status === 'voting' ? VOTING.abort[voteBucket(s, node)] : RUNNING.abort[runBucket(s, node)]);
-      }
+      for (const node in s.nodes) apply(d, node, cellFor(s, 'abort', node));
       enter(d, 'aborted');
       break;
     default: {
       const node = event.node;
       if (!Object.hasOwn(s.nodes, node)) return ignore(d, 'unknown_node', node);
       if (s.status === 'new') return ignore(d, 'not_started', node);
-      // A finished job has only terminal nodes, so RUNNING's terminal column answers for it.
-      const cell = s.status === 'voting' ? VOTING[event.type][voteBucket(s, node)] : RUNNING[event.type][runBucket(s, node)];
+      const cell = cellFor(s, event.type, node);
       apply(d, node, cell);
       if (event.type !== 'node_down' && (cell.to === 'succeeded' || cell.to === 'failed')) {
         if (event.exit_status !== undefined) s.exit_status[node] = event.exit_status;
@@ -259,10 +258,7 @@ function restore(d: Draft, available: ReadonlySet<string>): void {
     return;
   }
   if (isTerminal(s.status)) return;
-  for (const node in s.nodes) {
-    if (available.has(node)) continue;
-    apply(d, node, s.status === 'voting' ? VOTING.node_down[voteBucket(s, node)] : RUNNING.node_down[runBucket(s, node)]);
-  }
+  for (const node in s.nodes) if (!available.has(node)) apply(d, node, cellFor(s, 'node_down', node));
   const phase = s.status;
   settle(d);
   if (s.status !== phase) return;
@@ -310,9 +306,8 @@ function enter(d: Draft, status: JobStatus): void {
 }
 
 function ignore(d: Draft, reason: IgnoreReason, node?: string): JobStep {
-  const effect: JobEffect =
-    node === undefined ? { type: 'ignored', reason, event: d.event.type } : { type: 'ignored', reason, event: d.event.type, node };
-  return { state: d.state, effects: [effect] };
+  const effect = { type: 'ignored', reason, event: d.event.type } as const;
+  return { state: d.state, effects: [node === undefined ? effect : { ...effect, node }] };
 }
 
 // persist comes before every effect that makes the change visible: sends, timers and `finished`.
@@ -332,6 +327,11 @@ function effectsOf(d: Draft): JobEffect[] {
   if (d.finished !== null) out.push({ type: 'finished', status: d.finished });
   out.push(...d.ignored);
   return out;
+}
+
+/** The cell for `node` in the table of the job's phase; a finished job has only terminal nodes, so RUNNING serves. */
+function cellFor(s: JobState, row: NodeEventType | 'abort', node: string): Cell {
+  return s.status === 'voting' ? VOTING[row][voteBucket(s, node)] : RUNNING[row][runBucket(s, node)];
 }
 
 function statusOf(s: JobState, node: string): NodeJobStatus {

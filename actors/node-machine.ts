@@ -167,7 +167,7 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
 function beatWhileDown(state: NodeState, at: number, before: readonly NodeEffect[]): NodeStep {
   const { heartbeat_interval, online_threshold } = state.config;
   const gap = at - state.last_heartbeat_at;
-  if (state.streak > 0 && gap < 0) return done(state, state, before);
+  if (state.streak > 0 && gap * 2 < heartbeat_interval) return done(state, state, before);
   state.streak = state.streak > 0 && gap < 2 * heartbeat_interval ? state.streak + 1 : 1;
   state.last_heartbeat_at = at;
   return move(state, state.streak >= online_threshold ? 'online' : 'beat', at, before);
@@ -202,9 +202,8 @@ function move(state: NodeState, signal: Signal, at: number, before: readonly Nod
       updated_at: status === state.status ? state.updated_at : at,
       streak: 0,
     };
-    effects = [...effects, {
-      type: 'availability_changed', node_name: next.node_name, status, available: isAvailable(next), updated_at: next.updated_at,
-    }];
+    const { node_name, updated_at } = next;
+    effects = [...effects, { type: 'availability_changed', node_name, status, available: isAvailable(next), updated_at }];
   }
   if (cell.send !== undefined) {
     if (cell.send === 'abort') next.abort_sent_at = at;

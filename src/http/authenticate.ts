@@ -3,7 +3,9 @@
 import type { MiddlewareHandler } from 'hono';
 import type { KeyObject } from 'node:crypto';
 import type { Ref } from 'nact';
-import { readAuthHeaders, verifyRequest, WWW_AUTHENTICATE, type AuthHeaderResult } from '../auth/signed-headers.js';
+import {
+  API_MAX_VERSION, API_MIN_VERSION, parseServerApiVersion, readAuthHeaders, verifyRequest, WWW_AUTHENTICATE, type AuthHeaderResult,
+} from '../auth/signed-headers.js';
 import { parsePublicKey } from '../auth/keys.js';
 import { ask, type InfraSystem } from '../../actors/system.js';
 import type { OrgPrincipal } from '../../actors/org.js';
@@ -12,6 +14,7 @@ import type { RequestContext } from '../../actors/reply.js';
 import { ApiError } from './errors.js';
 
 export const MAX_BODY_BYTES = 1_000_000;
+const API_VERSION_HEADER = 'X-Ops-Server-API-Version';
 
 export type AuthEnv = { Variables: { rc: RequestContext; rawBody: Buffer; orgName: string | undefined } };
 
@@ -31,14 +34,16 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
   const { system } = opts;
   return async (c, next) => {
     const url = new URL(c.req.url);
-    const declared = Number(c.req.header('content-length') ?? 0);
-    if (declared > MAX_BODY_BYTES) throw new ApiError(413, { error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` });
-    const rawBody = Buffer.from(await c.req.arrayBuffer());
-    if (rawBody.length > MAX_BODY_BYTES) throw new ApiError(413, { error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` });
-
+    c.header(API_VERSION_HEADER, apiVersionHeader(c.req.header(API_VERSION_HEADER)));
     const headers = readAuthHeaders((n) => c.req.header(n), opts.now(), opts.skewSeconds);
     if (!headers.ok) throw authFailure(headers);
     const { auth } = headers;
+
+    // After the header checks, before the organization and the signature (reference 1.6 step 1.4).
+    const tooLarge = () => new ApiError(413, { error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` });
+    if (Number(c.req.header('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+    const rawBody = Buffer.from(await c.req.arrayBuffer());
+    if (rawBody.length > MAX_BODY_BYTES) throw tooLarge();
 
     const orgName = orgOfPath(url.pathname);
     const orgRef = orgName === undefined ? undefined : system.org(orgName);
@@ -83,6 +88,17 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
     c.set('orgName', orgName);
     await next();
   };
+}
+
+/** Every answer says which API versions the server speaks and which one it used (reference 1.6 step 4). */
+function apiVersionHeader(raw: string | undefined): string {
+  const api = parseServerApiVersion(raw);
+  return JSON.stringify({
+    min_version: String(API_MIN_VERSION),
+    max_version: String(API_MAX_VERSION),
+    request_version: String(api.ok ? api.version : api.requestVersion),
+    response_version: String(api.ok ? api.version : -1),
+  });
 }
 
 function authFailure(r: AuthHeaderResult & { ok: false }): ApiError {

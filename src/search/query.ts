@@ -98,8 +98,7 @@ class Parser {
       const op = this.peekOperator();
       if (op !== 'AND' && op !== '&&') break;
       this.pos += op.length;
-      const next = this.parseUnary(field, depth);
-      parts.push(next.occur === 'should' ? { occur: 'must', query: next.query } : next);
+      parts.push(this.parseUnary(field, depth));
     }
     if (parts.length === 1) return first;
     const required = parts.map((p) => (p.occur === 'should' ? { occur: 'must' as const, query: p.query } : p));
@@ -136,8 +135,9 @@ class Parser {
 
   /** The value after `field:`; `anyField` is set for `*:`, where `*:*` means every document. */
   private parseValue(field: string | null, depth: number, anyField: boolean): ParsedQuery {
+    this.skipSpace();
     const c = this.src[this.pos];
-    if (c === undefined || /\s/.test(c) || c === ')') throw this.unexpected();
+    if (c === undefined || c === ')') throw this.unexpected();
     if (c === '(') return this.parseGroup(field, depth);
     if (c === '"') return this.parsePhrase(field);
     if (c === '[' || c === '{') return this.parseRange(field);
@@ -190,7 +190,7 @@ class Parser {
     this.pos += 1;
     const lower = this.readRangeEnd(open);
     this.skipSpace();
-    if (!isWordOperator(this.src, this.pos, 'TO') && !this.src.startsWith('TO ', this.pos)) {
+    if (!isWordOperator(this.src, this.pos, 'TO')) {
       if (this.pos === this.src.length) throw new SearchSyntaxError(open, `unbalanced '${this.src[open] ?? ''}'`);
       throw new SearchSyntaxError(this.pos, "expected 'TO'");
     }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { ApiClient, errorText, type ApiResponse } from '../../auth/api-client.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigSource } from '../../config/server-config.js';
-import { CommandError } from '../output.js';
+import { CommandError, type Ui } from '../output.js';
 
 /** The superuser whose key the server writes at first start; every ctl request is signed as it. */
 export const CTL_USER = 'pivotal';
@@ -103,4 +103,10 @@ export async function connectCtl(source: ServerConfigSource): Promise<CtlApi> {
     throw new CommandError(`${target.keyFile} is not a usable private key`, [], 1, { cause: e });
   }
   return new CtlApi(client, target);
+}
+
+/** What every command gets: the API as pivotal and the terminal. */
+export interface Ctl {
+  api: CtlApi;
+  ui: Ui;
 }
