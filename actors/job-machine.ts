@@ -143,16 +143,11 @@ export function resolveQuorum(q: number | string | undefined, nodeCount: number)
   return Math.ceil(count);
 }
 
-export interface NewJob {
-  id: string;
-  command: string;
+export type NewJob = Pick<JobState, 'id' | 'command' | 'run_timeout' | 'voting_timeout' | 'quorum'> & {
   nodes: readonly string[];
-  run_timeout: number;
-  voting_timeout: number;
-  quorum: number;
   options?: JobOptions;
   at: number;
-}
+};
 
 export function newJob(init: NewJob): JobState {
   if (!Number.isInteger(init.quorum) || init.quorum < 0) throw new RangeError(`quorum ${init.quorum} is not a count`);
@@ -173,14 +168,12 @@ export function jobNodesByStatus(state: JobState): Partial<Record<NodeJobStatus,
   return out;
 }
 
+/** What one step decided so far; `effectsOf` turns it into ordered effects. */
 interface Draft {
   readonly state: JobState;
   readonly event: JobEvent;
   changed: boolean;
-  outputs: string[];
-  commit: string[];
-  aborts: string[];
-  run: string[];
+  outputs: string[]; commit: string[]; aborts: string[]; run: string[];
   arm: JobEffect | null;
   finished: JobStatus | null;
   ignored: JobEffect[];
@@ -354,10 +347,7 @@ function runBucket(s: JobState, node: string): RunBucket {
 
 function countNodes(nodes: Record<string, NodeJobStatus>): Record<NodeJobStatus, number> {
   const counts = Object.fromEntries(nodeJobStatuses.map((status) => [status, 0])) as Record<NodeJobStatus, number>;
-  for (const node in nodes) {
-    const status = nodes[node];
-    if (status !== undefined) counts[status] += 1;
-  }
+  for (const status of Object.values(nodes)) counts[status] += 1;
   return counts;
 }
 

@@ -79,7 +79,7 @@ function rangeTest(q: Extract<ParsedQuery, { kind: 'range' }>): (value: string) 
   const lower = q.lower?.toLowerCase() ?? null;
   const upper = q.upper?.toLowerCase() ?? null;
   const numericEnds = (lower === null || NUMBER.test(lower)) && (upper === null || NUMBER.test(upper));
-  const within = <T>(v: T, lo: T | null, hi: T | null): boolean =>
+  const within = <T extends number | string>(v: T, lo: T | null, hi: T | null): boolean =>
     (lo === null || (q.includeLower ? v >= lo : v > lo)) && (hi === null || (q.includeUpper ? v <= hi : v < hi));
   return (value) => {
     if (numericEnds && NUMBER.test(value)) {
