@@ -173,7 +173,10 @@ interface Draft {
   readonly state: JobState;
   readonly event: JobEvent;
   changed: boolean;
-  outputs: string[]; commit: string[]; aborts: string[]; run: string[];
+  outputs: string[];
+  commit: string[];
+  aborts: string[];
+  run: string[];
   arm: JobEffect | null;
   finished: JobStatus | null;
   ignored: JobEffect[];

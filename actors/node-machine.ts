@@ -203,7 +203,8 @@ function move(state: NodeState, signal: Signal, at: number, before: readonly Nod
       streak: 0,
     };
     const { node_name, updated_at } = next;
-    effects = [...effects, { type: 'availability_changed', node_name, status, available: isAvailable(next), updated_at }];
+    const available = isAvailable(next);
+    effects = [...effects, { type: 'availability_changed', node_name, status, available, updated_at }];
   }
   if (cell.send !== undefined) {
     if (cell.send === 'abort') next.abort_sent_at = at;

@@ -3,6 +3,7 @@ import { mergeAcl, ownerAcl, emptyAcl } from '../src/auth/acl.js';
 import type { ClientDoc } from './docs.js';
 import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
 import { accessFor, orgUri } from './org-access.js';
+import { renameInAcl, renameWrites } from './org-groups.js';
 import type { OrgState, OrgWrite } from './org-state.js';
 import { fail, forbidden, ok, type Reply, type RequestContext } from './reply.js';
 
@@ -52,10 +53,7 @@ export function handleClientOp(state: OrgState, ctx: RequestContext, op: ClientO
       const client = state.clients.get(op.name);
       if (!client) return missing(op.name);
       if (!access.can(client.acl, 'delete')) return { reply: forbidden('delete') };
-      const writes: OrgWrite[] = [{ coll: 'clients', id: client.name, doc: null }];
-      for (const g of state.groups.values()) {
-        if (g.clients.includes(client.name)) writes.push({ coll: 'groups', id: g.name, doc: { ...g, clients: g.clients.filter((c) => c !== client.name) } });
-      }
+      const writes: OrgWrite[] = [{ coll: 'clients', id: client.name, doc: null }, ...renameWrites(state, 'clients', client.name, null, { coll: 'clients', id: client.name })];
       return { reply: ok(clientJson(state, client, ctx.apiVersion)), writes };
     }
     default:
@@ -75,9 +73,9 @@ function handleClientKeyOp(state: OrgState, ctx: RequestContext, op: Extract<Cli
     r.keys ? { reply: r.reply, writes: [{ coll: 'clients', id: client.name, doc: { ...client, keys: r.keys } }] } : { reply: r.reply };
   switch (op.type) {
     case 'list_client_keys':
-      return readable ? { reply: listKeys(client.keys, uri, nowMs) } : { reply: forbidden('read') };
+      return { reply: readable ? listKeys(client.keys, uri, nowMs) : keyReadDenied() };
     case 'get_client_key':
-      return readable ? { reply: getKey(client.keys, op.key, client.name) } : { reply: forbidden('read') };
+      return { reply: readable ? getKey(client.keys, op.key, client.name) : keyReadDenied() };
     case 'create_client_key':
       return access.can(client.acl, 'update') ? save(createKey(client.keys, op.input, uri)) : { reply: forbidden('update') };
     case 'update_client_key':
@@ -87,6 +85,11 @@ function handleClientKeyOp(state: OrgState, ctx: RequestContext, op: Extract<Cli
     default:
       return { reply: fail(500, 'internal service error') };
   }
+}
+
+/** The refusal of an organization's key read to a requestor outside public_key_read_access (reference 2). */
+export function keyReadDenied(): Reply {
+  return fail(403, 'Requestor not found to be a member of group public_key_read_access which is necessary for read access for this request.');
 }
 
 function createClient(state: OrgState, ctx: RequestContext, input: ClientInput, base: string): Outcome {
@@ -130,10 +133,9 @@ function updateClient(state: OrgState, ctx: RequestContext, name: string, input:
   const doc: ClientDoc = { ...client, name: newName, validator: input.validator ?? client.validator };
   const writes: OrgWrite[] = [{ coll: 'clients', id: newName, doc }];
   if (newName !== name) {
-    writes.push({ coll: 'clients', id: name, doc: null });
-    for (const g of state.groups.values()) {
-      if (g.clients.includes(name)) writes.push({ coll: 'groups', id: g.name, doc: { ...g, clients: g.clients.map((c) => (c === name ? newName : c)) } });
-    }
+    // The client keeps its rights on itself and on what it created under the new name.
+    doc.acl = renameInAcl(client.acl, 'clients', name, newName) ?? client.acl;
+    writes.push({ coll: 'clients', id: name, doc: null }, ...renameWrites(state, 'clients', name, newName, { coll: 'clients', id: name }));
   }
   const body = clientJson(state, doc, ctx.apiVersion);
   return newName !== name ? { reply: ok(body, 201, `${base}/${newName}`), writes } : { reply: ok(body), writes };

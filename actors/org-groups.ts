@@ -1,6 +1,6 @@
 // Groups and containers of one organization (reference 4.4, 4.5). Groups nest to any depth; a change that
-// would close a cycle is refused.
-import { emptyAcl, mergeAcl, ownerAcl, wouldCycle, type Group } from '../src/auth/acl.js';
+// would close a cycle is refused. Also how a renamed or deleted actor or group leaves every mention behind.
+import { emptyAcl, mergeAcl, ownerAcl, PERMISSIONS, wouldCycle, type Acl, type Group } from '../src/auth/acl.js';
 import type { GroupDoc } from './docs.js';
 import { accessFor, orgUri } from './org-access.js';
 import type { Outcome } from './org-clients.js';
@@ -51,10 +51,7 @@ export function handleGroupOp(state: OrgState, ctx: RequestContext, op: GroupOp)
       const g = state.groups.get(op.name);
       if (!g) return { reply: fail(404, `Cannot load group ${op.name}`) };
       if (!access.can(g.acl, 'delete')) return { reply: forbidden('delete') };
-      const writes: OrgWrite[] = [{ coll: 'groups', id: g.name, doc: null }];
-      for (const other of state.groups.values()) {
-        if (other.groups.includes(g.name)) writes.push({ coll: 'groups', id: other.name, doc: { ...other, groups: other.groups.filter((n) => n !== g.name) } });
-      }
+      const writes: OrgWrite[] = [{ coll: 'groups', id: g.name, doc: null }, ...renameWrites(state, 'groups', g.name, null, { coll: 'groups', id: g.name })];
       return { reply: ok(groupJson(state, g)), writes };
     }
     case 'list_containers':
@@ -98,12 +95,8 @@ function updateGroup(state: OrgState, ctx: RequestContext, op: Extract<GroupOp, 
   const doc: GroupDoc = { ...g, name: op.newName, users: unique(users), clients: unique(clients), groups: unique(nested) };
   const writes: OrgWrite[] = [{ coll: 'groups', id: doc.name, doc }];
   if (op.newName !== op.name) {
-    writes.push({ coll: 'groups', id: op.name, doc: null });
-    for (const other of state.groups.values()) {
-      if (other.name !== op.name && other.groups.includes(op.name)) {
-        writes.push({ coll: 'groups', id: other.name, doc: { ...other, groups: other.groups.map((n) => (n === op.name ? op.newName : n)) } });
-      }
-    }
+    doc.acl = renameInAcl(g.acl, 'groups', op.name, op.newName) ?? g.acl;
+    writes.push({ coll: 'groups', id: op.name, doc: null }, ...renameWrites(state, 'groups', op.name, op.newName, { coll: 'groups', id: op.name }));
     return { reply: ok(groupJson(state, doc), 201, `${groupsUri}/${doc.name}`), writes };
   }
   return { reply: ok(groupJson(state, doc)), writes };
@@ -114,6 +107,57 @@ export function groupJson(state: OrgState, g: GroupDoc): Record<string, unknown>
     actors: [...g.clients, ...g.users], users: g.users, clients: g.clients, groups: g.groups,
     orgname: state.org.name, name: g.name, groupname: g.name,
   };
+}
+
+/** Which list of memberships and ACL entries names the renamed or deleted one. */
+export type MemberList = 'users' | 'clients' | 'groups';
+
+/** `acl` with `from` replaced by `to` (dropped when `to` is null) in one list of every entry; null when absent. */
+export function renameInAcl(acl: Acl, list: MemberList, from: string, to: string | null): Acl | null {
+  if (!PERMISSIONS.some((p) => acl[p][list].includes(from))) return null;
+  const out: Acl = { ...acl };
+  for (const p of PERMISSIONS) out[p] = { ...acl[p], [list]: replaceName(acl[p][list], from, to) };
+  return out;
+}
+
+/**
+ * Writes moving every group membership and ACL entry naming `from` to `to`, or dropping them when `to` is
+ * null, in every document but `self` (the renamed or deleted document, which the caller writes). ACLs hold
+ * names, so without this a rename loses its rights and the next holder of a freed name inherits them.
+ */
+export function renameWrites(state: OrgState, list: MemberList, from: string, to: string | null, self?: { coll: 'clients' | 'groups'; id: string }): OrgWrite[] {
+  const writes: OrgWrite[] = [];
+  const isSelf = (coll: string, id: string) => self?.coll === coll && self.id === id;
+  for (const g of state.groups.values()) {
+    if (isSelf('groups', g.name)) continue;
+    const acl = renameInAcl(g.acl, list, from, to);
+    const member = g[list].includes(from);
+    if (!acl && !member) continue;
+    const doc: GroupDoc = { ...g, acl: acl ?? g.acl };
+    if (member) doc[list] = replaceName(g[list], from, to);
+    writes.push({ coll: 'groups', id: g.name, doc });
+  }
+  for (const c of state.clients.values()) {
+    const acl = isSelf('clients', c.name) ? null : renameInAcl(c.acl, list, from, to);
+    if (acl) writes.push({ coll: 'clients', id: c.name, doc: { ...c, acl } });
+  }
+  for (const c of state.containers.values()) {
+    const acl = renameInAcl(c.acl, list, from, to);
+    if (acl) writes.push({ coll: 'containers', id: c.name, doc: { ...c, acl } });
+  }
+  for (const coll of ['nodes', 'roles', 'environments', 'data', 'items'] as const) {
+    for (const [id, doc] of state[coll]) {
+      const acl = doc.acl && renameInAcl(doc.acl, list, from, to);
+      if (acl) writes.push({ coll, id, doc: { ...doc, acl } });
+    }
+  }
+  const orgAcl = renameInAcl(state.org.acl, list, from, to);
+  if (orgAcl) writes.push({ coll: 'org', id: state.org.name, doc: { ...state.org, acl: orgAcl } });
+  return writes;
+}
+
+function replaceName(names: readonly string[], from: string, to: string | null): string[] {
+  return unique(names.flatMap((n) => (n !== from ? [n] : to === null ? [] : [to])));
 }
 
 function unique(xs: string[]): string[] {

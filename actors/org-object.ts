@@ -1,7 +1,8 @@
 // The organization object itself and its user associations (reference 3). Associations live here, in the
 // organization that every org-scoped request consults; the users actor keeps only a derived index.
 import { accessFor, orgUri } from './org-access.js';
-import type { Outcome } from './org-clients.js';
+import { keyReadDenied, type Outcome } from './org-clients.js';
+import { renameWrites } from './org-groups.js';
 import type { OrgState, OrgWrite } from './org-state.js';
 import { fail, failBare, forbidden, ok, type RequestContext } from './reply.js';
 
@@ -12,7 +13,11 @@ export type OrgObjectOp =
   | { type: 'list_members' }
   | { type: 'add_member'; username: string }
   | { type: 'get_member'; username: string }
-  | { type: 'remove_member'; username: string };
+  | { type: 'remove_member'; username: string }
+  /** May the requestor read this member's keys here? The users actor then answers (spec 4.3). */
+  | { type: 'check_key_read'; username: string }
+  /** Sent by the users actor after an account rename, never by a route. */
+  | { type: 'rename_member'; from: string; to: string };
 
 /** What the organization actor does besides persisting: tell the users actor, or let it answer. */
 export interface OrgObjectOutcome extends Outcome {
@@ -68,6 +73,19 @@ export function handleOrgObjectOp(state: OrgState, ctx: RequestContext, op: OrgO
         if (g.users.includes(op.username)) writes.push({ coll: 'groups', id: g.name, doc: { ...g, users: g.users.filter((u) => u !== op.username) } });
       }
       return { reply: ok(null), writes, renderUser: op.username, association: { username: op.username, member: false } };
+    }
+    case 'check_key_read':
+      if (!access.inGroup('public_key_read_access')) return { reply: keyReadDenied() };
+      return { reply: state.members.has(op.username) ? ok(null) : notMember(op.username, org.name) };
+    case 'rename_member': {
+      // The account keeps its association, groups and ACL entries under its new name.
+      if (!ctx.requestor.superuser) return { reply: forbidden('update') };
+      const member = state.members.get(op.from);
+      const writes: OrgWrite[] = member
+        ? [{ coll: 'members', id: op.from, doc: null }, { coll: 'members', id: op.to, doc: { ...member, username: op.to } }]
+        : [];
+      writes.push(...renameWrites(state, 'users', op.from, op.to));
+      return { reply: ok(null), writes };
     }
   }
 }

@@ -6,6 +6,10 @@ import {
   clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, objectDocSchema, orgDocSchema,
   type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type ObjectDoc, type OrgDoc,
 } from './docs.js';
+import { isTerminal, jobStateSchema } from './job-machine.js';
+import { jobsCollection, summaryOf } from './job.js';
+import { nodeRecordSchema } from './node-machine.js';
+import { emptyPushRuntime, type PushRuntime } from './org-push.js';
 
 export interface OrgCollections {
   clients: ClientDoc;
@@ -34,7 +38,7 @@ const SCHEMAS: { [K in OrgCollection]: z.ZodType<OrgCollections[K]> } = {
   items: objectDocSchema,
 };
 
-export type OrgState = { org: OrgDoc; deleted: boolean } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
+export type OrgState = { org: OrgDoc; deleted: boolean; push: PushRuntime } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
 
 /** One document to write (`doc`) or remove (`doc: null`). `org` is the organization document itself. */
 export type OrgWrite =
@@ -50,7 +54,7 @@ export function orgCollection(org: string, coll: OrgCollection): string {
 
 export function emptyOrgState(org: OrgDoc): OrgState {
   return {
-    org, deleted: false, clients: new Map(), groups: new Map(), containers: new Map(), members: new Map(),
+    org, deleted: false, push: emptyPushRuntime(), clients: new Map(), groups: new Map(), containers: new Map(), members: new Map(),
     nodes: new Map(), roles: new Map(), environments: new Map(), data: new Map(), items: new Map(),
   };
 }
@@ -66,7 +70,25 @@ export async function loadOrg(store: Store, rawOrg: unknown): Promise<OrgState> 
     const schema: z.ZodType<unknown> = SCHEMAS[coll];
     for (const [id, raw] of docs) target.set(id, parseDoc(schema, raw, name, id));
   }
+  const jobs = jobsCollection(org.name);
+  for (const [id, raw] of await store.load(jobs)) {
+    const job = parseDoc(jobStateSchema, raw, jobs, id);
+    state.push.summaries.set(id, summaryOf(job));
+    if (!isTerminal(job.status)) state.push.restored.push(job);
+  }
+  const records = nodeStatesCollection(org.name);
+  for (const [id, raw] of await store.load(records)) {
+    // A node up when the server stopped counts as available until its silence says otherwise, so jobs
+    // in flight can resume with clients that kept running (spec 3.3).
+    const record = parseDoc(nodeRecordSchema, raw, records, id);
+    state.push.records.set(id, { ...record, available: record.status === 'up' });
+  }
   return state;
+}
+
+/** Node availability records, written behind in batches (spec 2.5). */
+export function nodeStatesCollection(org: string): string {
+  return `org/${org}/node_states`;
 }
 
 export function parseDoc<T>(schema: z.ZodType<T>, raw: unknown, collection: string, id: string): T {

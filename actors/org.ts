@@ -7,12 +7,16 @@ import { handleClientOp, type ClientOp, type Outcome } from './org-clients.js';
 import { handleAclOp, type AclOp } from './org-acl.js';
 import { handleGroupOp, type GroupOp } from './org-groups.js';
 import { handleObjectOp, type ObjectOp } from './org-objects.js';
+import { handlePushOp, PUSH_OPS, type PushOp, type PushOutcome } from './org-push.js';
+import { OrgPush, type PushReport } from './org-push-runtime.js';
+import type { NodeMsg } from './node.js';
+import type { PushPorts } from './push-ports.js';
 import { handleOrgObjectOp, type OrgObjectOp, type OrgObjectOutcome } from './org-object.js';
 import { applyWrites, persistWrites, type OrgState, type OrgWrite } from './org-state.js';
 import { fail, type Reply, type RequestContext } from './reply.js';
 import { storeFailure, type UsersMsg } from './users.js';
 
-export type OrgOp = ClientOp | GroupOp | OrgObjectOp | ObjectOp | AclOp;
+export type OrgOp = ClientOp | GroupOp | OrgObjectOp | ObjectOp | AclOp | PushOp;
 
 export interface OrgPrincipal {
   /** Live keys of the client of that name, if any. */
@@ -25,7 +29,8 @@ export interface OrgPrincipal {
 export type OrgMsg =
   | { type: 'principal'; name: string; replyTo: Ref<OrgPrincipal | null> }
   | { type: 'request'; ctx: RequestContext; op: OrgOp; replyTo: Ref<Reply> }
-  | { type: 'user_deleted'; username: string };
+  | { type: 'user_deleted'; username: string }
+  | PushReport;
 
 export interface OrgPorts {
   store: Store;
@@ -33,6 +38,15 @@ export interface OrgPorts {
   users: Ref<UsersMsg>;
   /** Called once the organization's data is gone from the store. */
   deleted: (name: string) => void;
+  push: PushPorts;
+}
+
+/** What the registry keeps of an organization: its actor, and the way in for the push-jobs transport. */
+export interface OrgHandle {
+  ref: Ref<OrgMsg>;
+  /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
+  nodeActor(node: string): Ref<NodeMsg>;
+  stop(): void;
 }
 
 const CLIENT_OPS = new Set<OrgOp['type']>([
@@ -49,7 +63,8 @@ const OBJECT_OPS = new Set<OrgOp['type']>([
   'list_items', 'create_item', 'get_item', 'update_item', 'delete_item',
 ]);
 
-function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number): OrgObjectOutcome {
+function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number, push: PushPorts): OrgObjectOutcome & PushOutcome {
+  if (PUSH_OPS.has(op.type)) return handlePushOp(state, ctx, op as PushOp, push.settings, nowMs);
   if (CLIENT_OPS.has(op.type)) return handleClientOp(state, ctx, op as ClientOp, nowMs);
   if (GROUP_OPS.has(op.type)) return handleGroupOp(state, ctx, op as GroupOp);
   if (OBJECT_OPS.has(op.type)) return handleObjectOp(state, ctx, op as ObjectOp);
@@ -57,14 +72,23 @@ function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number):
   return handleOrgObjectOp(state, ctx, op as OrgObjectOp, nowMs);
 }
 
-export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPorts): Ref<OrgMsg> {
+export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPorts): OrgHandle {
   const name = initial.org.name;
+  let self: Ref<OrgMsg> | undefined;
+  const push = new OrgPush(name, initial, ports.push, () => {
+    if (!self) throw new Error(`organization ${name} is not running`);
+    return self;
+  });
   const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
     await persistWrites(ports.store, name, writes);
     applyWrites(state, writes);
   };
 
-  return spawn(parent as Ref<never>, async (state: OrgState, msg: OrgMsg) => {
+  self = spawn(parent as Ref<never>, async (state: OrgState, msg: OrgMsg) => {
+    if (msg.type === 'node_availability' || msg.type === 'job_summary' || msg.type === 'push_tick') {
+      push.report(msg);
+      return state;
+    }
     if (msg.type === 'principal') {
       if (state.deleted) {
         dispatch(msg.replyTo, null);
@@ -94,10 +118,14 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
       dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
       return state;
     }
-    let out: OrgObjectOutcome & Outcome;
+    let out: OrgObjectOutcome & PushOutcome & Outcome;
     try {
-      out = decide(state, msg.ctx, msg.op, ports.now());
+      out = decide(state, msg.ctx, msg.op, ports.now(), ports.push);
       if (out.writes) await commit(state, out.writes);
+      if (PUSH_OPS.has(msg.op.type)) {
+        await push.run(out, msg.ctx, msg.replyTo);
+        return state;
+      }
     } catch (e) {
       dispatch(msg.replyTo, storeFailure(e));
       return state;
@@ -115,12 +143,17 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
     }
     return state;
   }, `org-${name}`, { initialState: initial });
+  push.resume();
+  // Ticks drive node silence detection and the write-behind of node states.
+  const ticker = setInterval(() => self && dispatch(self, { type: 'push_tick' }), ports.push.settings.heartbeat_interval);
+  ticker.unref();
+  return { ref: self, nodeActor: (node) => push.nodeActor(node), stop: () => clearInterval(ticker) };
 }
 
 /** The server acting on its own behalf (cleanup after a user account is deleted). */
 function systemContext(): RequestContext {
   return {
     requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
-    baseUrl: '', apiVersion: 1, authKey: '',
+    baseUrl: '', apiVersion: 1, authKey: '', authPublicKey: '',
   };
 }

@@ -7,6 +7,10 @@ export interface Reply {
   body: unknown;
   /** Set on 201 answers: the new object's URI, for the Location header. */
   location?: string;
+  /** `body` is text sent as it is (captured job output), not JSON. */
+  raw?: boolean;
+  /** The text was cut to fit the message size limit on the node. */
+  truncated?: boolean;
 }
 
 /** What every request message carries besides its own fields. */
@@ -18,6 +22,8 @@ export interface RequestContext {
   apiVersion: number;
   /** Name of the key that authenticated this request: it may not be changed by the same request. */
   authKey: string;
+  /** The public key (PEM) that verified this request: the config endpoint encrypts to it. */
+  authPublicKey: string;
 }
 
 export function ok(body: unknown, status = 200, location?: string): Reply {

@@ -3,7 +3,9 @@
 import { dispatch, query, spawn, start, stop, type Ref } from 'nact';
 import type { Store } from '../src/store/store.js';
 import { validatorName, newOrgWrites } from './org-create.js';
-import { spawnOrg, type OrgMsg } from './org.js';
+import { spawnOrg, type OrgHandle, type OrgMsg } from './org.js';
+import type { NodeMsg } from './node.js';
+import type { PushPorts } from './push-ports.js';
 import { applyWrites, emptyOrgState, loadOrg, persistWrites, ORGS_COLLECTION, type OrgState } from './org-state.js';
 import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from './reply.js';
 import { loadUsers, spawnUsers, storeFailure, type UsersMsg } from './users.js';
@@ -20,19 +22,27 @@ export interface InfraSystem {
   /** The actor of an organization, or undefined when there is no such organization. */
   org(name: string): Ref<OrgMsg> | undefined;
   orgNames(): string[];
+  /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
+  nodeActor(org: string, node: string): Ref<NodeMsg> | undefined;
   stop(): Promise<void>;
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
+
+/** The server acting on its own behalf. */
+const SERVER_CONTEXT: RequestContext = {
+  requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
+  baseUrl: '', apiVersion: 1, authKey: '', authPublicKey: '',
+};
 
 /** Sends a request into the tree and waits for the answer. */
 export function ask<M, R>(ref: Ref<M>, build: (replyTo: Ref<R>) => M, timeoutMs = ASK_TIMEOUT_MS): Promise<R> {
   return query(ref, build, timeoutMs) as Promise<R>;
 }
 
-export async function startSystem(store: Store, now: () => number = Date.now): Promise<InfraSystem> {
+export async function startSystem(store: Store, push: PushPorts, now: () => number = Date.now): Promise<InfraSystem> {
   const nact = start();
-  const registry = new Map<string, Ref<OrgMsg>>();
+  const registry = new Map<string, OrgHandle>();
 
   const orgStates: OrgState[] = [];
   for (const raw of (await store.load(ORGS_COLLECTION)).values()) orgStates.push(await loadOrg(store, raw));
@@ -49,13 +59,22 @@ export async function startSystem(store: Store, now: () => number = Date.now): P
   const users = spawnUsers(nact, usersState, {
     store, now,
     userDeleted: (org, username) => {
-      const ref = registry.get(org);
-      if (ref) dispatch(ref, { type: 'user_deleted', username });
+      const handle = registry.get(org);
+      if (handle) dispatch(handle.ref, { type: 'user_deleted', username });
+    },
+    // Every organization, members or not: ACL entries may name a user that has left.
+    userRenamed: (from, to) => {
+      for (const [name, { ref }] of registry) {
+        void ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx: SERVER_CONTEXT, op: { type: 'rename_member' as const, from, to }, replyTo }))
+          .then((reply) => {
+            if (reply.status >= 300) console.error(`organization ${name} could not rename user ${from} to ${to}: ${JSON.stringify(reply.body)}`);
+          }, (e: unknown) => console.error(`organization ${name} could not rename user ${from} to ${to}:`, e));
+      }
     },
   });
 
   const orgPorts = {
-    store, now, users,
+    store, now, users, push,
     deleted: (name: string) => {
       if (root) dispatch(root, { type: 'org_deleted', name });
     },
@@ -104,9 +123,12 @@ export async function startSystem(store: Store, now: () => number = Date.now): P
         break;
       }
       case 'org_deleted': {
-        const ref = registry.get(msg.name);
+        const handle = registry.get(msg.name);
         registry.delete(msg.name);
-        if (ref) stop(ref);
+        if (handle) {
+          handle.stop();
+          stop(handle.ref);
+        }
         break;
       }
     }
@@ -119,9 +141,11 @@ export async function startSystem(store: Store, now: () => number = Date.now): P
     store,
     root,
     users,
-    org: (name) => registry.get(name),
+    org: (name) => registry.get(name)?.ref,
     orgNames: () => [...registry.keys()].sort(),
+    nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
     stop: async () => {
+      for (const handle of registry.values()) handle.stop();
       stop(nact);
       await store.close();
     },

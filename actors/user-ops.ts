@@ -3,6 +3,7 @@
 import { ownerAcl } from '../src/auth/acl.js';
 import type { UserDoc } from './docs.js';
 import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
+import { renameInAcl } from './org-groups.js';
 import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from './reply.js';
 
 export interface UsersState {
@@ -33,6 +34,8 @@ export type UserOp =
   | { type: 'update_user'; name: string; input: Partial<UserInput> }
   | { type: 'delete_user'; name: string }
   | { type: 'list_user_keys'; name: string }
+  /** An organization's member's keys, once that organization allowed the read (spec 4.3); routes send it only then. */
+  | { type: 'read_member_keys'; name: string; key?: string }
   | { type: 'get_user_key'; name: string; key: string }
   | { type: 'create_user_key'; name: string; input: KeyInput }
   | { type: 'update_user_key'; name: string; key: string; input: KeyInput }
@@ -47,6 +50,8 @@ export interface UsersOutcome {
   writes?: UsersWrite[];
   /** Organizations to tell that this user is gone. */
   deletedFrom?: { username: string; orgs: string[] };
+  /** Every organization must move this user's mentions to the new name. */
+  renamed?: { from: string; to: string };
 }
 
 type Perm = 'read' | 'update' | 'delete';
@@ -133,9 +138,14 @@ function handleOneUser(state: UsersState, ctx: RequestContext, op: Extract<UserO
       delete (doc as { generated?: unknown }).generated;
       delete (doc as { public_key?: unknown }).public_key;
       const writes: UsersWrite[] = [{ coll: 'users', id: newName, doc }];
-      if (newName !== u.username) writes.push({ coll: 'users', id: u.username, doc: null });
-      const renamed = newName !== u.username;
-      return { reply: ok({ uri: `${base}/${newName}` }, renamed ? 201 : 200, renamed ? `${base}/${newName}` : undefined), writes };
+      if (newName === u.username) return { reply: ok({ uri: `${base}/${newName}` }), writes };
+      // Rights are held by name: the account's own ACL and server-admins follow the rename.
+      doc.acl = renameInAcl(u.acl, 'users', u.username, newName) ?? u.acl;
+      writes.push({ coll: 'users', id: u.username, doc: null });
+      if (state.serverAdmins.has(u.username)) {
+        writes.push({ coll: 'server-admins', users: [...state.serverAdmins].map((n) => (n === u.username ? newName : n)).sort() });
+      }
+      return { reply: ok({ uri: `${base}/${newName}` }, 201, `${base}/${newName}`), writes, renamed: { from: u.username, to: newName } };
     }
     case 'delete_user': {
       if ((denied = need('delete'))) return { reply: denied };
@@ -145,6 +155,8 @@ function handleOneUser(state: UsersState, ctx: RequestContext, op: Extract<UserO
     }
     case 'list_user_keys':
       return { reply: need('read') ?? listKeys(u.keys, uri, nowMs) };
+    case 'read_member_keys':
+      return { reply: op.key === undefined ? listKeys(u.keys, uri, nowMs) : getKey(u.keys, op.key, u.username) };
     case 'get_user_key':
       return { reply: need('read') ?? getKey(u.keys, op.key, u.username) };
     case 'create_user_key':

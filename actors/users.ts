@@ -32,6 +32,8 @@ export interface UsersPorts {
   now: () => number;
   /** Tells an organization that a user account is gone, so it drops the association. */
   userDeleted: (org: string, username: string) => void;
+  /** Tells every organization that an account changed its name. */
+  userRenamed: (from: string, to: string) => void;
 }
 
 export async function loadUsers(store: Store): Promise<UsersState> {
@@ -100,6 +102,13 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
         if (out.deletedFrom) {
           for (const org of out.deletedFrom.orgs) ports.userDeleted(org, out.deletedFrom.username);
           state.orgsOf.delete(out.deletedFrom.username);
+        }
+        if (out.renamed) {
+          // Before the reply: the organizations see the new name before the client's next request.
+          const orgs = state.orgsOf.get(out.renamed.from);
+          state.orgsOf.delete(out.renamed.from);
+          if (orgs) state.orgsOf.set(out.renamed.to, orgs);
+          ports.userRenamed(out.renamed.from, out.renamed.to);
         }
         dispatch(msg.replyTo, out.reply);
         break;

@@ -6,12 +6,14 @@ import { createApp } from './http/app.js';
 import { firstStart } from './setup/first-start.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { PushHub } from './transport/push-hub.js';
 import { startSystem, type InfraSystem } from '../actors/system.js';
 
 export interface RunningServer {
   /** `http://host:port` of the API. */
   url: string;
   system: InfraSystem;
+  hub: PushHub;
   /** Files the first start wrote (empty on later starts). */
   setupFiles: string[];
   close(): Promise<void>;
@@ -22,8 +24,17 @@ export async function startServer(config: ServerConfig, opts: { store?: Store } 
   const storeConfig: { redis_url?: string; data_dir: string } = { data_dir: config.data_dir };
   if (config.redis_url !== undefined) storeConfig.redis_url = config.redis_url;
   const store = opts.store ?? (await openStore(storeConfig));
-  const system = await startSystem(store);
-  const app = createApp({ system, authSkewSeconds: config.auth_skew });
+  const hub = new PushHub(config, store);
+  try {
+    await hub.bind();
+  } catch (e) {
+    hub.close();
+    await store.close();
+    throw new Error(`cannot bind the push-jobs ports ${config.server_heartbeat_port} and ${config.command_port}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const system = await startSystem(store, hub);
+  await hub.attach(system);
+  const app = createApp({ system, authSkewSeconds: config.auth_skew, push: hub });
   const http = await listen(app.fetch, config.api_port, config.api_listen_address);
   const port = (http.address() as AddressInfo).port;
   const host = config.api_listen_address === '0.0.0.0' || config.api_listen_address === '::' ? '127.0.0.1' : config.api_listen_address;
@@ -31,14 +42,16 @@ export async function startServer(config: ServerConfig, opts: { store?: Store } 
   try {
     const setupFiles = await firstStart({ system, dataDir: config.data_dir, orgName: config.default_orgname, apiUrl: url });
     return {
-      url, system, setupFiles,
+      url, system, hub, setupFiles,
       close: async () => {
         await new Promise<void>((resolve) => http.close(() => resolve()));
+        hub.close();
         await system.stop();
       },
     };
   } catch (e) {
     http.close();
+    hub.close();
     await system.stop();
     throw e;
   }

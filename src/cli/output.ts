@@ -34,6 +34,8 @@ export class CommandError extends Error {
   }
 }
 
+const isTerminal = (s: Readable): boolean => 'isTTY' in s && s.isTTY === true;
+
 const isScalar = (v: unknown): boolean => v === null || typeof v !== 'object';
 
 function scalarText(v: unknown): string {
@@ -67,7 +69,8 @@ function summaryLines(value: unknown): string[] {
     for (const [key, raw] of entries) {
       const v: unknown = Array.isArray(raw) && raw.length === 1 && isScalar(raw[0]) ? raw[0] : raw;
       if (isScalar(v)) {
-        out.push(`${`${key}:`.padEnd(width)} ${scalarText(v)}`);
+        const text = scalarText(v);
+        out.push(text === '' ? `${key}:` : `${`${key}:`.padEnd(width)} ${text}`);
       } else {
         out.push(`${key}:`);
         for (const line of summaryLines(v)) out.push(line === '' ? '' : `  ${line}`);
@@ -145,8 +148,9 @@ export class Ui {
     for (;;) {
       this.io.stdout.write(`${question}? (Y/N) `);
       const answer = await this.readLine();
+      // A terminal echoes the answer and its newline; piped answers are not echoed, so end the line here.
+      if (answer === undefined || !isTerminal(this.io.stdin)) this.io.stdout.write('\n');
       if (answer === undefined) {
-        this.io.stdout.write('\n');
         throw new CommandError('no answer on standard input; nothing was changed (use -y to skip the question)', [], EXIT.declined);
       }
       const a = answer.trim();

@@ -9,12 +9,15 @@ import { clientRoutes } from './routes/clients.js';
 import { groupRoutes } from './routes/groups.js';
 import { objectRoutes } from './routes/objects.js';
 import { organizationRoutes } from './routes/organizations.js';
+import { pushyRoutes } from './routes/pushy.js';
 import { userRoutes } from './routes/users.js';
 
 export const VERSION = '0.1.0';
 
 export interface AppOptions {
   system: InfraSystem;
+  /** Push-jobs transport figures for /_status. */
+  push?: { status(): { connected_nodes: number; dropped: Record<string, number> } };
   authSkewSeconds: number;
   now?: () => number;
 }
@@ -27,7 +30,11 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
 
   app.get('/_status', async (c) => {
     const store = await system.store.state();
-    return c.json({ status: store === 'ok' ? 'pong' : 'fail', version: VERSION, store: { kind: system.store.kind, state: store }, organizations: system.orgNames().length }, store === 'ok' ? 200 : 503);
+    const body = {
+      status: store === 'ok' ? 'pong' : 'fail', version: VERSION, store: { kind: system.store.kind, state: store },
+      organizations: system.orgNames().length, push_jobs: opts.push?.status() ?? null,
+    };
+    return c.json(body, store === 'ok' ? 200 : 503);
   });
   app.use('*', authenticate({ system, skewSeconds: opts.authSkewSeconds, now: opts.now ?? Date.now }));
 
@@ -37,5 +44,6 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   groupRoutes(app, system);
   userRoutes(app, system);
   objectRoutes(app, system);
+  pushyRoutes(app, system);
   return app;
 }

@@ -27,7 +27,13 @@ export interface AuthOptions {
 /** `/organizations/ORG/...` names an organization; `/organizations` alone does not. */
 export function orgOfPath(path: string): string | undefined {
   const m = /^\/organizations\/([^/]+)/.exec(path);
-  return m?.[1] === undefined ? undefined : decodeURIComponent(m[1]);
+  if (m?.[1] === undefined) return undefined;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    // A malformed escape names no organization we could hold; keep it as sent, like the router does.
+    return m[1];
+  }
 }
 
 export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
@@ -83,6 +89,7 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
       baseUrl: `${proto}://${c.req.header('host') ?? url.host}`,
       apiVersion: auth.serverApiVersion,
       authKey: winner.name,
+      authPublicKey: winner.pem,
     });
     c.set('rawBody', rawBody);
     c.set('orgName', orgName);

@@ -16,15 +16,24 @@ type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export function send(c: Ctx, reply: Reply): Response {
   if (reply.location !== undefined) c.header('Location', reply.location);
+  if (reply.raw === true && typeof reply.body === 'string') {
+    if (reply.truncated === true) c.header('X-Output-Truncated', 'true');
+    return c.body(reply.body, reply.status as ContentfulStatusCode, { 'Content-Type': 'application/octet-stream' });
+  }
   return c.json(reply.body as object, reply.status as ContentfulStatusCode);
 }
 
-export async function askOrg(c: Ctx, system: InfraSystem, op: OrgOp): Promise<Response> {
+/** The organization's reply to `op`, for handlers that must look at it before answering. */
+export async function queryOrg(c: Ctx, system: InfraSystem, op: OrgOp): Promise<Reply> {
   const name = c.get('orgName');
   const ref = name === undefined ? undefined : system.org(name);
   if (!ref) throw ApiError.of(404, `organization '${name ?? ''}' does not exist.`);
   const ctx = c.get('rc');
-  return send(c, await ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo })));
+  return ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo }));
+}
+
+export async function askOrg(c: Ctx, system: InfraSystem, op: OrgOp): Promise<Response> {
+  return send(c, await queryOrg(c, system, op));
 }
 
 export async function askUsers(c: Ctx, system: InfraSystem, op: UserOp): Promise<Response> {

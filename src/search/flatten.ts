@@ -36,27 +36,25 @@ class FieldCollector {
     values.add(value);
   }
 
-  /** Indexes `value` under `path` (outermost key first); top-level scalars have a one-key path. */
-  addAt(path: readonly string[], value: string): void {
-    const leaf = path[path.length - 1];
-    if (leaf === undefined) return;
+  /** Indexes `value` under its leaf key and, below the top level, under the joined key path. */
+  addAt(leaf: string | null, joined: string, value: string): void {
+    if (leaf === null) return;
     this.add(leaf, value);
-    if (path.length > 1) this.add(path.join('_'), value);
+    if (joined !== leaf) this.add(joined, value);
   }
 
-  walk(path: string[], value: unknown): void {
+  /** `leaf` is the innermost key (null at the top) and `joined` the underscore-joined key path. */
+  walk(leaf: string | null, joined: string, value: unknown): void {
     if (Array.isArray(value)) {
-      for (const item of value) this.walk(path, item);
+      for (const item of value) this.walk(leaf, joined, item);
     } else if (isObject(value)) {
       for (const [key, child] of Object.entries(value)) {
-        this.addAt(path, key);
-        path.push(key);
-        this.walk(path, child);
-        path.pop();
+        this.addAt(leaf, joined, key);
+        this.walk(key, leaf === null ? key : `${joined}_${key}`, child);
       }
     } else {
       const text = scalarText(value);
-      if (text !== null) this.addAt(path, text);
+      if (text !== null) this.addAt(leaf, joined, text);
     }
   }
 
@@ -125,6 +123,6 @@ function nodeForIndex(doc: JsonObject): JsonObject {
 export function flattenDocument(kind: DocumentKind, doc: unknown): Map<string, string[]> {
   if (!isObject(doc)) return new Map();
   const collector = new FieldCollector();
-  collector.walk([], kind === 'node' ? nodeForIndex(doc) : doc);
+  collector.walk(null, '', kind === 'node' ? nodeForIndex(doc) : doc);
   return collector.result();
 }

@@ -7,16 +7,24 @@
 // wildcards and ranges scan the distinct values of their field (every field when none is named).
 //
 // Memory: documents get small integer numbers, so a value held by one document costs one map
-// entry holding that number, and only values shared by several documents get a Set. Query
+// entry holding that number, and only values shared by several documents get a list or a bitset. Query
 // results are bitsets over document numbers, walked in id order for paging.
 import type { ParsedQuery } from './query.js';
 
-/** One document's number, or several documents sharing a value (with one kept copy of the value). */
-type Posting = number | { value: string; docs: Set<number> };
+/**
+ * The documents holding one value: a lone document number, a list while few documents share it, a
+ * bitset once a list would be larger than one. Shared postings keep one copy of the value for the
+ * documents' term lists. Lists rather than Sets: smaller, and V8's hash tables slow down when the
+ * same key is deleted and added again, which re-saving a node does.
+ */
+type Posting = typeof VACANT | number | { value: string; docs: number[] } | { value: string; bits: Uint32Array; count: number };
 
 interface FieldEntry {
   name: string;
   values: Map<string, Posting>;
+  /** Values held by some document, and values held by none (see vacate). */
+  live: number;
+  vacant: number;
 }
 
 export interface SearchOptions {
@@ -45,11 +53,42 @@ function clearBit(bits: Bits, n: number): void {
   bits[n >>> 5] = (bits[n >>> 5] ?? 0) & ~(1 << (n & 31));
 }
 
-function setPosting(bits: Bits, posting: Posting): void {
-  if (typeof posting === 'number') setBit(bits, posting);
-  else for (const doc of posting.docs) setBit(bits, doc);
+/** Combines `from` into `acc` word by word; `from` may be shorter (missing words are zero). */
+function mergeInto(acc: Bits, from: Bits, op: (a: number, b: number) => number): void {
+  for (let i = 0; i < acc.length; i++) acc[i] = op(acc[i] ?? 0, from[i] ?? 0);
 }
 
+function setPosting(bits: Bits, posting: Posting): void {
+  if (typeof posting === 'number') {
+    if (posting !== VACANT) setBit(bits, posting);
+  } else if ('bits' in posting) {
+    mergeInto(bits, posting.bits, (a, b) => a | b);
+  } else {
+    for (const doc of posting.docs) setBit(bits, doc);
+  }
+}
+
+function grown(bits: Bits, words: number): Bits {
+  const next = new Uint32Array(Math.max(words, bits.length * 2));
+  next.set(bits);
+  return next;
+}
+
+/** Walks a document's term list: a field entry followed by that field's values, repeated. */
+function forEachTerm(terms: readonly (FieldEntry | string)[], fn: (entry: FieldEntry, value: string) => void): void {
+  let entry: FieldEntry | undefined;
+  for (const term of terms) {
+    if (typeof term !== 'string') entry = term;
+    else if (entry === undefined) throw new Error('search index term list starts with a value');
+    else fn(entry, term);
+  }
+}
+
+/** A list posting of at least MIN_BITS_DOCS becomes a bitset once its length times LIST_TO_BITS exceeds the capacity. */
+const LIST_TO_BITS = 128;
+const VACANT = -1;
+const MIN_VACANT = 16;
+const MIN_BITS_DOCS = 64;
 const REGEX_SYNTAX = /[\^$\\.*+?()[\]{}|/]/;
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/;
 
@@ -92,7 +131,7 @@ function rangeTest(q: Extract<ParsedQuery, { kind: 'range' }>): (value: string) 
 export class SearchIndex {
   private readonly fields = new Map<string, FieldEntry>();
   private readonly docNos = new Map<string, number>();
-  /** By document number: its id, and its terms as alternating field entry and stored value. */
+  /** By document number: its id, and its terms (see forEachTerm). */
   private readonly ids: (string | undefined)[] = [];
   private readonly terms: ((FieldEntry | string)[] | undefined)[] = [];
   private readonly freeDocNos: number[] = [];
@@ -107,6 +146,7 @@ export class SearchIndex {
   /** Indexes `fields` as the whole content of document `id`, replacing what it had before. */
   put(id: string, fields: ReadonlyMap<string, readonly string[]>): void {
     let docNo = this.docNos.get(id);
+    const old = docNo === undefined ? [] : (this.terms[docNo] ?? []);
     if (docNo === undefined) {
       docNo = this.freeDocNos.pop() ?? this.ids.length;
       this.docNos.set(id, docNo);
@@ -114,21 +154,28 @@ export class SearchIndex {
       this.growLive(docNo);
       setBit(this.live, docNo);
       this.insertOrder(docNo);
-    } else {
-      this.unindex(docNo);
     }
-    const terms: (FieldEntry | string)[] = [];
+    const fresh = new Map<string, Set<string>>();
     for (const [name, values] of fields) {
-      if (values.length === 0) continue;
+      if (values.length > 0) fresh.set(name, new Set(values.map((v) => v.toLowerCase())));
+    }
+    // Unchanged terms stay put: deleting and re-adding the same key degrades V8's hash tables.
+    const terms: (FieldEntry | string)[] = [];
+    let current: FieldEntry | null = null;
+    forEachTerm(old, (entry, value) => {
+      if (fresh.get(entry.name)?.delete(value) !== true) return this.drop(entry, value, docNo);
+      if (current !== entry) terms.push((current = entry));
+      terms.push(value);
+    });
+    for (const [name, values] of fresh) {
+      if (values.size === 0) continue;
       let entry = this.fields.get(name);
       if (entry === undefined) {
-        entry = { name, values: new Map() };
+        entry = { name, values: new Map(), live: 0, vacant: 0 };
         this.fields.set(name, entry);
       }
-      for (const raw of values) {
-        const stored = addPosting(entry, raw.toLowerCase(), docNo);
-        if (stored !== null) terms.push(entry, stored);
-      }
+      terms.push(entry);
+      for (const value of values) terms.push(this.addPosting(entry, value, docNo));
     }
     this.terms[docNo] = terms;
   }
@@ -194,26 +241,10 @@ export class SearchIndex {
 
   /** Lucene occurrence rules: all `must`; else at least one `should`; else everything; minus `mustNot`. */
   private evaluateBool(must: ParsedQuery[], should: ParsedQuery[], mustNot: ParsedQuery[]): Bits {
-    let acc: Bits;
-    if (must.length > 0) {
-      acc = this.live.slice();
-      for (const q of must) {
-        const b = this.evaluate(q);
-        for (let i = 0; i < acc.length; i++) acc[i] = (acc[i] ?? 0) & (b[i] ?? 0);
-      }
-    } else if (should.length > 0) {
-      acc = this.empty();
-      for (const q of should) {
-        const b = this.evaluate(q);
-        for (let i = 0; i < acc.length; i++) acc[i] = (acc[i] ?? 0) | (b[i] ?? 0);
-      }
-    } else {
-      acc = this.live.slice();
-    }
-    for (const q of mustNot) {
-      const b = this.evaluate(q);
-      for (let i = 0; i < acc.length; i++) acc[i] = (acc[i] ?? 0) & ~(b[i] ?? 0);
-    }
+    const acc = must.length === 0 && should.length > 0 ? this.empty() : this.live.slice();
+    for (const q of must) mergeInto(acc, this.evaluate(q), (a, b) => a & b);
+    if (must.length === 0) for (const q of should) mergeInto(acc, this.evaluate(q), (a, b) => a | b);
+    for (const q of mustNot) mergeInto(acc, this.evaluate(q), (a, b) => a & ~b);
     return acc;
   }
 
@@ -232,13 +263,69 @@ export class SearchIndex {
   }
 
   private unindex(docNo: number): void {
-    const terms = this.terms[docNo] ?? [];
-    for (let i = 0; i < terms.length; i += 2) {
-      const entry = terms[i];
-      const value = terms[i + 1];
-      if (typeof entry !== 'object' || typeof value !== 'string') throw new Error('corrupt search index term list');
-      removePosting(entry, value, docNo);
-      if (entry.values.size === 0 && this.fields.get(entry.name) === entry) this.fields.delete(entry.name);
+    forEachTerm(this.terms[docNo] ?? [], (entry, value) => this.drop(entry, value, docNo));
+  }
+
+  /** Adds `docNo` under `value`; returns the copy of `value` the document should keep. */
+  private addPosting(entry: FieldEntry, value: string, docNo: number): string {
+    const posting = entry.values.get(value);
+    if (posting === undefined || posting === VACANT) {
+      entry.values.set(value, docNo);
+      entry.live += 1;
+      if (posting === VACANT) entry.vacant -= 1;
+      return value;
+    }
+    if (typeof posting === 'number') {
+      entry.values.set(value, { value, docs: [posting, docNo] });
+      return value;
+    }
+    if ('bits' in posting) {
+      if (posting.bits.length <= docNo >>> 5) posting.bits = grown(posting.bits, this.live.length);
+      setBit(posting.bits, docNo);
+      posting.count += 1;
+    } else if (posting.docs.length < MIN_BITS_DOCS || posting.docs.length * LIST_TO_BITS < this.ids.length) {
+      posting.docs.push(docNo);
+    } else {
+      const bits = new Uint32Array(this.live.length);
+      for (const doc of posting.docs) setBit(bits, doc);
+      setBit(bits, docNo);
+      entry.values.set(value, { value: posting.value, bits, count: posting.docs.length + 1 });
+    }
+    return posting.value;
+  }
+
+  private drop(entry: FieldEntry, value: string, docNo: number): void {
+    const posting = entry.values.get(value);
+    if (posting === undefined || posting === VACANT) return;
+    if (typeof posting === 'number') {
+      this.vacate(entry, value);
+    } else if ('bits' in posting) {
+      clearBit(posting.bits, docNo);
+      posting.count -= 1;
+      if (posting.count === 0) this.vacate(entry, value);
+    } else {
+      const at = posting.docs.indexOf(docNo);
+      if (at < 0) return;
+      const last = posting.docs.pop() ?? docNo;
+      if (at < posting.docs.length) posting.docs[at] = last;
+      if (posting.docs.length === 1) entry.values.set(value, posting.docs[0] ?? docNo);
+    }
+  }
+
+  /**
+   * Marks a value as held by no document. The key stays in the map (V8's hash tables slow down
+   * when one key is deleted and added again, as a value flipping between saves would do), and
+   * the map is rebuilt once vacant keys outnumber live ones.
+   */
+  private vacate(entry: FieldEntry, value: string): void {
+    entry.values.set(value, VACANT);
+    entry.live -= 1;
+    entry.vacant += 1;
+    if (entry.live === 0) {
+      if (this.fields.get(entry.name) === entry) this.fields.delete(entry.name);
+    } else if (entry.vacant > MIN_VACANT && entry.vacant > entry.live) {
+      entry.values = new Map([...entry.values].filter(([, p]) => p !== VACANT));
+      entry.vacant = 0;
     }
   }
 
@@ -248,10 +335,7 @@ export class SearchIndex {
 
   private growLive(docNo: number): void {
     const words = (docNo >>> 5) + 1;
-    if (words <= this.live.length) return;
-    const grown = new Uint32Array(Math.max(words, this.live.length * 2));
-    grown.set(this.live);
-    this.live = grown;
+    if (words > this.live.length) this.live = grown(this.live, words);
   }
 
   private sortedOrder(): number[] {
@@ -278,36 +362,5 @@ export class SearchIndex {
       else hi = mid;
     }
     return lo;
-  }
-}
-
-/** Adds `docNo` under `value`; returns the value copy to remember, or null if already there. */
-function addPosting(entry: FieldEntry, value: string, docNo: number): string | null {
-  const posting = entry.values.get(value);
-  if (posting === undefined) {
-    entry.values.set(value, docNo);
-    return value;
-  }
-  if (typeof posting === 'number') {
-    if (posting === docNo) return null;
-    entry.values.set(value, { value, docs: new Set([posting, docNo]) });
-    return value;
-  }
-  if (posting.docs.has(docNo)) return null;
-  posting.docs.add(docNo);
-  return posting.value;
-}
-
-function removePosting(entry: FieldEntry, value: string, docNo: number): void {
-  const posting = entry.values.get(value);
-  if (posting === undefined) return;
-  if (typeof posting === 'number') {
-    if (posting === docNo) entry.values.delete(value);
-    return;
-  }
-  posting.docs.delete(docNo);
-  if (posting.docs.size === 1) {
-    const [last] = posting.docs;
-    if (last !== undefined) entry.values.set(value, last);
   }
 }

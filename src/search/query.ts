@@ -66,7 +66,7 @@ class Parser {
 
   parse(): ParsedQuery {
     this.skipSpace();
-    if (this.pos === this.src.length) throw new SearchSyntaxError(this.pos, 'empty query');
+    if (this.pos === this.src.length) throw new SearchSyntaxError(0, 'empty query');
     const query = this.parseOr(null, 0);
     if (this.pos < this.src.length) throw this.unexpected();
     return query;

@@ -33,7 +33,7 @@ export async function firstStart(o: SetupOptions): Promise<string[]> {
   const written: string[] = [];
   const ctx: RequestContext = {
     requestor: { kind: 'user', name: SUPERUSER, superuser: true, serverAdmin: true, validator: false },
-    baseUrl: o.apiUrl, apiVersion: 1, authKey: '',
+    baseUrl: o.apiUrl, apiVersion: 1, authKey: '', authPublicKey: '',
   };
   const users = (op: UserOp) => ask(system.users, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo }));
   const org = (op: OrgOp) => {

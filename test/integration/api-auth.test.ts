@@ -125,6 +125,7 @@ eachStore(t, async (t, s) => {
     expectAnswer(t, await s.admin.request('GET', '/organizations/nope/clients'), 404, expected, 'signed');
     const forged = sign({ path: '/organizations/nope/clients', key: await s.keyOf('pivotal') });
     expectAnswer(t, await rawRequest(s.url, 'GET', '/organizations/nope/clients', forged), 404, expected, 'badly signed');
+    expectAnswer(t, await s.admin.request('GET', '/organizations/%zz/clients'), 404, { error: ["organization '%zz' does not exist."] }, 'a malformed escape');
   });
 
   await t.test('a user not associated with the organization is a 403 naming both', async (t) => {

@@ -179,4 +179,26 @@ eachStore(t, async (t, s) => {
     expectStatus(t, await s.pivotal.request('POST', '/users', person('frank')), 201, 'the name is free again');
     expectAnswer(t, await s.admin.request('GET', '/organizations/default/users/frank'), 404, { error: 'Cannot find a user frank in organization default' }, 'and not associated');
   });
+
+  await t.test('a renamed user keeps its organizations, groups and rights; the old name keeps none', async (t) => {
+    await createMember(t, s, 'default', 'gina');
+    expectStatus(t, await s.pivotal.request('PUT', '/organizations/default/groups/admins', { actors: { users: ['admin', 'gina'] } }), 200);
+    expectStatus(t, await s.pivotal.request('POST', '/server-admins', { username: 'gina' }), 200);
+    const gina = s.as('gina', (await keyPair(0)).privateKeyPem);
+    expectStatus(t, await gina.request('PUT', '/users/gina', { username: 'gina2' }), 201);
+
+    const gina2 = s.as('gina2', (await keyPair(0)).privateKeyPem);
+    const admins = expectStatus(t, await gina2.request('GET', '/organizations/default/groups/admins'), 200, 'still an org admin');
+    t.same(admins['users'], ['admin', 'gina2']);
+    expectAnswer(t, await gina2.request('GET', '/users/gina2/organizations'), 200, [{ organization: { name: 'default' } }]);
+    expectAnswer(t, await gina2.request('GET', '/organizations/default/users'), 200, [{ user: { username: 'admin' } }, { user: { username: 'gina2' } }]);
+    expectAnswer(t, await gina2.request('GET', '/server-admins'), 200, ['gina2', 'pivotal']);
+
+    const pair = await keyPair(1);
+    expectStatus(t, await s.pivotal.request('POST', '/users', person('gina', { email: 'new-gina@example.com', public_key: pair.publicKeyPem })), 201, 'the old name is free');
+    const newGina = s.as('gina', pair.privateKeyPem);
+    expectAnswer(t, await newGina.request('GET', '/organizations/default'), 403, { error: ["'gina' not associated with organization 'default'"] });
+    expectAnswer(t, await newGina.request('GET', '/users'), 403, missingRead, 'not a server-admin');
+    expectAnswer(t, await newGina.request('GET', '/users/gina2'), 403, missingRead, 'no rights on the renamed account');
+  });
 });

@@ -35,7 +35,12 @@ export async function startTestServer(t: Test, kind: StoreKind, overrides: Parti
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
   const prefix = uniquePrefix();
   const redisUrl = kind === 'redis' ? await testRedisUrl() : undefined;
-  const config: ServerConfig = { ...serverConfigSchema.parse({}), api_port: 0, api_listen_address: '127.0.0.1', data_dir: dataDir, ...overrides };
+  // Port 0 everywhere: the system picks free ports, so test files run side by side.
+  const config: ServerConfig = {
+    ...serverConfigSchema.parse({}), api_port: 0, api_listen_address: '127.0.0.1', data_dir: dataDir,
+    server_heartbeat_port: 0, command_port: 0, queue_listen_address: 'tcp://127.0.0.1', server_name: '127.0.0.1',
+    ...overrides,
+  };
   const openStore = async (): Promise<Store> => (redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store')));
 
   let current: RunningServer | undefined;

@@ -48,7 +48,8 @@ function sent(effects: JobEffect[], message: 'commit' | 'run' | 'abort'): string
 
 const reasons = (effects: JobEffect[]): string[] =>
   effects.flatMap((e) => (e.type === 'ignored' ? [e.reason] : []));
-const types = (effects: JobEffect[]): string[] => effects.map((e) => (e.type === 'send' ? `send ${e.message}` : e.type));
+const types = (effects: JobEffect[]): string[] =>
+  effects.map((e) => (e.type === 'send' ? `send ${e.message}` : e.type));
 
 /** A persisted snapshot as the actor would read it back, restored with every node available. */
 function restoredWith(s: JobState, edit: (doc: JobState) => void): JobState {
@@ -59,26 +60,29 @@ function restoredWith(s: JobState, edit: (doc: JobState) => void): JobState {
 }
 
 interface Expect { to?: NodeJobStatus; abort?: true; ignored?: string }
+const LATE: Expect = { ignored: 'late_answer' };
+const LATE_ABORT: Expect = { abort: true, ignored: 'late_answer' };
+const DUPLICATE: Expect = { ignored: 'duplicate_answer' };
 
 const votingTable: Record<NodeEventType, Record<'new' | 'ready' | 'terminal', Expect>> = {
-  ack_commit: { new: { to: 'ready' }, ready: { ignored: 'duplicate_answer' }, terminal: { abort: true, ignored: 'late_answer' } },
-  nack_commit: { new: { to: 'nacked' }, ready: { to: 'unavailable' }, terminal: { ignored: 'late_answer' } },
-  ack_run: { new: { to: 'unavailable', abort: true }, ready: { to: 'unavailable', abort: true }, terminal: { abort: true, ignored: 'late_answer' } },
-  nack_run: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: { ignored: 'late_answer' } },
-  succeeded: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: { ignored: 'late_answer' } },
-  failed: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: { ignored: 'late_answer' } },
-  aborted: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: { ignored: 'late_answer' } },
+  ack_commit: { new: { to: 'ready' }, ready: DUPLICATE, terminal: LATE_ABORT },
+  nack_commit: { new: { to: 'nacked' }, ready: { to: 'unavailable' }, terminal: LATE },
+  ack_run: { new: { to: 'unavailable', abort: true }, ready: { to: 'unavailable', abort: true }, terminal: LATE_ABORT },
+  nack_run: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
+  succeeded: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
+  failed: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
+  aborted: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
   node_down: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: {} },
 };
 
 const runningTable: Record<NodeEventType, Record<'ready' | 'running' | 'terminal', Expect>> = {
-  ack_commit: { ready: { to: 'crashed', abort: true }, running: { to: 'crashed', abort: true }, terminal: { abort: true, ignored: 'late_answer' } },
-  nack_commit: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: { ignored: 'late_answer' } },
-  ack_run: { ready: { to: 'running' }, running: { ignored: 'duplicate_answer' }, terminal: { abort: true, ignored: 'late_answer' } },
-  nack_run: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: { ignored: 'late_answer' } },
-  succeeded: { ready: { to: 'crashed' }, running: { to: 'succeeded' }, terminal: { ignored: 'late_answer' } },
-  failed: { ready: { to: 'crashed' }, running: { to: 'failed' }, terminal: { ignored: 'late_answer' } },
-  aborted: { ready: { to: 'crashed' }, running: { to: 'aborted' }, terminal: { ignored: 'late_answer' } },
+  ack_commit: { ready: { to: 'crashed', abort: true }, running: { to: 'crashed', abort: true }, terminal: LATE_ABORT },
+  nack_commit: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: LATE },
+  ack_run: { ready: { to: 'running' }, running: DUPLICATE, terminal: LATE_ABORT },
+  nack_run: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: LATE },
+  succeeded: { ready: { to: 'crashed' }, running: { to: 'succeeded' }, terminal: LATE },
+  failed: { ready: { to: 'crashed' }, running: { to: 'failed' }, terminal: LATE },
+  aborted: { ready: { to: 'crashed' }, running: { to: 'aborted' }, terminal: LATE },
   node_down: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: {} },
 };
 
@@ -185,7 +189,10 @@ t.test('a job runs start to finish: commit, run, results, complete', async (t) =
   t.equal(s.status, 'voting');
   t.same(effects, [
     { type: 'persist' },
-    { type: 'send', message: 'commit', nodes: ['b', 'a', 'c'], job_id: 'job1', command: 'chef-client', options: { capture: true, dir: '/tmp' }, run_timeout: RUN_TIMEOUT },
+    {
+      type: 'send', message: 'commit', nodes: ['b', 'a', 'c'], job_id: 'job1', command: 'chef-client',
+      options: { capture: true, dir: '/tmp' }, run_timeout: RUN_TIMEOUT,
+    },
     { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
   ]);
   run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'));
@@ -329,7 +336,7 @@ t.test('stale timers are ignored', async (t) => {
   t.same(reasons(run(s, { type: 'voting_timeout', at: VOTING_DEADLINE - 1 })), ['stale_timer'], 'wrong deadline');
   t.same(reasons(run(s, { type: 'run_timeout', at: VOTING_DEADLINE })), ['stale_timer'], 'run timer while voting');
   run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'));
-  t.same(reasons(run(s, { type: 'voting_timeout', at: VOTING_DEADLINE })), ['stale_timer'], 'voting timer while running');
+  t.same(reasons(run(s, { type: 'voting_timeout', at: VOTING_DEADLINE })), ['stale_timer'], 'voting timer, running');
   t.same(reasons(run(s, { type: 'run_timeout', at: (s.run_deadline ?? 0) - 1 })), ['stale_timer']);
   t.same({ ...s.nodes }, { a: 'ready', b: 'ready' });
   t.equal(s.status, 'running');
@@ -381,7 +388,8 @@ t.test('restored after a server restart', async (t) => {
   });
   t.test('running goes on with its deadline; lost nodes are crashed', async (t) => {
     const s = started(['a', 'b']);
-    run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'), nodeEvent('ack_run', 'a'), nodeEvent('ack_run', 'b'));
+    run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'));
+    run(s, nodeEvent('ack_run', 'a'), nodeEvent('ack_run', 'b'));
     const doc = jobStateSchema.parse(JSON.parse(JSON.stringify(s)));
     const effects = run(doc, { type: 'restored', at: T0 + 5000, available: new Set(['a']) });
     t.same(jobNodesByStatus(doc), { running: ['a'], crashed: ['b'] });
@@ -419,10 +427,8 @@ t.test('restored after a server restart', async (t) => {
 });
 
 t.test('isTerminal and jobNodesByStatus', async (t) => {
-  t.same(
-    (['new', 'voting', 'running', 'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted'] as const).filter(isTerminal),
-    ['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted'],
-  );
+  const all = ['new', 'voting', 'running', 'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted'] as const;
+  t.same(all.filter(isTerminal), ['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
   const s = started(['zeta', 'alpha', 'mid'], 1, ['alpha', 'zeta']);
-  t.same(jobNodesByStatus(s), { new: ['alpha', 'zeta'], unavailable: ['mid'] }, 'sorted names, empty statuses left out');
+  t.same(jobNodesByStatus(s), { new: ['alpha', 'zeta'], unavailable: ['mid'] }, 'sorted, empty statuses left out');
 });

@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { ApiClient, errorText, type ApiResponse } from '../../auth/api-client.js';
-import { loadServerConfig, type ServerConfig, type ServerConfigSource } from '../../config/server-config.js';
+import { loadServerConfig, SERVER_CONFIG_FILE_NAME, type ServerConfig, type ServerConfigSource } from '../../config/server-config.js';
 import { CommandError, type Ui } from '../output.js';
 
 /** The superuser whose key the server writes at first start; every ctl request is signed as it. */
@@ -38,7 +38,7 @@ export class CtlApi {
     readonly target: CtlTarget,
   ) {}
 
-  /** Any status is returned; only an unreachable server throws. */
+  /** Any status is returned, except 401: this key is not pivotal's on that server, and no command can go on. */
   async request(method: string, path: string, body?: unknown): Promise<ApiResponse> {
     let res: ApiResponse;
     try {
@@ -91,9 +91,11 @@ export async function connectCtl(source: ServerConfigSource): Promise<CtlApi> {
     pem = await readFile(target.keyFile, 'utf8');
   } catch (e) {
     const code = e instanceof Error && 'code' in e ? String(e.code) : String(e);
-    const settings = target.settingsFile ?? 'the default settings';
+    const where = target.settingsFile === null
+      ? `No settings file was given (-c FILE) and ./${SERVER_CONFIG_FILE_NAME} is missing, so data_dir is the default.`
+      : `Is data_dir in ${target.settingsFile} the running server's?`;
     throw new CommandError(`cannot read the superuser key ${target.keyFile} (${code})`, [
-      `The server writes it into its data_dir at first start: is data_dir in ${settings} the running server's, and has it started once?`,
+      `The server writes it into its data_dir at first start. ${where}`,
     ], 1, { cause: e });
   }
   let client: ApiClient;

@@ -1,5 +1,6 @@
 // org-create, org-delete, org-list and org-show (spec 4.6, reference 3 and 6).
 import { z } from 'zod';
+import { orgNamePattern } from '../../config/settings-file.js';
 import { CommandError } from '../output.js';
 import { type Ctl } from './connection.js';
 import { checkKeyFile, deliverKey } from './key-file.js';
@@ -24,7 +25,17 @@ export interface OrgCreateOptions {
   file?: string;
 }
 
+/** spec 2.1, checked here so a mistyped name gets the rule rather than the server's `Field 'name' invalid`. */
+const FULL_NAME = /^\S.{0,1022}$/s;
+
 export async function orgCreate(ctl: Ctl, o: OrgCreateOptions): Promise<void> {
+  if (!orgNamePattern.test(o.name)) {
+    throw CommandError.usage(`invalid organization name '${o.name}': it must start with a lowercase letter or digit, ` +
+      'contain only lowercase letters, digits, - and _, and be 1 to 255 characters long');
+  }
+  if (!FULL_NAME.test(o.fullName)) {
+    throw CommandError.usage('invalid organization full name: it must start with a non-space character and be 1 to 1023 characters long');
+  }
   // Everything that can be checked beforehand is: a failure after the create would leave a half-made org.
   if (o.file !== undefined) await checkKeyFile(o.file);
   if (o.associateUser !== undefined) await ctl.api.call('GET', `/users/${seg(o.associateUser)}`, userSchema);

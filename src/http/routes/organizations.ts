@@ -1,4 +1,4 @@
-// /organizations, /organizations/ORG and the organization's user associations (reference 3).
+// /organizations, /organizations/ORG, the organization's user associations and its members' keys (reference 3, 4.3).
 import type { Hono } from 'hono';
 import type { Ref } from 'nact';
 import { generateKeyPair } from '../../auth/keys.js';
@@ -7,7 +7,7 @@ import type { Reply } from '../../../actors/reply.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
-import { askOrg, param, route, send } from '../respond.js';
+import { askOrg, askUsers, param, queryOrg, route, send, type Ctx } from '../respond.js';
 import { memberAddSchema, orgCreateSchema, orgUpdateSchema } from '../schemas.js';
 
 export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
@@ -49,4 +49,14 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
     GET: (c) => askOrg(c, system, { type: 'get_member', username: param(c, 'user') }),
     DELETE: (c) => askOrg(c, system, { type: 'remove_member', username: param(c, 'user') }),
   });
+
+  // GET only (reference 4.3): the organization decides, then the users actor, which holds the keys, answers.
+  const memberKeys = async (c: Ctx, key?: string) => {
+    const username = param(c, 'user');
+    const allowed = await queryOrg(c, system, { type: 'check_key_read', username });
+    if (allowed.status !== 200) return send(c, allowed);
+    return askUsers(c, system, key === undefined ? { type: 'read_member_keys', name: username } : { type: 'read_member_keys', name: username, key });
+  };
+  route(app, '/organizations/:org/users/:user/keys', { GET: (c) => memberKeys(c) });
+  route(app, '/organizations/:org/users/:user/keys/:key', { GET: (c) => memberKeys(c, param(c, 'key')) });
 }

@@ -1,0 +1,54 @@
+// /organizations/ORG/pushy: jobs, their output, node states and the node config endpoint (spec 4.1).
+import type { Hono } from 'hono';
+import type { InfraSystem } from '../../../actors/system.js';
+import type { JobOptions } from '../../../actors/job-machine.js';
+import type { AuthEnv } from '../authenticate.js';
+import { parseBody } from '../body.js';
+import { ApiError } from '../errors.js';
+import { askOrg, param, route } from '../respond.js';
+import { jobStartSchema } from '../pushy-schemas.js';
+
+export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
+  const base = '/organizations/:org/pushy';
+  route(app, `${base}/jobs`, {
+    GET: (c) => askOrg(c, system, { type: 'list_jobs' }),
+    POST: (c) => {
+      const body = parseBody(c.get('rawBody'), jobStartSchema);
+      const options: JobOptions = {};
+      if (body.capture_output !== undefined) options.capture = body.capture_output;
+      if (body.env !== undefined) options.env = body.env;
+      if (body.dir !== undefined) options.dir = body.dir;
+      if (body.user !== undefined) options.user = body.user;
+      if (body.file !== undefined) options.file = body.file;
+      const job: Parameters<typeof askOrg>[2] & { type: 'start_job' } = {
+        type: 'start_job',
+        job: { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options },
+      };
+      if (body.quorum !== undefined) job.job.quorum = body.quorum;
+      if (body.voting_timeout !== undefined) job.job.voting_timeout = body.voting_timeout;
+      return askOrg(c, system, job);
+    },
+  });
+  route(app, `${base}/jobs/:id`, {
+    GET: (c) => askOrg(c, system, { type: 'get_job', id: param(c, 'id') }),
+  });
+  route(app, `${base}/jobs/:id/abort`, {
+    POST: (c) => askOrg(c, system, { type: 'abort_job', id: param(c, 'id') }),
+  });
+  route(app, `${base}/jobs/:id/output/:node/:channel`, {
+    GET: (c) => {
+      const channel = param(c, 'channel');
+      if (channel !== 'stdout' && channel !== 'stderr') throw ApiError.of(404, `No channel ${channel}: use stdout or stderr`);
+      return askOrg(c, system, { type: 'get_job_output', id: param(c, 'id'), node: param(c, 'node'), channel });
+    },
+  });
+  route(app, `${base}/node_states`, {
+    GET: (c) => askOrg(c, system, { type: 'list_node_states' }),
+  });
+  route(app, `${base}/node_states/:node`, {
+    GET: (c) => askOrg(c, system, { type: 'get_node_state', node: param(c, 'node') }),
+  });
+  route(app, `${base}/config/:node`, {
+    GET: (c) => askOrg(c, system, { type: 'get_push_config', node: param(c, 'node') }),
+  });
+}

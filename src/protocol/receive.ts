@@ -1,0 +1,233 @@
+// Receive-side checks for one push-jobs message, in a fixed order, each failure a counted DropReason; plus replay tracking and drop counting.
+import { DEFAULT_MAX_BODY_SIZE, MAX_HEADER_SIZE, parseHeader } from './frames.js';
+import { clientMessageSchema, parseHttpDate, serverMessageSchema, type ClientMessage, type ServerMessage } from './messages.js';
+import { hmacVerify } from './signing.js';
+
+export const DROP_REASONS = [
+  'frame_count',
+  'oversize',
+  'bad_header',
+  'bad_json',
+  'bad_body',
+  'unknown_node',
+  'bad_signature',
+  'skew',
+  'replay',
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+/** Reference 2.6: `max_time_skew`, applied both ways here (the original client checked only the future). */
+export const DEFAULT_MAX_SKEW_SECONDS = 300;
+/** ZeroMQ routing ids are 1 to 255 bytes. */
+const MAX_IDENTITY_SIZE = 255;
+
+interface ReplayEntry {
+  incarnation: string;
+  sequence: number;
+  /** Incarnations this sender has left behind, newest last; their messages are replays now. */
+  retired: string[];
+}
+
+/**
+ * The last sequence seen per sender (org, node) and incarnation. A message passes when its sequence is above
+ * the last one of its incarnation; an incarnation not seen before starts a fresh count and retires the old
+ * one, so a recorded message of an earlier incarnation cannot be replayed after a restart. Memory is bounded:
+ * past `maxSenders` the longest-known sender is forgotten, and senders exist only once their key verified.
+ * Keep one guard per channel: heartbeats and commands travel on separate sockets, so only each channel's own
+ * order is guaranteed.
+ */
+export class ReplayGuard {
+  private readonly byOrg = new Map<string, Map<string, ReplayEntry>>();
+  private count = 0;
+
+  constructor(
+    private readonly maxSenders = 100_000,
+    private readonly retiredPerSender = 4,
+  ) {}
+
+  /** Checks and, when it passes, records the message's sequence. */
+  accept(org: string, node: string, incarnation: string, sequence: number): boolean {
+    let nodes = this.byOrg.get(org);
+    const entry = nodes?.get(node);
+    if (entry !== undefined) {
+      if (entry.incarnation === incarnation) {
+        if (sequence <= entry.sequence) return false;
+        entry.sequence = sequence;
+        return true;
+      }
+      if (entry.retired.includes(incarnation)) return false;
+      entry.retired.push(entry.incarnation);
+      if (entry.retired.length > this.retiredPerSender) entry.retired.shift();
+      entry.incarnation = incarnation;
+      entry.sequence = sequence;
+      return true;
+    }
+    if (nodes === undefined) {
+      nodes = new Map();
+      this.byOrg.set(org, nodes);
+    }
+    nodes.set(node, { incarnation, sequence, retired: [] });
+    this.count += 1;
+    if (this.count > this.maxSenders) this.evictOldest();
+    return true;
+  }
+
+  /** Drops what is known of a sender, e.g. when its session key is replaced. */
+  forget(org: string, node: string): void {
+    const nodes = this.byOrg.get(org);
+    if (nodes?.delete(node) === true) {
+      this.count -= 1;
+      if (nodes.size === 0) this.byOrg.delete(org);
+    }
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  private evictOldest(): void {
+    for (const [org, nodes] of this.byOrg) {
+      for (const node of nodes.keys()) {
+        this.forget(org, node);
+        return;
+      }
+    }
+  }
+}
+
+export interface DecodeOptions {
+  /** True on the ROUTER side, where ZeroMQ puts the peer's routing id first. */
+  expectIdentity: boolean;
+  maxBodySize?: number;
+  maxSkewSeconds?: number;
+  /** Epoch ms; the caller may reuse one options object and update this per message. */
+  now: number;
+  /** The session key of a node, or undefined when it has none. Must not create anything for unknown nodes. */
+  keyFor: (org: string, node: string) => Buffer | undefined;
+  replay: ReplayGuard;
+  /** Who sent the message: 'client' parses ClientMessage (on the server), 'server' parses ServerMessage (on a node). */
+  schema: 'client' | 'server';
+}
+
+export type Decoded<M> = { ok: true; message: M; identity?: Buffer } | { ok: false; reason: DropReason; detail: string };
+
+function drop(reason: DropReason, detail: string): { ok: false; reason: DropReason; detail: string } {
+  return { ok: false, reason, detail };
+}
+
+/** A peer-chosen value made safe and short for a log line. */
+function quote(v: string): string {
+  return JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decodes and checks one received message. The order follows the cost of each check and what it may trust:
+ * frames, sizes, header, JSON, key lookup by the body's org/node (reference 2.5), HMAC over the body bytes as
+ * received, and only then the zod schema, the timestamp and the sequence. Never throws for any input.
+ */
+export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions & { schema: 'client' }): Decoded<ClientMessage>;
+export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions & { schema: 'server' }): Decoded<ServerMessage>;
+export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): Decoded<ClientMessage | ServerMessage>;
+export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): Decoded<ClientMessage | ServerMessage> {
+  const expected = opts.expectIdentity ? 3 : 2;
+  if (frames.length !== expected) return drop('frame_count', `${frames.length} frames, expected ${expected}`);
+  const identity = opts.expectIdentity ? frames[0] : undefined;
+  const header = frames[expected - 2];
+  const body = frames[expected - 1];
+  if (header === undefined || body === undefined) return drop('frame_count', 'missing frame');
+  if (identity !== undefined && (identity.length === 0 || identity.length > MAX_IDENTITY_SIZE)) {
+    return drop('frame_count', `routing id of ${identity.length} bytes`);
+  }
+  if (header.length > MAX_HEADER_SIZE) return drop('oversize', `header of ${header.length} bytes`);
+  const maxBody = opts.maxBodySize ?? DEFAULT_MAX_BODY_SIZE;
+  if (body.length > maxBody) return drop('oversize', `body of ${body.length} bytes, limit ${maxBody}`);
+
+  const parsedHeader = parseHeader(header);
+  if (!parsedHeader.ok) return drop('bad_header', parsedHeader.detail);
+
+  const json = parseJson(body.toString('utf8'));
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return drop('bad_json', 'body is not a JSON object');
+  const org = 'org' in json ? json.org : undefined;
+  const node = 'node' in json ? json.node : undefined;
+  if (typeof org !== 'string' || typeof node !== 'string') return drop('bad_body', 'org and node must be strings');
+
+  const key = opts.keyFor(org, node);
+  if (key === undefined) return drop('unknown_node', `no session key for ${quote(org)}/${quote(node)}`);
+  if (!hmacVerify(key, body, parsedHeader.signature)) return drop('bad_signature', `from ${quote(org)}/${quote(node)}`);
+
+  const schema = opts.schema === 'client' ? clientMessageSchema : serverMessageSchema;
+  const result = schema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return drop('bad_body', issue === undefined ? 'invalid message' : `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  }
+  const message = result.data;
+
+  const sentAt = parseHttpDate(message.timestamp) ?? Number.NaN;
+  const maxSkewMs = (opts.maxSkewSeconds ?? DEFAULT_MAX_SKEW_SECONDS) * 1000;
+  if (!(Math.abs(opts.now - sentAt) <= maxSkewMs)) return drop('skew', `timestamp ${message.timestamp} is ${Math.round((opts.now - sentAt) / 1000)} s off`);
+  if (!opts.replay.accept(org, node, message.incarnation_id, message.sequence)) {
+    return drop('replay', `sequence ${message.sequence} of incarnation ${message.incarnation_id} already seen`);
+  }
+  return identity === undefined ? { ok: true, message } : { ok: true, message, identity };
+}
+
+export interface DropCounterOptions {
+  /** Receives at most one line per reason per interval. */
+  log?: (line: string, reason: DropReason) => void;
+  intervalSeconds?: number;
+  now?: () => number;
+}
+
+/**
+ * Counts drops per reason and logs at a limited rate: the first drop of a reason is logged at once, later ones
+ * within `intervalSeconds` only counted, and the next line says how many were not logged. A flood of forged
+ * traffic therefore costs a counter increment, not a log write.
+ */
+export class DropCounter {
+  private readonly counts = new Map<DropReason, number>();
+  private readonly lastLog = new Map<DropReason, number>();
+  private readonly unlogged = new Map<DropReason, number>();
+  private readonly log: (line: string, reason: DropReason) => void;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+
+  constructor(opts: DropCounterOptions = {}) {
+    this.log = opts.log ?? (() => {});
+    this.intervalMs = (opts.intervalSeconds ?? 60) * 1000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  record(reason: DropReason, detail: string): void {
+    this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);
+    const now = this.now();
+    const last = this.lastLog.get(reason);
+    if (last !== undefined && now - last < this.intervalMs) {
+      this.unlogged.set(reason, (this.unlogged.get(reason) ?? 0) + 1);
+      return;
+    }
+    const skipped = this.unlogged.get(reason) ?? 0;
+    this.lastLog.set(reason, now);
+    this.unlogged.set(reason, 0);
+    this.log(`dropped message (${reason}): ${detail}${skipped > 0 ? `; ${skipped} more ${reason} drops not logged` : ''}`, reason);
+  }
+
+  count(reason: DropReason): number {
+    return this.counts.get(reason) ?? 0;
+  }
+
+  /** Every reason with its count, zeros included, for a status endpoint or metrics. */
+  snapshot(): Record<DropReason, number> {
+    const out = {} as Record<DropReason, number>;
+    for (const reason of DROP_REASONS) out[reason] = this.count(reason);
+    return out;
+  }
+}

@@ -1,0 +1,207 @@
+// The push-jobs transport (spec 6, 8): two ROUTER sockets that clients connect to, heartbeats both ways on
+// one and job messages on the other. Every message is verified here, then handed to its node actor in one
+// hop; outbound messages are signed with the node's session key and written in order.
+import { randomUUID } from 'node:crypto';
+import { dispatch, type Ref } from 'nact';
+import { curveKeyPair, Router } from 'zeromq';
+import type { InfraSystem } from '../../actors/system.js';
+import type { NodeMsg } from '../../actors/node.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription, PushPorts, PushSettings, SessionGrant } from '../../actors/push-ports.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { encodeMessage } from '../protocol/frames.js';
+import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
+import { decodeFrames, DropCounter, ReplayGuard, type DecodeOptions } from '../protocol/receive.js';
+import type { Store } from '../store/store.js';
+import { Outbox } from './outbox.js';
+import { SessionKeys } from './session-keys.js';
+
+type HubConfig = Pick<ServerConfig,
+  'command_port' | 'server_heartbeat_port' | 'queue_listen_address' | 'server_name' | 'heartbeat_interval' |
+  'offline_threshold' | 'online_threshold' | 'voting_timeout' | 'max_body_size' | 'max_message_skew' |
+  'curve_encryption' | 'session_key_lifetime'>;
+
+type Channel = 'heartbeat' | 'command';
+
+/** What the hub knows of a connected node: where to write to it, and its actor. */
+interface Peer {
+  heartbeatIdentity: Buffer | undefined;
+  commandIdentity: Buffer | undefined;
+  lastHeard: number;
+  actor: Ref<NodeMsg>;
+}
+
+export class PushHub implements PushPorts {
+  readonly settings: PushSettings;
+  readonly incarnationId = randomUUID();
+  readonly drops: DropCounter;
+  private readonly sessions: SessionKeys;
+  private readonly peers = new Map<string, Map<string, Peer>>();
+  private readonly curve: { publicKey: string; secretKey: string } | null;
+  private readonly heartbeatSocket: Router;
+  private readonly commandSocket: Router;
+  private readonly heartbeatOut: Outbox;
+  private readonly commandOut: Outbox;
+  private readonly ports = { heartbeat: 0, command: 0 };
+  private sequence = 0;
+  private system: InfraSystem | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly config: HubConfig, readonly store: Store, readonly now: () => number = Date.now) {
+    this.settings = {
+      voting_timeout: config.voting_timeout, heartbeat_interval: config.heartbeat_interval,
+      offline_threshold: config.offline_threshold, online_threshold: config.online_threshold,
+    };
+    this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
+    this.drops = new DropCounter({ log: (line) => console.error(`push-jobs: ${line}`) });
+    this.curve = config.curve_encryption ? curveKeyPair() : null;
+    const options = { handover: true, linger: 0, ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}) };
+    this.heartbeatSocket = new Router(options);
+    this.commandSocket = new Router(options);
+    const report = (e: unknown) => console.error(`push-jobs: send failed: ${e instanceof Error ? e.message : String(e)}`);
+    this.heartbeatOut = new Outbox(this.heartbeatSocket, report);
+    this.commandOut = new Outbox(this.commandSocket, report);
+  }
+
+  /** Binds both channels (port 0 picks a free port). */
+  async bind(): Promise<void> {
+    const at = (port: number) => `${this.config.queue_listen_address}:${port === 0 ? '*' : port}`;
+    await this.heartbeatSocket.bind(at(this.config.server_heartbeat_port));
+    await this.commandSocket.bind(at(this.config.command_port));
+    this.ports.heartbeat = portOf(this.heartbeatSocket.lastEndpoint);
+    this.ports.command = portOf(this.commandSocket.lastEndpoint);
+  }
+
+  /** Starts taking messages for the actor tree and sending server heartbeats. */
+  async attach(system: InfraSystem): Promise<void> {
+    this.system = system;
+    await this.sessions.load(system.orgNames());
+    void this.receive(this.heartbeatSocket, 'heartbeat');
+    void this.receive(this.commandSocket, 'command');
+    this.ticker = setInterval(() => this.beat(), this.config.heartbeat_interval);
+  }
+
+  send(org: string, node: string, message: OutboundMessage): void {
+    const peer = this.peers.get(org)?.get(node);
+    const key = this.sessions.keyFor(org, node);
+    const identity = peer?.commandIdentity ?? peer?.heartbeatIdentity;
+    if (!identity || !key) return; // not connected: the job's timers deal with silence
+    const body = { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now()) };
+    this.commandOut.push([identity, ...encodeMessage(body, key)]);
+  }
+
+  async openSession(org: string, node: string): Promise<SessionGrant> {
+    return { key: await this.sessions.open(org, node), lifetime: this.config.session_key_lifetime };
+  }
+
+  describe(): PushDescription {
+    return {
+      heartbeat_addr: `tcp://${this.config.server_name}:${this.ports.heartbeat}`,
+      command_addr: `tcp://${this.config.server_name}:${this.ports.command}`,
+      curve_public_key: this.curve?.publicKey ?? null,
+      incarnation_id: this.incarnationId,
+      max_message_skew: this.config.max_message_skew,
+      max_body_size: this.config.max_body_size,
+      server_name: this.config.server_name,
+    };
+  }
+
+  /** Connected nodes and dropped messages by reason, for GET /_status. */
+  status(): { connected_nodes: number; dropped: Record<string, number> } {
+    let connected = 0;
+    for (const nodes of this.peers.values()) connected += nodes.size;
+    return { connected_nodes: connected, dropped: this.drops.snapshot() };
+  }
+
+  close(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.heartbeatSocket.close();
+    this.commandSocket.close();
+  }
+
+  private async receive(socket: Router, channel: Channel): Promise<void> {
+    const opts: DecodeOptions & { schema: 'client' } = {
+      expectIdentity: true, maxBodySize: this.config.max_body_size, maxSkewSeconds: this.config.max_message_skew,
+      now: 0, keyFor: (org, node) => this.sessions.keyFor(org, node), replay: new ReplayGuard(), schema: 'client',
+    };
+    try {
+      for await (const frames of socket) {
+        opts.now = this.now();
+        const d = decodeFrames(frames, opts);
+        if (!d.ok) {
+          this.drops.record(d.reason, d.detail);
+          continue;
+        }
+        this.deliver(channel, d.message, d.identity, opts.now);
+      }
+    } catch (e) {
+      if (!socket.closed) console.error(`push-jobs: ${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number): void {
+    const peer = this.peer(m.org, m.node);
+    if (!peer) {
+      this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
+      return;
+    }
+    peer.lastHeard = at;
+    if (channel === 'heartbeat') peer.heartbeatIdentity = identity;
+    else peer.commandIdentity = identity;
+    if (m.type === 'heartbeat') {
+      dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });
+    } else if (channel === 'command') {
+      dispatch(peer.actor, { type: 'answer', at, message: answerOf(m) });
+    } else {
+      this.drops.record('bad_body', `${m.org}/${m.node}: ${m.type} on the heartbeat channel`);
+    }
+  }
+
+  /** The peer of a verified sender, with its node actor spawned on its first message. */
+  private peer(org: string, node: string): Peer | undefined {
+    let nodes = this.peers.get(org);
+    const known = nodes?.get(node);
+    if (known) return known;
+    const actor = this.system?.nodeActor(org, node);
+    if (!actor) return undefined;
+    if (!nodes) {
+      nodes = new Map();
+      this.peers.set(org, nodes);
+    }
+    const peer: Peer = { heartbeatIdentity: undefined, commandIdentity: undefined, lastHeard: 0, actor };
+    nodes.set(node, peer);
+    return peer;
+  }
+
+  /** Server heartbeats go to every node heard within the offline window (spec 6: heartbeats both ways). */
+  private beat(): void {
+    const now = this.now();
+    const window = this.config.offline_threshold * this.config.heartbeat_interval;
+    for (const [org, nodes] of this.peers) {
+      for (const [node, peer] of nodes) {
+        const key = this.sessions.keyFor(org, node);
+        if (!peer.heartbeatIdentity || !key || now - peer.lastHeard > window) continue;
+        const body = {
+          type: 'heartbeat', ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
+          server: this.config.server_name, interval_ms: this.config.heartbeat_interval,
+        };
+        this.heartbeatOut.push([peer.heartbeatIdentity, ...encodeMessage(body, key)]);
+      }
+    }
+  }
+}
+
+function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerMessage {
+  const answer: NodeAnswerMessage = { type: m.type, job_id: m.job_id };
+  if ('exit_status' in m) answer.exit_status = m.exit_status;
+  if ('stdout' in m && m.stdout !== undefined) answer.stdout = m.stdout;
+  if ('stderr' in m && m.stderr !== undefined) answer.stderr = m.stderr;
+  if ('truncated' in m && m.truncated !== undefined) answer.truncated = m.truncated;
+  if ('reason' in m) answer.reason = m.reason;
+  return answer;
+}
+
+function portOf(endpoint: string | null): number {
+  const port = Number(endpoint?.slice(endpoint.lastIndexOf(':') + 1));
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`cannot tell the port of ${String(endpoint)}`);
+  return port;
+}

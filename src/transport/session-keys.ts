@@ -1,0 +1,59 @@
+// Session keys of the nodes (reference 2.5): handed out by the config endpoint, looked up for every message.
+// They are saved, so clients keep talking to a restarted server without fetching a new config.
+import { z } from 'zod';
+import { newSessionKey } from '../protocol/signing.js';
+import type { Store } from '../store/store.js';
+
+const sessionSchema = z.object({ key: z.string(), expires_at: z.number() });
+
+export function sessionsCollection(org: string): string {
+  return `org/${org}/sessions`;
+}
+
+interface Session {
+  key: Buffer;
+  expiresAt: number;
+}
+
+export class SessionKeys {
+  private readonly byOrg = new Map<string, Map<string, Session>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly lifetimeSeconds: number,
+    private readonly now: () => number,
+  ) {}
+
+  async load(orgs: readonly string[]): Promise<void> {
+    for (const org of orgs) {
+      for (const [node, raw] of await this.store.load(sessionsCollection(org))) {
+        const parsed = sessionSchema.safeParse(raw);
+        if (parsed.success) this.set(org, node, { key: Buffer.from(parsed.data.key, 'base64'), expiresAt: parsed.data.expires_at });
+      }
+    }
+  }
+
+  /** A new key for the node, saved before it is returned; it replaces the node's earlier key. */
+  async open(org: string, node: string): Promise<Buffer> {
+    const key = newSessionKey();
+    const expiresAt = this.now() + this.lifetimeSeconds * 1000;
+    await this.store.put(sessionsCollection(org), node, { key: key.toString('base64'), expires_at: expiresAt });
+    this.set(org, node, { key, expiresAt });
+    return key;
+  }
+
+  /** The node's live key; the hot path of every message, so two map lookups and a compare. */
+  keyFor(org: string, node: string): Buffer | undefined {
+    const s = this.byOrg.get(org)?.get(node);
+    return s !== undefined && s.expiresAt > this.now() ? s.key : undefined;
+  }
+
+  private set(org: string, node: string, s: Session): void {
+    let nodes = this.byOrg.get(org);
+    if (!nodes) {
+      nodes = new Map();
+      this.byOrg.set(org, nodes);
+    }
+    nodes.set(node, s);
+  }
+}
