@@ -77,7 +77,8 @@ function decodeAt(i: number): void {
   if (!r.ok) throw new Error(`bench heartbeat dropped: ${r.reason} ${r.detail}`);
 }
 
-console.log(`${sampleHeader.length}-byte header, ${sampleBody.length}-byte heartbeat body, ${NODES.toLocaleString('en-US')} node keys, Node ${process.version}`);
+const nodes = NODES.toLocaleString('en-US');
+console.log(`${sampleHeader.length}-byte header, ${sampleBody.length}-byte heartbeat body, ${nodes} node keys, Node ${process.version}`);
 console.log('');
 console.log('| operation | msgs/s | µs/msg |');
 console.log('|---|---:|---:|');

@@ -19,7 +19,7 @@ const ENVIRONMENTS = ['prod', 'staging', 'dev', 'qa'];
 const PACKAGES = ['openssl', 'curl', 'bash', 'coreutils', 'libc6', 'systemd', 'openssh-server', 'python3', 'git', 'vim'];
 
 setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc: unknown = runInNewContext('gc');
 
 /** Deterministic generator so runs compare. */
 function random(seed: number): () => number {
@@ -33,7 +33,11 @@ function random(seed: number): () => number {
 }
 
 function makeNode(i: number, rnd: () => number): Record<string, unknown> {
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const pick = <T>(xs: readonly T[]): T => {
+    const x = xs[Math.floor(rnd() * xs.length)];
+    if (x === undefined) throw new Error('pick from an empty list');
+    return x;
+  };
   const os = pick(PLATFORMS);
   const name = `node-${String(i).padStart(5, '0')}.example.com`;
   const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
@@ -86,6 +90,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function heapMb(): number {
+  if (typeof gc !== 'function') throw new Error('gc is not exposed');
   gc();
   gc();
   return process.memoryUsage().heapUsed / 1024 / 1024;

@@ -32,7 +32,8 @@ interface ReplayEntry {
  * The last sequence seen per sender (org, node) and incarnation. A message passes when its sequence is above
  * the last one of its incarnation; an incarnation not seen before starts a fresh count and retires the old
  * one, so a recorded message of an earlier incarnation cannot be replayed after a restart. Memory is bounded:
- * past `maxSenders` the longest-known sender is forgotten, and senders exist only once their key verified.
+ * past `maxSenders` the first-recorded sender of the first-recorded org is forgotten, and only senders whose
+ * HMAC verified are ever recorded.
  * Keep one guard per channel: heartbeats and commands travel on separate sockets, so only each channel's own
  * order is guaranteed.
  */
@@ -173,7 +174,9 @@ export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): De
 
   const sentAt = parseHttpDate(message.timestamp) ?? Number.NaN;
   const maxSkewMs = (opts.maxSkewSeconds ?? DEFAULT_MAX_SKEW_SECONDS) * 1000;
-  if (!(Math.abs(opts.now - sentAt) <= maxSkewMs)) return drop('skew', `timestamp ${message.timestamp} is ${Math.round((opts.now - sentAt) / 1000)} s off`);
+  if (!(Math.abs(opts.now - sentAt) <= maxSkewMs)) {
+    return drop('skew', `timestamp ${message.timestamp} is ${Math.round((opts.now - sentAt) / 1000)} s off`);
+  }
   if (!opts.replay.accept(org, node, message.incarnation_id, message.sequence)) {
     return drop('replay', `sequence ${message.sequence} of incarnation ${message.incarnation_id} already seen`);
   }

@@ -6,18 +6,18 @@
 // a whole (a phrase is a whole value with spaces in it). Exact terms are one map lookup per field;
 // wildcards and ranges scan the distinct values of their field (every field when none is named).
 //
-// Memory: documents get small integer numbers, so a value held by one document costs one map
-// entry holding that number, and only values shared by several documents get a list or a bitset. Query
-// results are bitsets over document numbers, walked in id order for paging.
+// Memory: documents get small integer numbers, so a value held by one document costs one map entry
+// holding that number; only shared values get a list or a bitset. Query results are bitsets over
+// document numbers, walked in id order for paging.
 import type { ParsedQuery } from './query.js';
 
 /**
  * The documents holding one value: a lone document number, a list while few documents share it, a
  * bitset once a list would be larger than one. Shared postings keep one copy of the value for the
- * documents' term lists. Lists rather than Sets: smaller, and V8's hash tables slow down when the
- * same key is deleted and added again, which re-saving a node does.
+ * documents' term lists. Lists rather than Sets: smaller, and free of the hash-table slowdown
+ * described at vacate. VACANT marks a value no document holds any more.
  */
-type Posting = typeof VACANT | number | { value: string; docs: number[] } | { value: string; bits: Uint32Array; count: number };
+type Posting = number | { value: string; docs: number[] } | { value: string; bits: Uint32Array; count: number };
 
 interface FieldEntry {
   name: string;
@@ -40,10 +40,6 @@ export interface SearchResult {
 }
 
 type Bits = Uint32Array;
-
-function hasBit(bits: Bits, n: number): boolean {
-  return (((bits[n >>> 5] ?? 0) >>> (n & 31)) & 1) === 1;
-}
 
 function setBit(bits: Bits, n: number): void {
   bits[n >>> 5] = (bits[n >>> 5] ?? 0) | (1 << (n & 31));
@@ -184,7 +180,7 @@ export class SearchIndex {
   remove(id: string): boolean {
     const docNo = this.docNos.get(id);
     if (docNo === undefined) return false;
-    this.unindex(docNo);
+    forEachTerm(this.terms[docNo] ?? [], (entry, value) => this.drop(entry, value, docNo));
     if (this.order !== null) this.order.splice(this.orderPosition(id), 1);
     this.docNos.delete(id);
     this.ids[docNo] = undefined;
@@ -203,7 +199,7 @@ export class SearchIndex {
     const ids: string[] = [];
     let total = 0;
     for (const docNo of this.sortedOrder()) {
-      if (!hasBit(bits, docNo)) continue;
+      if ((((bits[docNo >>> 5] ?? 0) >>> (docNo & 31)) & 1) === 0) continue;
       const id = this.ids[docNo];
       if (id === undefined || (filter !== undefined && !filter(id))) continue;
       if (total >= start && ids.length < rows) ids.push(id);
@@ -260,10 +256,6 @@ export class SearchIndex {
     if (field === null) return this.fields.values();
     const entry = this.fields.get(field);
     return entry === undefined ? [] : [entry];
-  }
-
-  private unindex(docNo: number): void {
-    forEachTerm(this.terms[docNo] ?? [], (entry, value) => this.drop(entry, value, docNo));
   }
 
   /** Adds `docNo` under `value`; returns the copy of `value` the document should keep. */

@@ -1,5 +1,6 @@
 // /organizations/ORG/clients over real HTTP (reference 4.2; spec 2.2, 5.3): creation in both API versions,
 // the clients group, the validator's narrow rights, edits, renames, deletion and name rules.
+import { createPublicKey } from 'node:crypto';
 import t from 'tap';
 import { createMember, eachStore, expectAnswer, expectStatus, keyPair } from '../support/api-fixtures.js';
 
@@ -31,6 +32,12 @@ eachStore(t, async (t, s) => {
     const given = expectStatus(t, await s.admin.request('POST', CLIENTS, { clientname: 'web2', public_key: pair.publicKeyPem }), 201);
     t.same(given, { uri: `${s.url}${CLIENTS}/web2`, chef_key: { name: 'default', public_key: pair.publicKeyPem, expiration_date: 'infinity', uri: `${s.url}${CLIENTS}/web2/keys/default` } });
     expectStatus(t, await s.as('web2', pair.privateKeyPem).request('GET', `${CLIENTS}/web2`), 200, 'signs with the given key');
+    const rsa = createPublicKey((await keyPair(1)).publicKeyPem).export({ type: 'pkcs1', format: 'pem' }).toString();
+    const fromPkcs1 = expectStatus(t, await s.admin.request('POST', CLIENTS, { name: 'pkcs1', public_key: rsa }), 201, 'a PKCS#1 public key');
+    t.match(fromPkcs1['chef_key'], { public_key: (await keyPair(1)).publicKeyPem }, 'kept as SPKI');
+    expectStatus(t, await s.as('pkcs1', (await keyPair(1)).privateKeyPem).request('GET', `${CLIENTS}/pkcs1`), 200);
+    expectAnswer(t, await s.admin.request('DELETE', `${CLIENTS}/pkcs1`), 200, clientJson('pkcs1'));
+    expectAnswer(t, await s.admin.request('POST', CLIENTS, { name: 'badkey', public_key: 'not a key' }), 400, { error: ["Field 'public_key' invalid"] });
     expectAnswer(t, await s.admin.request('POST', CLIENTS, { name: 'keyless' }), 201, { uri: `${s.url}${CLIENTS}/keyless` });
     expectAnswer(t, await s.admin.request('GET', `${CLIENTS}/keyless/keys`), 200, []);
 

@@ -58,14 +58,17 @@ eachStore(t, async (t, s) => {
     ];
     for (const [body, message] of cases) expectAnswer(t, await post(body), 400, { error: [message] }, JSON.stringify(body).slice(0, 60));
     expectAnswer(t, await s.pivotal.request('POST', '/organizations', '{'), 400, { error: ['invalid JSON'] }, 'a JSON string is not an object');
+    expectStatus(t, await post({ name: 'x', full_name: 'x' }), 201, 'one character each');
+  });
 
+  await t.test('a 255-character name and a 1023-character full_name are accepted (spec 2.1)', async (t) => {
+    const post = (body: Record<string, unknown>) => s.pivotal.request('POST', '/organizations', body);
     const edge = { name: `9${'z'.repeat(254)}`, full_name: `F${'u l'.repeat(340)}l!` };
     t.equal(edge.name.length, 255);
     t.equal(edge.full_name.length, 1023);
     expectStatus(t, await post(edge), 201, '255-character name and 1023-character full_name');
     const shown = expectStatus(t, await s.pivotal.request('GET', `/organizations/${edge.name}`), 200);
     t.equal(shown['full_name'], edge.full_name);
-    expectStatus(t, await post({ name: 'x', full_name: 'x' }), 201, 'one character each');
   });
 
   await t.test('a duplicate name is a 409', async (t) => {
@@ -112,6 +115,8 @@ eachStore(t, async (t, s) => {
   await t.test('DELETE removes the organization: 404 afterwards, and the name can be used again', async (t) => {
     const validatorKey = (await s.pivotal.request('POST', '/organizations', { name: 'doomed', full_name: 'Doomed' })).body as { private_key: string };
     const guid = bodyGuid(await s.pivotal.request('GET', '/organizations/doomed'));
+    const member = await createMember(t, s, 'doomed', 'doomed-member');
+    expectAnswer(t, await member.request('GET', '/users/doomed-member/organizations'), 200, [{ organization: { name: 'doomed' } }]);
     const res = await s.pivotal.request('DELETE', '/organizations/doomed');
     expectAnswer(t, res, 200, { name: 'doomed', full_name: 'Doomed', guid });
     const gone = { error: ["organization 'doomed' does not exist."] };
@@ -126,6 +131,9 @@ eachStore(t, async (t, s) => {
     expectStatus(t, await s.as('doomed-validator', String(again['private_key'])).request('POST', '/organizations/doomed/clients', { name: 'n' }), 201, 'the new one works');
     const clients = expectStatus(t, await s.pivotal.request('GET', '/organizations/doomed/clients'), 200);
     t.same(Object.keys(clients).sort(), ['doomed-validator', 'n'], 'nothing of the old organization came back');
+    expectAnswer(t, await s.pivotal.request('GET', '/organizations/doomed/users'), 200, [], 'no members');
+    expectAnswer(t, await member.request('GET', '/users/doomed-member/organizations'), 200, [], 'the member lost the old organization');
+    expectAnswer(t, await member.request('GET', '/organizations/doomed'), 403, { error: ["'doomed-member' not associated with organization 'doomed'"] });
     t.not(bodyGuid(await s.pivotal.request('GET', '/organizations/doomed')), guid);
   });
 });

@@ -51,7 +51,13 @@ const clientSamples: ClientMessage[] = [
 ];
 
 t.test('envelopeFor stamps the HTTP-date of the send time', async (t) => {
-  t.same(env, { org: 'acme', node: 'web01', incarnation_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f', sequence: 7, timestamp: 'Sat, 21 Nov 2026 10:35:19 GMT' });
+  t.same(env, {
+    org: 'acme',
+    node: 'web01',
+    incarnation_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f',
+    sequence: 7,
+    timestamp: 'Sat, 21 Nov 2026 10:35:19 GMT',
+  });
 });
 
 t.test('every server message survives JSON and the server union unchanged', async (t) => {

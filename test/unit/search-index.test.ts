@@ -171,6 +171,7 @@ t.test('an update replaces old values: they no longer match, the new ones do', a
 
 t.test('remove forgets a document; a removed id can come back', async (t) => {
   const index = fleet();
+  t.same(find(index, 'role:web'), ['web1', 'web2']);
   t.equal(index.remove('web1'), true);
   t.equal(index.remove('web1'), false, 'removing twice is a no-op');
   t.same(find(index, 'role:web'), ['web2']);
@@ -212,4 +213,24 @@ t.test('flattened nodes are searchable by role, recipe, environment and attribut
   t.same(find(index, 'languages:ruby'), ['web01']);
   t.same(find(index, 'version:3*'), ['db01', 'web01']);
   t.same(find(index, 'run_list:role\\[db\\]'), ['db01']);
+});
+
+t.test('values that change on every save, or flip back and forth, never match stale documents', async (t) => {
+  const index = new SearchIndex();
+  for (let n = 0; n < 40; n++) index.put(`n${n}`, fields({ uptime: `u${n}`, state: 'a' }));
+  for (let round = 1; round <= 5; round++) {
+    for (let n = 0; n < 40; n++) index.put(`n${n}`, fields({ uptime: `u${n}-${round}`, state: round % 2 === 0 ? 'a' : 'b' }));
+    t.equal(index.search(parseQuery('uptime:*'), { start: 0, rows: 0 }).total, 40, `round ${round}: every node has one uptime`);
+    t.same(find(index, `uptime:u0-${round} OR uptime:u39-${round}`), ['n0', 'n39'], `round ${round}: current values match`);
+  }
+  t.same(find(index, 'uptime:u7'), [], 'the first value is gone');
+  t.same(find(index, 'uptime:u7-4'), [], 'an intermediate value is gone');
+  t.same(find(index, 'uptime:u7-5'), ['n7']);
+  t.equal(index.search(parseQuery('uptime:*'), { start: 0, rows: 0 }).total, 40);
+  t.equal(index.search(parseQuery('uptime:u1*'), { start: 0, rows: 0 }).total, 11, 'wildcards see only current values');
+  t.equal(index.search(parseQuery('uptime:[u0 TO u1]'), { start: 0, rows: 0 }).total, 1, 'ranges see only current values');
+  t.equal(index.search(parseQuery('state:b'), { start: 0, rows: 0 }).total, 40);
+  t.same(find(index, 'state:a'), []);
+  index.put('n3', fields({ uptime: 'u3-5', state: 'a' }));
+  t.same(find(index, 'state:a'), ['n3'], 'a value held before and dropped can be held again');
 });

@@ -1,0 +1,124 @@
+// One job's command as an operating-system process: `/bin/sh -c` in its own process group, its output
+// collected when asked, and the whole group stopped on abort or timeout (the original killed only a thread,
+// reference 5.6 and 11).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { OutputCollector } from './output.js';
+
+export interface ProcessSpec {
+  commandLine: string;
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  /** Bytes kept per stream when capturing; undefined means output is not captured. */
+  captureLimit?: number;
+}
+
+export interface ProcessResult {
+  /** The exit code, or null when a signal ended the process or it never started. */
+  exitStatus: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started. */
+  error?: string;
+  output?: { stdout: string; stderr: string; cut: boolean };
+}
+
+/** After the shell exits, output still held open by its background children is read this long, no longer. */
+const STDIO_DRAIN_MS = 1000;
+const POLL_MS = 50;
+
+const run = promisify(execFile);
+
+/** The uid and gid of a user from the system's passwd (through `id`, so NSS sources count); null if unknown. */
+export async function userIds(user: string): Promise<{ uid: number; gid: number } | null> {
+  if (user.startsWith('-')) return null;
+  try {
+    const [u, g] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
+    const uid = Number(u.stdout.trim());
+    const gid = Number(g.stdout.trim());
+    return Number.isInteger(uid) && Number.isInteger(gid) && u.stdout.trim() !== '' && g.stdout.trim() !== '' ? { uid, gid } : null;
+  } catch {
+    return null;
+  }
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Whether any process of group `pgid` exists (zombies included). */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return e instanceof Error && 'code' in e && e.code === 'EPERM';
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+export class JobProcess {
+  readonly done: Promise<ProcessResult>;
+  private readonly child: ChildProcess;
+  private stopping: Promise<void> | undefined;
+
+  constructor(spec: ProcessSpec) {
+    const capture = spec.captureLimit !== undefined;
+    // detached: setsid() makes the shell the leader of a new process group, so signals reach every descendant.
+    this.child = spawn('/bin/sh', ['-c', spec.commandLine], {
+      cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid, detached: true,
+      stdio: ['ignore', capture ? 'pipe' : 'ignore', capture ? 'pipe' : 'ignore'],
+    });
+    const out = capture ? new OutputCollector(spec.captureLimit ?? 0) : undefined;
+    const err = capture ? new OutputCollector(spec.captureLimit ?? 0) : undefined;
+    if (out !== undefined) this.child.stdout?.on('data', (c: Buffer) => out.push(c));
+    if (err !== undefined) this.child.stderr?.on('data', (c: Buffer) => err.push(c));
+    this.done = new Promise((resolve) => {
+      const finish = (r: ProcessResult) => {
+        if (out !== undefined && err !== undefined) r.output = { stdout: out.text(), stderr: err.text(), cut: out.overflowed || err.overflowed };
+        resolve(r);
+      };
+      this.child.once('error', (e) => {
+        // Without a pid the process never ran (bad cwd or uid, missing shell) and no 'exit' follows.
+        if (this.child.pid === undefined) finish({ exitStatus: null, signal: null, error: e.message });
+      });
+      this.child.once('exit', (code, signal) => {
+        const closed = new Promise<void>((r) => this.child.once('close', () => r()));
+        void Promise.race([closed, delay(STDIO_DRAIN_MS)]).then(() => {
+          this.child.stdout?.destroy();
+          this.child.stderr?.destroy();
+          finish({ exitStatus: code, signal });
+        });
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /**
+   * SIGTERM to the whole group, SIGKILL to whatever is left after `graceMs`; resolves once the group is gone
+   * (or, for zombies nobody reaps, once SIGKILL was sent) and the shell's exit is known.
+   */
+  stop(graceMs: number): Promise<void> {
+    this.stopping ??= this.kill(graceMs);
+    return this.stopping;
+  }
+
+  private async kill(graceMs: number): Promise<void> {
+    const pgid = this.child.pid;
+    if (pgid === undefined) return;
+    signalGroup(pgid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (groupAlive(pgid) && Date.now() < deadline) await delay(POLL_MS);
+    if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+    await this.done;
+  }
+}

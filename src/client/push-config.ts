@@ -1,0 +1,96 @@
+// The config endpoint as the node reads it (reference 3): where to connect, the session key, and the timings.
+import type { KeyObject } from 'node:crypto';
+import { z } from 'zod';
+import { errorText, type ApiClient } from '../auth/api-client.js';
+import { decryptSessionKey } from '../protocol/signing.js';
+
+const address = z.string().regex(/^tcp:\/\/.+:\d+$/);
+
+/** Extra fields (type, host, node, organization, public_key) are allowed: the node does not need them. */
+export const pushConfigSchema = z.object({
+  push_jobs: z.object({
+    heartbeat: z.object({
+      heartbeat_addr: address,
+      command_addr: address,
+      interval: z.number().positive(),
+      offline_threshold: z.int().positive(),
+      online_threshold: z.int().positive(),
+    }),
+  }),
+  curve_public_key: z.string().length(40).nullable(),
+  encoded_session_key: z.object({ method: z.literal('hmac_sha256'), key: z.string().min(1) }),
+  lifetime: z.number().positive(),
+  incarnation_id: z.string().min(1),
+  max_message_skew: z.number().positive(),
+  max_body_size: z.int().positive(),
+});
+
+/** The config in the units the client works in. */
+export interface PushConfig {
+  heartbeatAddr: string;
+  commandAddr: string;
+  intervalMs: number;
+  offlineThreshold: number;
+  onlineThreshold: number;
+  curveServerKey: string | null;
+  sessionKey: Buffer;
+  lifetimeMs: number;
+  incarnationId: string;
+  maxMessageSkew: number;
+  maxBodySize: number;
+}
+
+/** A config request that failed; `permanent` when asking again cannot help (the server refused the client). */
+export class ConfigFetchError extends Error {
+  override name = 'ConfigFetchError';
+  constructor(message: string, readonly permanent: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Validates a config body and unwraps its session key with the client's private key. */
+export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig {
+  const parsed = pushConfigSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigFetchError(`the config is not usable: ${issue === undefined ? 'invalid' : `${issue.path.join('.')}: ${issue.message}`}`, false);
+  }
+  const c = parsed.data;
+  let sessionKey: Buffer;
+  try {
+    sessionKey = decryptSessionKey(c.encoded_session_key.key, privateKey);
+  } catch (e) {
+    throw new ConfigFetchError(`the session key does not decrypt with the client key: ${e instanceof Error ? e.message : String(e)}`, true, { cause: e });
+  }
+  const hb = c.push_jobs.heartbeat;
+  return {
+    heartbeatAddr: hb.heartbeat_addr,
+    commandAddr: hb.command_addr,
+    intervalMs: Math.max(1, Math.round(hb.interval * 1000)),
+    offlineThreshold: hb.offline_threshold,
+    onlineThreshold: hb.online_threshold,
+    curveServerKey: c.curve_public_key,
+    sessionKey,
+    lifetimeMs: c.lifetime * 1000,
+    incarnationId: c.incarnation_id,
+    maxMessageSkew: c.max_message_skew,
+    maxBodySize: c.max_body_size,
+  };
+}
+
+/** GET /organizations/ORG/pushy/config/NODE signed as the node's client (reference 3). */
+export async function fetchPushConfig(api: ApiClient, orgPath: string, node: string, privateKey: KeyObject): Promise<PushConfig> {
+  const path = `${orgPath}/pushy/config/${encodeURIComponent(node)}`;
+  let res;
+  try {
+    res = await api.request('GET', path);
+  } catch (e) {
+    throw new ConfigFetchError(`GET ${path}: ${e instanceof Error ? e.message : String(e)}`, false, { cause: e });
+  }
+  if (res.status !== 200) {
+    // 401/403/404 say the client or org is wrong; 408, 429 and 5xx may pass.
+    const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
+    throw new ConfigFetchError(`GET ${path}: ${res.status} ${errorText(res.body)}`, permanent);
+  }
+  return readPushConfig(res.body, privateKey);
+}

@@ -1,0 +1,422 @@
+// A scripted push-jobs node for integration tests: it registers like a real client (client, node, config),
+// heartbeats over real ZeroMQ sockets, and answers each server message as its script says, including the
+// ways a broken or hostile node misbehaves (late, replayed, forged, unsigned, oversize or malformed answers).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { curveKeyPair, Dealer } from 'zeromq';
+import { z } from 'zod';
+import { encodeMessage } from '../../src/protocol/frames.js';
+import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
+import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
+import { decryptSessionKey } from '../../src/protocol/signing.js';
+import type { ApiClient } from '../../src/auth/api-client.js';
+import { keyPair } from './api-fixtures.js';
+import type { TestServer } from './server.js';
+
+/** What the node does with one server message. */
+export type Answer =
+  | { kind: 'ack' } // commit: ack_commit; run: ack_run and keep running; abort: aborted
+  | { kind: 'nack'; reason: NackCommitReason } // commit: nack_commit; run: nack_run
+  | { kind: 'ignore' }
+  | { kind: 'crash' } // stop heartbeating and close both sockets, answering nothing
+  | { kind: 'succeed'; stdout?: string; stderr?: string } // run: ack_run, then succeeded
+  | { kind: 'fail'; exit_status: number; stdout?: string; stderr?: string } // run: ack_run, then failed
+  | { kind: 'late'; ms: number; answer: Answer } // the answer after a delay
+  | { kind: 'replay' } // resend the node's previous command-channel message, byte for byte
+  | { kind: 'tamper'; how: Tamper; answer: Answer }; // the answer's messages, damaged on the wire
+
+/** forge: signed with a wrong key; unsigned: no Signature in the header; oversize: body past max_body_size;
+ * malformed: a body that is not JSON; bad_body: signed, but not a valid message. */
+export type Tamper = 'forge' | 'unsigned' | 'oversize' | 'malformed' | 'bad_body';
+
+export const ack = (): Answer => ({ kind: 'ack' });
+export const nack = (reason: NackCommitReason = 'busy'): Answer => ({ kind: 'nack', reason });
+export const ignore = (): Answer => ({ kind: 'ignore' });
+export const crash = (): Answer => ({ kind: 'crash' });
+export const succeed = (output: { stdout?: string; stderr?: string } = {}): Answer => ({ kind: 'succeed', ...output });
+export const fail = (exit_status: number, output: { stdout?: string; stderr?: string } = {}): Answer => ({ kind: 'fail', exit_status, ...output });
+export const late = (ms: number, answer: Answer): Answer => ({ kind: 'late', ms, answer });
+export const replay = (): Answer => ({ kind: 'replay' });
+export const tamper = (how: Tamper, answer: Answer): Answer => ({ kind: 'tamper', how, answer });
+
+type JobMessage = Extract<ServerMessage, { type: 'commit' | 'run' | 'abort' }>;
+type Rule<M> = Answer | ((m: M, node: TestNode) => Answer);
+
+/** One rule per job message type; a missing rule keeps the default behaviour of a healthy client. */
+export interface Script {
+  commit?: Rule<Extract<ServerMessage, { type: 'commit' }>>;
+  run?: Rule<Extract<ServerMessage, { type: 'run' }>>;
+  abort?: Rule<Extract<ServerMessage, { type: 'abort' }>>;
+}
+
+/** A healthy client: refuses a commit while it holds another job (reference 7.4), runs successfully, obeys aborts. */
+const DEFAULTS: Required<Script> = {
+  commit: (m, node) => (node.job.id !== null && node.job.id !== m.job_id ? nack('busy') : ack()),
+  run: () => succeed(),
+  abort: () => ack(),
+};
+
+export interface TestNodeOptions {
+  org?: string;
+  /** The client that creates the node's client and node objects (default: the server's admin). */
+  by?: ApiClient;
+  /** false: no client, node or config; the node signs with a key the server never issued (reference 2.5). */
+  register?: boolean;
+  /** Answer the rehab abort and wait until the server lists the node available (default true). */
+  waitReady?: boolean;
+}
+
+type Channel = 'heartbeat' | 'command';
+type SentMessage = { type: string; job_id?: string | null; [field: string]: unknown };
+interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean }
+
+const configSchema = z.object({
+  push_jobs: z.object({
+    heartbeat: z.object({ heartbeat_addr: z.string(), command_addr: z.string(), interval: z.number().positive() }),
+  }),
+  curve_public_key: z.string().nullable(),
+  encoded_session_key: z.object({ method: z.literal('hmac_sha256'), key: z.string() }),
+  max_body_size: z.number().int().positive(),
+});
+export type PushConfig = z.infer<typeof configSchema>;
+
+const DEFAULT_WAIT_MS = 5000;
+const POLL_MS = 20;
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs` naming `what`. */
+export async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = DEFAULT_WAIT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+export class TestNode {
+  readonly incarnation = randomUUID();
+  /** Every verified server message, in arrival order (server heartbeats included). */
+  readonly received: ServerMessage[] = [];
+  /** Server messages this node could not verify or decode, and socket failures: a healthy server causes none. */
+  readonly problems: string[] = [];
+  /** Every message this node wrote, tampered ones included. */
+  readonly sent: SentRecord[] = [];
+  /** The job this node holds, as its heartbeats report it. */
+  job: { state: 'idle' | 'committed' | 'running'; id: string | null; capture: boolean } = { state: 'idle', id: null, capture: false };
+  script: Script;
+  private readonly events = new EventEmitter();
+  private readonly dealers: Record<Channel, Dealer>;
+  private readonly queues: Record<Channel, Promise<void>> = { heartbeat: Promise.resolve(), command: Promise.resolve() };
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private beating: NodeJS.Timeout | undefined;
+  private sequence = 0;
+  private closed = false;
+
+  constructor(
+    readonly server: TestServer,
+    readonly name: string,
+    readonly org: string,
+    readonly key: Buffer,
+    readonly config: PushConfig,
+    script: Script,
+  ) {
+    this.script = script;
+    const routingId = randomBytes(8).toString('hex'); // one identity on both channels: the hub pairs them
+    const curve = config.curve_public_key === null ? {} : (() => {
+      const pair = curveKeyPair();
+      return { curveServerKey: config.curve_public_key, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
+    })();
+    this.events.setMaxListeners(0);
+    this.dealers = {
+      heartbeat: new Dealer({ routingId, linger: 0, ...curve }),
+      command: new Dealer({ routingId, linger: 0, ...curve }),
+    };
+    this.dealers.heartbeat.connect(config.push_jobs.heartbeat.heartbeat_addr);
+    this.dealers.command.connect(config.push_jobs.heartbeat.command_addr);
+    void this.receive('heartbeat');
+    void this.receive('command');
+  }
+
+  get intervalMs(): number {
+    return this.config.push_jobs.heartbeat.interval * 1000;
+  }
+
+  /** The server's heartbeat period is ours too; the first beat goes at once. */
+  resumeHeartbeats(): void {
+    if (this.closed || this.beating) return;
+    this.heartbeat();
+    this.beating = setInterval(() => this.heartbeat(), this.intervalMs);
+  }
+
+  pauseHeartbeats(): void {
+    if (this.beating) clearInterval(this.beating);
+    this.beating = undefined;
+  }
+
+  heartbeat(): void {
+    this.send('heartbeat', { type: 'heartbeat', job_state: this.job.state, job_id: this.job.id });
+  }
+
+  /** Signs and sends one message with the envelope filled in; `tampered` damages it first. */
+  send(channel: Channel, fields: SentMessage, how?: Tamper): void {
+    if (this.closed) return;
+    const body: SentMessage = { ...fields, ...envelopeFor(this.org, this.name, this.incarnation, ++this.sequence, Date.now()) };
+    const frames = how === undefined ? encodeMessage(body, this.key) : this.tampered(body, how);
+    this.write(channel, frames, body, how !== undefined);
+  }
+
+  /** Writes frames exactly as given (for frame counts and headers no client would send). */
+  sendRaw(channel: Channel, frames: Buffer[]): void {
+    this.write(channel, frames, { type: 'raw' }, true);
+  }
+
+  /** Resends a message this node wrote earlier, byte for byte, on the channel it first took. */
+  replay(record: SentRecord | undefined = this.sent.filter((r) => r.channel === 'command' && !r.tampered).at(-1)): void {
+    if (record === undefined) throw new Error(`${this.name} has sent nothing to replay`);
+    this.write(record.channel, record.frames, record.body, true);
+  }
+
+  /** The first received message of `type` at index `after` or later that satisfies `where`. */
+  waitFor<T extends ServerMessage['type']>(
+    type: T,
+    opts: { where?: (m: Extract<ServerMessage, { type: T }>) => boolean; after?: number; timeoutMs?: number } = {},
+  ): Promise<Extract<ServerMessage, { type: T }>> {
+    const match = (m: ServerMessage): m is Extract<ServerMessage, { type: T }> =>
+      m.type === type && (opts.where === undefined || opts.where(m as Extract<ServerMessage, { type: T }>));
+    return this.waitIn('received', this.received, match, opts.after ?? 0, opts.timeoutMs, `${this.name} to receive ${type}`);
+  }
+
+  /** The first message of `type` this node sent (tampered ones excluded) at index `after` or later. */
+  waitForSent(type: string, opts: { where?: (m: SentMessage) => boolean; after?: number; timeoutMs?: number } = {}): Promise<SentRecord> {
+    const match = (r: SentRecord): r is SentRecord => !r.tampered && r.body.type === type && (opts.where === undefined || opts.where(r.body));
+    return this.waitIn('sent', this.sent, match, opts.after ?? 0, opts.timeoutMs, `${this.name} to send ${type}`);
+  }
+
+  /** Waits until the node answered the rehab abort and the server lists it `up` and available. */
+  async ready(timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
+    await this.waitForSent('aborted', { where: (m) => m.job_id === null, timeoutMs });
+    const client = this.server.admin;
+    await poll(`${this.name} to be available`, async () => {
+      const res = await client.request('GET', `/organizations/${this.org}/pushy/node_states/${this.name}`);
+      const body = res.body as { status?: unknown; availability?: unknown } | null;
+      return body?.status === 'up' && body.availability === 'available' ? true : undefined;
+    }, timeoutMs);
+  }
+
+  /** Like a killed client: silence, then closed sockets. */
+  crash(): void {
+    this.stop();
+  }
+
+  stop(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pauseHeartbeats();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.dealers.heartbeat.close();
+    this.dealers.command.close();
+    this.events.emit('closed');
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private write(channel: Channel, frames: Buffer[], body: SentMessage, tampered: boolean): void {
+    if (this.closed) return;
+    const record = { channel, frames, body, tampered };
+    this.sent.push(record);
+    this.events.emit('sent', record);
+    const dealer = this.dealers[channel];
+    this.queues[channel] = this.queues[channel].then(() => dealer.send(frames)).catch(() => {
+      // A closed socket: the node is gone, as a crashed client would be.
+    });
+  }
+
+  private tampered(body: SentMessage, how: Tamper): Buffer[] {
+    switch (how) {
+      case 'forge':
+        return encodeMessage(body, randomBytes(32));
+      case 'unsigned': {
+        const [, bodyFrame] = encodeMessage(body, this.key);
+        return [Buffer.from('Version:2.0;SigningMethod:hmac_sha256'), bodyFrame];
+      }
+      case 'oversize':
+        return encodeMessage({ ...body, padding: 'x'.repeat(this.config.max_body_size) }, this.key);
+      case 'malformed': {
+        const [header] = encodeMessage(body, this.key);
+        return [header, Buffer.from('{"type": "ack_commit", ')];
+      }
+      case 'bad_body':
+        return encodeMessage({ ...body, unexpected: true }, this.key);
+    }
+  }
+
+  private waitIn<R, M extends R>(event: string, list: readonly R[], match: (r: R) => r is M, after: number, timeoutMs = DEFAULT_WAIT_MS, what: string): Promise<M> {
+    const found = list.slice(after).find(match);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.events.off(event, onItem);
+        this.events.off('closed', onClosed);
+      };
+      const onItem = (r: R) => {
+        if (match(r)) {
+          done();
+          resolve(r);
+        }
+      };
+      const onClosed = () => {
+        done();
+        reject(new Error(`${this.name} stopped while waiting for ${what}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        const seen = list.map((r) => (r as { type?: string; body?: { type?: string } }).type ?? (r as { body?: { type?: string } }).body?.type);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; seen: ${seen.filter((s) => s !== 'heartbeat').join(', ') || 'nothing but heartbeats'}`));
+      }, timeoutMs);
+      this.events.on(event, onItem);
+      this.events.once('closed', onClosed);
+    });
+  }
+
+  private async receive(channel: Channel): Promise<void> {
+    const opts = {
+      expectIdentity: false, maxBodySize: this.config.max_body_size, now: 0, replay: new ReplayGuard(), schema: 'server' as const,
+      keyFor: (org: string, node: string) => (org === this.org && node === this.name ? this.key : undefined),
+    };
+    try {
+      for await (const frames of this.dealers[channel]) {
+        opts.now = Date.now();
+        const d = decodeFrames(frames, opts);
+        if (!d.ok) {
+          this.problems.push(`${channel} channel, ${d.reason}: ${d.detail}`);
+          continue;
+        }
+        this.received.push(d.message);
+        this.events.emit('received', d.message);
+        if (d.message.type !== 'heartbeat') this.answer(d.message, this.ruleFor(d.message));
+      }
+    } catch (e) {
+      if (!this.closed) this.problems.push(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private ruleFor(m: JobMessage): Answer {
+    // Each branch narrows the rule to its own message type.
+    switch (m.type) {
+      case 'commit': {
+        const rule = this.script.commit ?? DEFAULTS.commit;
+        return typeof rule === 'function' ? rule(m, this) : rule;
+      }
+      case 'run': {
+        const rule = this.script.run ?? DEFAULTS.run;
+        return typeof rule === 'function' ? rule(m, this) : rule;
+      }
+      case 'abort': {
+        const rule = this.script.abort ?? DEFAULTS.abort;
+        return typeof rule === 'function' ? rule(m, this) : rule;
+      }
+    }
+  }
+
+  private answer(m: JobMessage, a: Answer, how?: Tamper): void {
+    switch (a.kind) {
+      case 'ignore':
+        return;
+      case 'crash':
+        this.crash();
+        return;
+      case 'replay':
+        this.replay();
+        return;
+      case 'late': {
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.answer(m, a.answer, how);
+        }, a.ms);
+        this.timers.add(timer);
+        return;
+      }
+      case 'tamper':
+        this.answer(m, a.answer, a.how);
+        return;
+      default:
+        for (const body of this.replies(m, a, how === undefined)) this.send('command', body, how);
+    }
+  }
+
+  /** The messages that carry answer `a` to `m`; `track` moves the node's own job state (a tampered answer does not). */
+  private replies(m: JobMessage, a: Extract<Answer, { kind: 'ack' | 'nack' | 'succeed' | 'fail' }>, track: boolean): SentMessage[] {
+    const job_id = m.job_id;
+    if (m.type === 'abort') {
+      if (a.kind !== 'ack') throw new Error(`an abort is answered with ack, not ${a.kind}`);
+      const held = m.job_id === null || m.job_id === this.job.id ? this.job.id : null;
+      if (track && held === this.job.id) this.job = { state: 'idle', id: null, capture: false };
+      return [{ type: 'aborted', job_id: m.job_id ?? held }];
+    }
+    if (m.type === 'commit') {
+      if (a.kind === 'nack') return [{ type: 'nack_commit', job_id, reason: a.reason }];
+      if (a.kind !== 'ack') throw new Error(`a commit is answered with ack or nack, not ${a.kind}`);
+      if (track) this.job = { state: 'committed', id: m.job_id, capture: m.capture === true };
+      return [{ type: 'ack_commit', job_id }];
+    }
+    if (a.kind === 'nack') return [{ type: 'nack_run', job_id }];
+    const capture = this.job.id === job_id && this.job.capture;
+    if (track) this.job = { ...this.job, state: 'running', id: job_id };
+    if (a.kind === 'ack') return [{ type: 'ack_run', job_id }];
+    if (track) this.job = { state: 'idle', id: null, capture: false };
+    const done: SentMessage = { type: a.kind === 'succeed' ? 'succeeded' : 'failed', job_id, exit_status: a.kind === 'succeed' ? 0 : a.exit_status };
+    if (capture) Object.assign(done, { stdout: a.stdout ?? '', stderr: a.stderr ?? '', truncated: false });
+    return [{ type: 'ack_run', job_id }, done];
+  }
+}
+
+/**
+ * Registers node `name` like a push-jobs client (a client and a node object made by `by`, then the config
+ * endpoint signed as that client), connects both channels and starts heartbeating. By default it returns
+ * once the rehab abort is answered and the server lists the node available.
+ */
+export async function startTestNode(server: TestServer, name: string, script: Script = {}, opts: TestNodeOptions = {}): Promise<TestNode> {
+  const org = opts.org ?? 'default';
+  const node = opts.register === false
+    ? unregisteredNode(server, name, org, script)
+    : await registeredNode(server, name, org, script, opts.by ?? server.admin);
+  node.resumeHeartbeats();
+  if (opts.waitReady !== false && opts.register !== false) {
+    try {
+      await node.ready();
+    } catch (e) {
+      node.stop();
+      throw e;
+    }
+  }
+  return node;
+}
+
+async function registeredNode(server: TestServer, name: string, org: string, script: Script, by: ApiClient): Promise<TestNode> {
+  const pair = await keyPair(0);
+  const created = await by.request('POST', `/organizations/${org}/clients`, { name, public_key: pair.publicKeyPem });
+  if (created.status !== 201) throw new Error(`creating client ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  const node = await by.request('POST', `/organizations/${org}/nodes`, { name });
+  if (node.status !== 201) throw new Error(`creating node ${name}: ${node.status} ${JSON.stringify(node.body)}`);
+  const res = await server.as(name, pair.privateKeyPem).request('GET', `/organizations/${org}/pushy/config/${name}`);
+  if (res.status !== 200) throw new Error(`config of ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+  const config = configSchema.parse(res.body);
+  return new TestNode(server, name, org, decryptSessionKey(config.encoded_session_key.key, pair.privateKeyPem), config, script);
+}
+
+/** A node that skipped the config endpoint: the addresses are public, the key is its own invention. */
+function unregisteredNode(server: TestServer, name: string, org: string, script: Script): TestNode {
+  const d = server.running.hub.describe();
+  const config: PushConfig = {
+    push_jobs: { heartbeat: { heartbeat_addr: d.heartbeat_addr, command_addr: d.command_addr, interval: server.running.hub.settings.heartbeat_interval / 1000 } },
+    curve_public_key: d.curve_public_key,
+    encoded_session_key: { method: 'hmac_sha256', key: '' },
+    max_body_size: d.max_body_size,
+  };
+  return new TestNode(server, name, org, randomBytes(32), config, script);
+}
