@@ -10,6 +10,7 @@ import { isTerminal, jobStateSchema } from './job-machine.js';
 import { jobsCollection, summaryOf } from './job.js';
 import { nodeRecordSchema } from './node-machine.js';
 import { emptyPushRuntime, type PushRuntime } from './org-push.js';
+import { buildSearch, emptySearch, indexWrite, type OrgSearch } from './org-search.js';
 
 export interface OrgCollections {
   clients: ClientDoc;
@@ -38,7 +39,7 @@ const SCHEMAS: { [K in OrgCollection]: z.ZodType<OrgCollections[K]> } = {
   items: objectDocSchema,
 };
 
-export type OrgState = { org: OrgDoc; deleted: boolean; push: PushRuntime } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
+export type OrgState = { org: OrgDoc; deleted: boolean; push: PushRuntime; search: OrgSearch } & { [K in OrgCollection]: Map<string, OrgCollections[K]> };
 
 /** One document to write (`doc`) or remove (`doc: null`). `org` is the organization document itself. */
 export type OrgWrite =
@@ -54,7 +55,7 @@ export function orgCollection(org: string, coll: OrgCollection): string {
 
 export function emptyOrgState(org: OrgDoc): OrgState {
   return {
-    org, deleted: false, push: emptyPushRuntime(), clients: new Map(), groups: new Map(), containers: new Map(), members: new Map(),
+    org, deleted: false, push: emptyPushRuntime(), search: emptySearch(), clients: new Map(), groups: new Map(), containers: new Map(), members: new Map(),
     nodes: new Map(), roles: new Map(), environments: new Map(), data: new Map(), items: new Map(),
   };
 }
@@ -70,6 +71,7 @@ export async function loadOrg(store: Store, rawOrg: unknown): Promise<OrgState> 
     const schema: z.ZodType<unknown> = SCHEMAS[coll];
     for (const [id, raw] of docs) target.set(id, parseDoc(schema, raw, name, id));
   }
+  buildSearch(state);
   const jobs = jobsCollection(org.name);
   for (const [id, raw] of await store.load(jobs)) {
     const job = parseDoc(jobStateSchema, raw, jobs, id);
@@ -130,5 +132,6 @@ export function applyWrites(state: OrgState, writes: readonly OrgWrite[]): void 
     const target = state[w.coll] as Map<string, unknown>;
     if (w.doc === null) target.delete(w.id);
     else target.set(w.id, w.doc);
+    indexWrite(state, w);
   }
 }

@@ -9,6 +9,7 @@ import { handleGroupOp, type GroupOp } from './org-groups.js';
 import { handleObjectOp, type ObjectOp } from './org-objects.js';
 import { handlePushOp, PUSH_OPS, type PushOp, type PushOutcome } from './org-push.js';
 import { OrgPush, type PushReport } from './org-push-runtime.js';
+import { handleSearchOp, type SearchOp } from './org-search.js';
 import type { NodeMsg } from './node.js';
 import type { PushPorts } from './push-ports.js';
 import { handleOrgObjectOp, type OrgObjectOp, type OrgObjectOutcome } from './org-object.js';
@@ -16,7 +17,7 @@ import { applyWrites, persistWrites, type OrgState, type OrgWrite } from './org-
 import { fail, type Reply, type RequestContext } from './reply.js';
 import { storeFailure, type UsersMsg } from './users.js';
 
-export type OrgOp = ClientOp | GroupOp | OrgObjectOp | ObjectOp | AclOp | PushOp;
+export type OrgOp = ClientOp | GroupOp | OrgObjectOp | ObjectOp | AclOp | PushOp | SearchOp;
 
 export interface OrgPrincipal {
   /** Live keys of the client of that name, if any. */
@@ -69,6 +70,7 @@ function decide(state: OrgState, ctx: RequestContext, op: OrgOp, nowMs: number, 
   if (GROUP_OPS.has(op.type)) return handleGroupOp(state, ctx, op as GroupOp);
   if (OBJECT_OPS.has(op.type)) return handleObjectOp(state, ctx, op as ObjectOp);
   if (op.type === 'get_acl' || op.type === 'put_acl') return handleAclOp(state, ctx, op);
+  if (op.type === 'search' || op.type === 'list_indexes') return handleSearchOp(state, ctx, op);
   return handleOrgObjectOp(state, ctx, op as OrgObjectOp, nowMs);
 }
 

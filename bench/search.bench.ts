@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { flattenDocument } from '../src/search/flatten.js';
-import { SearchIndex } from '../src/search/index.js';
+import { SearchIndex } from '../src/search/search-index.js';
 import { parseQuery } from '../src/search/query.js';
 
 const NODES = 10_000;

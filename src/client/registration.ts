@@ -70,6 +70,8 @@ export async function ensureClientKey(s: ClientSettings, log: Logger): Promise<s
   if (res.status === 409) {
     throw new StartupError(`client ${s.nodeName} already exists but ${s.clientKey} is missing: delete the client or restore its key`);
   }
+  // A server error may pass: a plain Error, which the caller retries; a refusal is final.
+  if (res.status >= 500) throw new Error(`registering client ${s.nodeName}: ${res.status} ${errorText(res.body)}`);
   const parsed = registeredSchema.safeParse(res.body);
   if (res.status !== 201 || !parsed.success) {
     throw new StartupError(`registering client ${s.nodeName} failed: ${res.status} ${errorText(res.body)}`);

@@ -10,6 +10,7 @@ import { groupRoutes } from './routes/groups.js';
 import { objectRoutes } from './routes/objects.js';
 import { organizationRoutes } from './routes/organizations.js';
 import { pushyRoutes } from './routes/pushy.js';
+import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/users.js';
 
 export const VERSION = '0.1.0';
@@ -45,5 +46,6 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   userRoutes(app, system);
   objectRoutes(app, system);
   pushyRoutes(app, system);
+  searchRoutes(app, system);
   return app;
 }

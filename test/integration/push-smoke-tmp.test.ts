@@ -16,3 +16,4 @@ t.test('smoke', async (t) => {
   console.log(job, a.problems, a.sent.map(r=>r.body.type).filter(x=>x!=='heartbeat'));
   console.log((await s.admin.request('GET', '/_status')).body);
 });
+t.teardown(() => { setTimeout(() => { const h = (process as any)._getActiveHandles(); console.log('handles', h.map((x: any) => x.constructor.name + (x._idleTimeout ? ':' + x._idleTimeout : ''))); }, 1500).unref(); });

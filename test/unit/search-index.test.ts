@@ -1,7 +1,7 @@
 // Search index: which documents users' queries find, in what order and pages, and that saves and deletes show at once.
 import t from 'tap';
 import { flattenDocument } from '../../src/search/flatten.js';
-import { SearchIndex } from '../../src/search/index.js';
+import { SearchIndex } from '../../src/search/search-index.js';
 import { parseQuery } from '../../src/search/query.js';
 
 function fields(record: Record<string, string | string[]>): Map<string, string[]> {

@@ -1,0 +1,168 @@
+// The node's two ZeroMQ channels to the server: a Dealer for heartbeats and a Dealer for job messages, one
+// routing id for both, CurveZMQ when the server offers it. Every message is signed, and every received one
+// checked (frames, size, header, HMAC, schema, skew, sequence) before it is handed on.
+import { Dealer } from 'zeromq';
+import { encodeMessage } from '../protocol/frames.js';
+import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
+import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
+import type { JobAnswer } from './job-runner.js';
+import type { PushConfig } from './push-config.js';
+
+export type Channel = 'heartbeat' | 'command';
+
+export interface Sender {
+  org: string;
+  node: string;
+  /** The client's UUID for this process (reference 2.8). */
+  incarnationId: string;
+  /** 16 random bytes per process, hex: the server routes to both channels by it. */
+  routingId: string;
+  /** One counter for the whole process, so sequences keep rising across reconnects. */
+  nextSequence(): number;
+  now(): number;
+}
+
+export interface ConnectionHandlers {
+  message(channel: Channel, m: ServerMessage): void;
+  drop(reason: DropReason, detail: string): void;
+  /** A socket failed for another reason than a refused message. */
+  error(detail: string): void;
+}
+
+/** The client's Curve key pair, made once per process (reference 2.2). */
+export interface CurveKeys {
+  publicKey: string;
+  secretKey: string;
+}
+
+/** How long a job answer that could not be queued (no connected peer) waits before it is tried again. */
+const RETRY_MS = 100;
+
+export interface HeartbeatBody {
+  type: 'heartbeat';
+  job_state: 'idle' | 'committed' | 'running';
+  job_id: string | null;
+}
+
+/** The encoded size of `answer` with the longest envelope this sender can produce. */
+export function measureAnswer(sender: Sender, answer: JobAnswer): number {
+  const envelope = envelopeFor(sender.org, sender.node, sender.incarnationId, Number.MAX_SAFE_INTEGER, sender.now());
+  return Buffer.byteLength(JSON.stringify({ ...answer, ...envelope }));
+}
+
+export class Connection {
+  private readonly heartbeat: Dealer;
+  private readonly command: Dealer;
+  private readonly pending: JobAnswer[];
+  private writing = false;
+  private heartbeatBusy = false;
+  private closed = false;
+
+  constructor(
+    private readonly config: PushConfig,
+    private readonly sender: Sender,
+    curve: CurveKeys | null,
+    replay: Record<Channel, ReplayGuard>,
+    private readonly handlers: ConnectionHandlers,
+    carried: JobAnswer[] = [],
+  ) {
+    const curveOptions = curve === null || config.curveServerKey === null
+      ? {}
+      : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
+    // immediate: messages queue only on a finished (encrypted) connection, so nothing stale piles up while the
+    // server is away (the original's buffered heartbeats flooded a restarted server, reference 10.1).
+    // sendTimeout 0: a send that cannot be queued fails at once instead of blocking the writer.
+    const options = {
+      routingId: sender.routingId, linger: 0, immediate: true, sendTimeout: 0,
+      heartbeatInterval: config.intervalMs, heartbeatTimeout: config.intervalMs * config.offlineThreshold,
+      ...curveOptions,
+    };
+    this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 4 });
+    this.command = new Dealer({ ...options, sendHighWaterMark: 1000 });
+    this.heartbeat.connect(config.heartbeatAddr);
+    this.command.connect(config.commandAddr);
+    this.pending = [...carried];
+    void this.receive(this.heartbeat, 'heartbeat', replay.heartbeat);
+    void this.receive(this.command, 'command', replay.command);
+    void this.drain();
+  }
+
+  /** A heartbeat is skipped, not queued, while the previous one is still being written: only the latest matters. */
+  sendHeartbeat(body: HeartbeatBody): void {
+    if (this.closed || this.heartbeatBusy) return;
+    this.heartbeatBusy = true;
+    this.heartbeat.send(this.frames(body)).then(
+      () => (this.heartbeatBusy = false),
+      () => (this.heartbeatBusy = false),
+    );
+  }
+
+  /** Job answers are kept, in order, until written; a reconnect carries the unwritten ones over. */
+  sendCommand(answer: JobAnswer): void {
+    if (this.closed) return;
+    this.pending.push(answer);
+    void this.drain();
+  }
+
+  /** Closes both sockets; `lingerMs` lets queued messages go out first. Returns the answers never written. */
+  close(lingerMs = 0): JobAnswer[] {
+    this.closed = true;
+    for (const socket of [this.heartbeat, this.command]) {
+      socket.linger = lingerMs;
+      socket.close();
+    }
+    return this.pending.splice(0);
+  }
+
+  /** Resolves once every job answer is handed to ZeroMQ, or after `timeoutMs`. */
+  async flush(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((this.pending.length > 0 || this.writing) && !this.closed && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private frames(body: object): [Buffer, Buffer] {
+    const { org, node, incarnationId, nextSequence, now } = this.sender;
+    return encodeMessage({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, this.config.sessionKey);
+  }
+
+  /** One writer per socket, so the command channel's sequences go out in the order they were taken. */
+  private async drain(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    for (let next = this.pending[0]; next !== undefined && !this.closed; next = this.pending[0]) {
+      try {
+        // The envelope is made per attempt: a retried answer gets a fresh sequence and timestamp.
+        await this.command.send(this.frames(next));
+        this.pending.shift();
+      } catch {
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+    this.writing = false;
+  }
+
+  private async receive(socket: Dealer, channel: Channel, replay: ReplayGuard): Promise<void> {
+    const { org, node, now } = this.sender;
+    const opts: DecodeOptions & { schema: 'server' } = {
+      expectIdentity: false, maxBodySize: this.config.maxBodySize, maxSkewSeconds: this.config.maxMessageSkew, now: 0,
+      keyFor: (o, n) => (o === org && n === node ? this.config.sessionKey : undefined), replay, schema: 'server',
+    };
+    try {
+      for await (const frames of socket) {
+        opts.now = now();
+        const d = decodeFrames(frames, opts);
+        if (!d.ok) {
+          this.handlers.drop(d.reason, `${channel} channel: ${d.detail}`);
+        } else if ((d.message.type === 'heartbeat') !== (channel === 'heartbeat')) {
+          this.handlers.drop('bad_body', `${d.message.type} on the ${channel} channel`);
+        } else {
+          this.handlers.message(channel, d.message);
+        }
+      }
+    } catch (e) {
+      if (!this.closed) this.handlers.error(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}

@@ -1,0 +1,217 @@
+// The node's one job at a time (reference 7.5): idle -> committed -> running -> idle, answering commit, run
+// and abort, enforcing run_timeout itself, and reporting the result with its output fitted to max_body_size.
+import { stat } from 'node:fs/promises';
+import type { Abort, ClientJobState, ClientMessage, Commit, Envelope, NackCommitReason, Run } from '../protocol/messages.js';
+import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './job-file.js';
+import { JobProcess, userIds, type ProcessResult } from './job-process.js';
+import { errorMessage, type Logger } from './logger.js';
+import { fitOutput } from './output.js';
+import type { Whitelist } from './whitelist.js';
+
+type WithoutEnvelope<T> = T extends unknown ? Omit<T, keyof Envelope> : never;
+/** A message to the server before the connection adds the envelope. */
+export type JobAnswer = WithoutEnvelope<Exclude<ClientMessage, { type: 'heartbeat' }>>;
+
+/** The longest stdout or stderr string messages.ts accepts. */
+const OUTPUT_MAX_UNITS = 65536;
+/** SIGTERM first; what is still alive this long after gets SIGKILL. */
+export const KILL_GRACE_MS = 3000;
+
+export interface RunnerPorts {
+  nodeName: string;
+  fileDir: string;
+  log: Logger;
+  /** Queues a message on the command channel. */
+  send(answer: JobAnswer): void;
+  /** The whitelist in force now (read for every commit). */
+  whitelist(): Promise<Whitelist>;
+  /** False while the server's heartbeat is missing: commits are refused (spec 3.3). */
+  serverOnline(): boolean;
+  /** The encoded size of `answer` with the largest envelope the connection may add, and the body limit. */
+  measure(answer: JobAnswer): number;
+  maxBodySize(): number;
+}
+
+interface Held {
+  commit: Commit;
+  phase: 'committing' | 'committed' | 'running';
+  commandLine?: string;
+  owner?: FileOwner;
+  filePath?: string;
+  proc?: JobProcess;
+  timer?: NodeJS.Timeout;
+  timedOut: boolean;
+  /** Taken by an abort: nothing more is reported for it. */
+  ended: boolean;
+}
+
+export class JobRunner {
+  private held: Held | null = null;
+
+  constructor(private readonly ports: RunnerPorts) {}
+
+  /** For heartbeats. */
+  jobState(): { job_state: ClientJobState; job_id: string | null } {
+    const h = this.held;
+    if (h === null) return { job_state: 'idle', job_id: null };
+    return { job_state: h.phase === 'running' ? 'running' : 'committed', job_id: h.commit.job_id };
+  }
+
+  async commit(m: Commit): Promise<void> {
+    const { log, send } = this.ports;
+    const current = this.held;
+    if (current !== null) {
+      if (current.commit.job_id === m.job_id && current.phase === 'committed') send({ type: 'ack_commit', job_id: m.job_id });
+      else this.nack(m, 'busy', `busy with job ${current.commit.job_id}`);
+      return;
+    }
+    if (!this.ports.serverOnline()) {
+      this.nack(m, 'no_server_heartbeat', 'no heartbeat from the server');
+      return;
+    }
+    const h: Held = { commit: m, phase: 'committing', timedOut: false, ended: false };
+    this.held = h;
+    let refusal: { reason: NackCommitReason; detail: string } | null;
+    try {
+      refusal = await this.prepare(h);
+    } catch (e) {
+      refusal = { reason: 'bad_file', detail: errorMessage(e) };
+    }
+    if (h.ended || this.held !== h) {
+      await this.cleanup(h);
+      return;
+    }
+    if (refusal !== null) {
+      this.held = null;
+      await this.cleanup(h);
+      this.nack(m, refusal.reason, refusal.detail);
+      return;
+    }
+    h.phase = 'committed';
+    log.info(`job ${m.job_id}: committed to '${m.command}'`);
+    send({ type: 'ack_commit', job_id: m.job_id });
+  }
+
+  run(m: Run): void {
+    const { log, send } = this.ports;
+    const h = this.held;
+    if (h === null || h.commit.job_id !== m.job_id || h.phase !== 'committed' || h.commandLine === undefined) {
+      log.warn(`job ${m.job_id}: run refused, ${h === null ? 'no job is committed' : `holding job ${h.commit.job_id} (${h.phase})`}`);
+      send({ type: 'nack_run', job_id: m.job_id });
+      return;
+    }
+    const c = h.commit;
+    const env: NodeJS.ProcessEnv = { ...process.env, ...c.env, PUSH_JOB_ID: c.job_id, PUSH_NODE_NAME: this.ports.nodeName };
+    if (h.filePath !== undefined) env.PUSH_JOB_FILE = h.filePath;
+    else delete env.PUSH_JOB_FILE;
+    try {
+      h.proc = new JobProcess({
+        commandLine: h.commandLine, env, cwd: c.dir, uid: h.owner?.uid, gid: h.owner?.gid,
+        captureLimit: c.capture === true ? this.ports.maxBodySize() : undefined,
+      });
+    } catch (e) {
+      log.error(`job ${c.job_id}: cannot start '${h.commandLine}': ${errorMessage(e)}`);
+      this.held = null;
+      void this.cleanup(h);
+      send({ type: 'nack_run', job_id: c.job_id });
+      return;
+    }
+    h.phase = 'running';
+    log.info(`job ${c.job_id}: running '${h.commandLine}' as process group ${h.proc.pid ?? '(not started)'}`);
+    send({ type: 'ack_run', job_id: c.job_id });
+    // The client enforces run_timeout too, so the process tree ends even when the server's abort never arrives.
+    h.timer = setTimeout(() => {
+      h.timedOut = true;
+      log.warn(`job ${c.job_id}: run_timeout of ${c.run_timeout} s reached, stopping its process group`);
+      void h.proc?.stop(KILL_GRACE_MS);
+    }, c.run_timeout * 1000);
+    void h.proc.done.then((result) => this.finished(h, result));
+  }
+
+  /** job_id null (the server's reset of a node) drops whatever is held; a job id drops only that job. */
+  async abort(m: Abort): Promise<void> {
+    const h = this.held;
+    if (h !== null && (m.job_id === null || m.job_id === h.commit.job_id)) {
+      this.ports.log.info(`job ${h.commit.job_id}: aborting (${h.phase})`);
+      await this.drop(h);
+    }
+    this.ports.send({ type: 'aborted', job_id: m.job_id });
+  }
+
+  /** On shutdown: stops the held job's process group; returns its id so the server can be told. */
+  async shutdown(): Promise<string | null> {
+    const h = this.held;
+    if (h === null) return null;
+    this.ports.log.info(`job ${h.commit.job_id}: stopping for shutdown (${h.phase})`);
+    await this.drop(h);
+    return h.commit.job_id;
+  }
+
+  private nack(m: Commit, reason: NackCommitReason, detail: string): void {
+    this.ports.log.info(`job ${m.job_id}: refused '${m.command}' (${reason}): ${detail}`);
+    this.ports.send({ type: 'nack_commit', job_id: m.job_id, reason });
+  }
+
+  /** The commit checks of reference 7.5, in order; the file is written last so a refusal leaves none. */
+  private async prepare(h: Held): Promise<{ reason: NackCommitReason; detail: string } | null> {
+    const c = h.commit;
+    const commandLine = (await this.ports.whitelist()).get(c.command);
+    if (commandLine === undefined) return { reason: 'not_whitelisted', detail: `'${c.command}' is not in the whitelist` };
+    h.commandLine = commandLine;
+    if (c.user !== undefined) {
+      const ids = await userIds(c.user);
+      if (ids === null) return { reason: 'bad_user', detail: `no user ${c.user}` };
+      const self = process.getuid?.();
+      if (self !== 0 && self !== ids.uid) return { reason: 'bad_user', detail: `running as ${c.user} needs a client running as root` };
+      h.owner = ids;
+    }
+    if (c.dir !== undefined) {
+      const info = await stat(c.dir).catch(() => null);
+      if (info === null || !info.isDirectory()) return { reason: 'bad_dir', detail: `${c.dir} is not a directory` };
+    }
+    if (c.file !== undefined) {
+      const decoded = decodeJobFile(c.file);
+      if (!decoded.ok) return { reason: 'bad_file', detail: decoded.detail };
+      try {
+        h.filePath = await writeJobFile(this.ports.fileDir, c.job_id, decoded.data, h.owner);
+      } catch (e) {
+        return { reason: 'bad_file', detail: `cannot write the job file under ${this.ports.fileDir}: ${errorMessage(e)}` };
+      }
+    }
+    return null;
+  }
+
+  private async drop(h: Held): Promise<void> {
+    h.ended = true;
+    if (this.held === h) this.held = null;
+    if (h.timer !== undefined) clearTimeout(h.timer);
+    await h.proc?.stop(KILL_GRACE_MS);
+    await this.cleanup(h);
+  }
+
+  private async cleanup(h: Held): Promise<void> {
+    if (h.filePath === undefined) return;
+    await removeJobFile(h.filePath).catch((e: unknown) => this.ports.log.warn(`cannot remove ${h.filePath}: ${errorMessage(e)}`));
+  }
+
+  private async finished(h: Held, r: ProcessResult): Promise<void> {
+    if (h.timer !== undefined) clearTimeout(h.timer);
+    if (h.ended) return;
+    if (this.held === h) this.held = null;
+    await this.cleanup(h);
+    const c = h.commit;
+    const succeeded = r.exitStatus === 0 && !h.timedOut;
+    const how = r.error !== undefined ? `could not start: ${r.error}` : h.timedOut ? 'stopped by run_timeout' : r.signal !== null ? `killed by ${r.signal}` : `exit status ${r.exitStatus ?? 'none'}`;
+    this.ports.log.info(`job ${c.job_id}: ${succeeded ? 'succeeded' : 'failed'} (${how})`);
+    const base = { type: succeeded ? 'succeeded' : 'failed', job_id: c.job_id, exit_status: r.exitStatus } as const;
+    if (c.capture !== true) {
+      this.ports.send(base);
+      return;
+    }
+    const out = r.output ?? { stdout: '', stderr: '', cut: false };
+    const budget = this.ports.maxBodySize() - this.ports.measure({ ...base, stdout: '', stderr: '', truncated: true });
+    const fitted = fitOutput(out.stdout, out.stderr, budget, OUTPUT_MAX_UNITS, out.cut);
+    if (fitted.truncated) this.ports.log.warn(`job ${c.job_id}: output cut to fit max_body_size (${this.ports.maxBodySize()} bytes)`);
+    this.ports.send({ ...base, ...fitted });
+  }
+}

@@ -1,0 +1,236 @@
+// The running node client: registration, config, the two channels, heartbeats both ways, reconfiguring
+// (server silent, new server incarnation, session lifetime) and the job runner, wired together (spec 3.3).
+import { randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { curveKeyPair } from 'zeromq';
+import { ApiClient } from '../auth/api-client.js';
+import { readPrivateKey } from '../auth/keys.js';
+import type { ServerMessage } from '../protocol/messages.js';
+import { DropCounter, ReplayGuard } from '../protocol/receive.js';
+import { Connection, measureAnswer, type Channel, type Sender } from './connection.js';
+import { newLiveness, stepLiveness, type Liveness, type LivenessEffect } from './heartbeat.js';
+import { JobRunner } from './job-runner.js';
+import { errorMessage, type Logger } from './logger.js';
+import type { ClientSettings } from './options.js';
+import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
+import { ensureClientKey, ensureNode, StartupError } from './registration.js';
+import { currentWhitelist } from './whitelist.js';
+
+const HTTP_TIMEOUT_MS = 10_000;
+/** Config retries double from one interval up to this. */
+const MAX_BACKOFF_MS = 60_000;
+/** Before the first config the interval is unknown; retries start here. */
+const FIRST_BACKOFF_MS = 1000;
+
+export class PushClient {
+  private readonly sender: Sender;
+  private readonly curve = curveKeyPair();
+  private readonly replay: Record<Channel, ReplayGuard> = { heartbeat: new ReplayGuard(), command: new ReplayGuard() };
+  private readonly drops: DropCounter;
+  private readonly runner: JobRunner;
+  private readonly wakers = new Set<() => void>();
+  private sequence = 0;
+  private api: ApiClient | undefined;
+  private privateKey: KeyObject | undefined;
+  private config: PushConfig | undefined;
+  private connection: Connection | undefined;
+  private liveness: Liveness | undefined;
+  private beat: NodeJS.Timeout | undefined;
+  private renew: NodeJS.Timeout | undefined;
+  private splay: NodeJS.Timeout | undefined;
+  private reconfiguring = false;
+  /** Reconfigures in a row that brought no server heartbeat; spaces out the next one. */
+  private silentReconfigures = 0;
+  private stopped = false;
+
+  constructor(private readonly settings: ClientSettings, private readonly log: Logger, private readonly random: () => number = Math.random) {
+    this.sender = {
+      org: settings.org, node: settings.nodeName, incarnationId: randomUUID(), routingId: randomBytes(16).toString('hex'),
+      nextSequence: () => ++this.sequence, now: Date.now,
+    };
+    this.drops = new DropCounter({ log: (line) => log.warn(line) });
+    this.runner = new JobRunner({
+      nodeName: settings.nodeName, fileDir: settings.fileDir, log,
+      send: (answer) => this.connection?.sendCommand(answer),
+      whitelist: () => currentWhitelist(this.requireApi(), `${settings.orgPath}/nodes/${encodeURIComponent(settings.nodeName)}`, settings.whitelist, log),
+      serverOnline: () => this.liveness?.online === true,
+      measure: (answer) => measureAnswer(this.sender, answer),
+      maxBodySize: () => this.config?.maxBodySize ?? 0,
+    });
+  }
+
+  /** Registers if needed, fetches the config and connects, retrying while the server cannot be reached. */
+  async start(): Promise<void> {
+    const s = this.settings;
+    const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.log));
+    if (pem === undefined) return;
+    this.privateKey = readPrivateKey(pem);
+    this.api = new ApiClient({ baseUrl: s.origin, userId: s.nodeName, key: this.privateKey, timeoutMs: HTTP_TIMEOUT_MS });
+    await ensureNode(this.api, s, this.log);
+    const config = await this.retrying('cannot get the push-jobs config', () => this.fetchConfig());
+    if (config !== undefined) this.connect(config);
+  }
+
+  /** Runs `task` until it succeeds or fails for good (rethrown); undefined when the client stopped meanwhile. */
+  private async retrying<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        return await task();
+      } catch (e) {
+        if (e instanceof StartupError || (e instanceof ConfigFetchError && e.permanent)) throw e;
+        const wait = this.backoff(FIRST_BACKOFF_MS, attempt);
+        this.log.warn(`${what} (${errorMessage(e)}); trying again in ${Math.round(wait)} ms`);
+        await this.pause(wait);
+      }
+    }
+    return undefined;
+  }
+
+  /** Stops the held job's process group, tells the server, closes the channels. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const timer of [this.beat, this.renew, this.splay]) clearTimeout(timer);
+    for (const wake of this.wakers) wake();
+    const jobId = await this.runner.shutdown();
+    const connection = this.connection;
+    if (connection !== undefined) {
+      if (jobId !== null) connection.sendCommand({ type: 'aborted', job_id: jobId });
+      await connection.flush(1000);
+      connection.close(500);
+    }
+    this.log.info('stopped');
+  }
+
+  private requireApi(): ApiClient {
+    if (this.api === undefined) throw new Error('the client has not started');
+    return this.api;
+  }
+
+  private async fetchConfig(): Promise<PushConfig> {
+    if (this.privateKey === undefined) throw new Error('the client has not started');
+    const config = await fetchPushConfig(this.requireApi(), this.settings.orgPath, this.settings.nodeName, this.privateKey);
+    if (config.curveServerKey === null && !this.settings.allowUnencrypted) {
+      throw new ConfigFetchError('the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption', true);
+    }
+    return config;
+  }
+
+  /** Replaces the channels; job answers not yet written move to the new ones, signed with the new key. */
+  private connect(config: PushConfig): void {
+    const carried = this.connection?.close() ?? [];
+    this.config = config;
+    this.connection = new Connection(config, this.sender, this.curve, this.replay, {
+      message: (channel, m) => this.received(channel, m),
+      drop: (reason, detail) => this.drops.record(reason, detail),
+      error: (detail) => this.log.warn(detail),
+    }, carried);
+    this.liveness = newLiveness(
+      { intervalMs: config.intervalMs, offlineThreshold: config.offlineThreshold, onlineThreshold: config.onlineThreshold, graceIntervals: config.offlineThreshold },
+      config.incarnationId, Date.now(),
+    );
+    clearInterval(this.beat);
+    this.beat = setInterval(() => this.tick(), config.intervalMs);
+    clearTimeout(this.renew);
+    // Renew well before the session key expires on the server (reference 7.6: lifetime minus a splay).
+    this.renew = setTimeout(() => void this.reconfigure('the session lifetime is running out'), config.lifetimeMs * (0.8 + 0.1 * this.random()));
+    const how = config.curveServerKey === null ? 'unencrypted' : 'CurveZMQ';
+    this.log.info(`connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`);
+    this.tick();
+  }
+
+  /** Every interval: our heartbeat, then the server-silence check. */
+  private tick(): void {
+    this.connection?.sendHeartbeat({ type: 'heartbeat', ...this.runner.jobState() });
+    this.step({ type: 'tick', at: Date.now() });
+  }
+
+  private step(event: Parameters<typeof stepLiveness>[1]): void {
+    if (this.liveness === undefined) return;
+    const { state, effects } = stepLiveness(this.liveness, event);
+    this.liveness = state;
+    for (const effect of effects) this.apply(effect);
+  }
+
+  private apply(effect: LivenessEffect): void {
+    const interval = this.config?.intervalMs ?? FIRST_BACKOFF_MS;
+    switch (effect.type) {
+      case 'went_offline':
+        this.log.warn(`no heartbeat from the server for ${effect.silentMs} ms: finishing the current job, refusing new ones`);
+        break;
+      case 'back_online':
+        this.log.info('the server heartbeat is back: accepting jobs again');
+        break;
+      case 'reconfigure':
+        if (effect.reason === 'server_silent') {
+          void this.reconfigure('the server stayed silent', this.backoff(interval, this.silentReconfigures++ - 1));
+        } else {
+          // Reference 2.8: a random splay below one interval, so a restarted server is not hit by every node at once.
+          const wait = this.random() * interval;
+          this.log.info(`the server restarted (new incarnation): reconfiguring in ${Math.round(wait)} ms`);
+          clearTimeout(this.splay);
+          this.splay = setTimeout(() => void this.reconfigure('the server incarnation changed'), wait);
+        }
+        break;
+    }
+  }
+
+  private received(channel: Channel, m: ServerMessage): void {
+    this.log.debug(`received ${m.type} on the ${channel} channel (sequence ${m.sequence})`);
+    switch (m.type) {
+      case 'heartbeat':
+        this.silentReconfigures = 0;
+        this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
+        break;
+      case 'commit':
+        void this.runner.commit(m).catch((e: unknown) => this.log.error(`job ${m.job_id}: commit failed: ${errorMessage(e)}`));
+        break;
+      case 'run':
+        this.runner.run(m);
+        break;
+      case 'abort':
+        void this.runner.abort(m).catch((e: unknown) => this.log.error(`abort failed: ${errorMessage(e)}`));
+        break;
+    }
+  }
+
+  /** Fetches a new config and reconnects, retrying with backoff until it works or the client stops. */
+  private async reconfigure(why: string, firstWait = 0): Promise<void> {
+    if (this.reconfiguring || this.stopped) return;
+    this.reconfiguring = true;
+    try {
+      if (firstWait > 0) await this.pause(firstWait);
+      for (let attempt = 0; !this.stopped; attempt++) {
+        this.log.info(`reconfiguring: ${why}`);
+        try {
+          this.connect(await this.fetchConfig());
+          return;
+        } catch (e) {
+          const wait = this.backoff(this.config?.intervalMs ?? FIRST_BACKOFF_MS, attempt);
+          this.log.warn(`reconfigure failed (${errorMessage(e)}); trying again in ${Math.round(wait)} ms`);
+          await this.pause(wait);
+        }
+      }
+    } finally {
+      this.reconfiguring = false;
+    }
+  }
+
+  /** base × 2^attempt, capped, with jitter so nodes that lost the server together do not return together. */
+  private backoff(baseMs: number, attempt: number): number {
+    if (attempt < 0) return 0;
+    return Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt, 20)) * (0.5 + 0.5 * this.random());
+  }
+
+  /** A wait that stop() cuts short. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
+    });
+  }
+}
