@@ -1,0 +1,44 @@
+// The progress of a job being waited on: one line redrawn in place on a terminal, else a line per status
+// change. Nodes are counted one by one (reference 11: the original counted status names, not nodes).
+import type { Terminal } from './cli-connection.js';
+import { nodeTotal, phaseCounts, type Job } from './job-report.js';
+
+/** e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`. */
+export function progressText(job: Pick<Job, 'status' | 'nodes'>): string {
+  const p = phaseCounts(job);
+  const finished = p.finished.reduce((n, [, count]) => n + count, 0);
+  const detail = p.finished.length === 0 ? '' : ` (${p.finished.map(([status, n]) => `${n} ${status}`).join(', ')})`;
+  return `${job.status}: ${p.voting} voting, ${p.ready} ready, ${p.running} running, ${finished} of ${nodeTotal(job)} finished${detail}`;
+}
+
+/** Cut to the terminal's width: a wrapped line could no longer be redrawn with a carriage return. */
+export function fitLine(text: string, columns: number | undefined): string {
+  if (columns === undefined || columns < 2 || text.length < columns) return text;
+  return `${text.slice(0, columns - 2)}…`;
+}
+
+const CLEAR_TO_END = '\x1b[K';
+
+export class ProgressPrinter {
+  private lastStatus: string | undefined;
+  private lastLine: string | undefined;
+
+  constructor(private readonly term: Terminal) {}
+
+  update(job: Pick<Job, 'status' | 'nodes'>): void {
+    if (this.term.isTTY === true) {
+      const line = fitLine(progressText(job), this.term.columns);
+      if (line !== this.lastLine) this.term.write(`\r${line}${CLEAR_TO_END}`);
+      this.lastLine = line;
+    } else if (job.status !== this.lastStatus) {
+      this.term.write(`${progressText(job)}\n`);
+    }
+    this.lastStatus = job.status;
+  }
+
+  /** Ends the redrawn line, so what follows starts on a line of its own. */
+  finish(): void {
+    if (this.lastLine !== undefined) this.term.write('\n');
+    this.lastLine = undefined;
+  }
+}
