@@ -60,10 +60,11 @@ export function spawnJob(parent: Ref<unknown>, org: string, initial: JobState, p
   const store = ports.store;
   let self: Ref<JobMsg> | undefined;
 
+  // Unref'd: a pending deadline must not keep a stopped server's process alive; live sockets do that.
   const arm = (timer: 'voting' | 'run', at: number) => {
     const wait = at - ports.now();
-    if (wait > MAX_TIMER_MS) setTimeout(() => arm(timer, at), MAX_TIMER_MS);
-    else setTimeout(() => self && dispatch(self, { type: 'timer', timer, at }), Math.max(0, wait));
+    if (wait > MAX_TIMER_MS) setTimeout(() => arm(timer, at), MAX_TIMER_MS).unref();
+    else setTimeout(() => self && dispatch(self, { type: 'timer', timer, at }), Math.max(0, wait)).unref();
   };
 
   // A store that does not answer holds the job back rather than letting memory run ahead of it.

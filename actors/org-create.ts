@@ -10,14 +10,16 @@ export function validatorName(org: string): string {
   return `${org}-validator`;
 }
 
-export function newOrgWrites(name: string, fullName: string, validatorPublicKey: string, nowMs: number): OrgWrite[] {
+/** `creator`: the user creating the organization, put in its admins and users groups (reference 3). */
+export function newOrgWrites(name: string, fullName: string, validatorPublicKey: string, nowMs: number, creator: string | null = null): OrgWrite[] {
   const org: OrgDoc = { name, full_name: fullName, guid: newGuid(), acl: defaultContainerAcl('organization'), created_at: nowMs };
   const writes: OrgWrite[] = [{ coll: 'org', id: name, doc: org }];
   for (const c of CONTAINERS) writes.push({ coll: 'containers', id: c, doc: { name: c, acl: defaultContainerAcl(c) } });
   for (const g of DEFAULT_GROUPS) {
     // public_key_read_access lets every user and client of the organization read keys (spec 4.3, 5).
     const groups = g === 'public_key_read_access' ? ['users', 'clients'] : [];
-    writes.push({ coll: 'groups', id: g, doc: { name: g, users: [], clients: [], groups, acl: defaultGroupAcl(g) } });
+    const users = creator !== null && (g === 'admins' || g === 'users') ? [creator] : [];
+    writes.push({ coll: 'groups', id: g, doc: { name: g, users, clients: [], groups, acl: defaultGroupAcl(g) } });
   }
   writes.push({
     coll: 'environments',

@@ -5,7 +5,7 @@ import type { Store } from '../src/store/store.js';
 import { liveKeys } from './key-ops.js';
 import { handleClientOp, type ClientOp, type Outcome } from './org-clients.js';
 import { handleAclOp, type AclOp } from './org-acl.js';
-import { handleGroupOp, type GroupOp } from './org-groups.js';
+import { handleGroupOp, renameWrites, type GroupOp } from './org-groups.js';
 import { handleObjectOp, type ObjectOp } from './org-objects.js';
 import { handlePushOp, PUSH_OPS, type PushOp, type PushOutcome } from './org-push.js';
 import { OrgPush, type PushReport } from './org-push-runtime.js';
@@ -105,14 +105,9 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
       return state;
     }
     if (msg.type === 'user_deleted') {
-      const out = handleOrgObjectOp(state, systemContext(), { type: 'remove_member', username: msg.username }, ports.now());
-      // An admin's account can be deleted too: drop every trace of it from this organization.
-      const writes: OrgWrite[] = out.writes ?? [{ coll: 'members', id: msg.username, doc: null }];
-      for (const g of state.groups.values()) {
-        if (g.users.includes(msg.username) && !writes.some((w) => w.coll === 'groups' && w.id === g.name)) {
-          writes.push({ coll: 'groups', id: g.name, doc: { ...g, users: g.users.filter((u) => u !== msg.username) } });
-        }
-      }
+      // A deleted account leaves no trace: membership, groups and ACL entries, so a later account with the
+      // same name inherits nothing.
+      const writes: OrgWrite[] = [{ coll: 'members', id: msg.username, doc: null }, ...renameWrites(state, 'users', msg.username, null)];
       await commit(state, writes).catch((e: unknown) => storeFailure(e));
       return state;
     }
@@ -150,12 +145,4 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
   const ticker = setInterval(() => self && dispatch(self, { type: 'push_tick' }), ports.push.settings.heartbeat_interval);
   ticker.unref();
   return { ref: self, nodeActor: (node) => push.nodeActor(node), stop: () => clearInterval(ticker) };
-}
-
-/** The server acting on its own behalf (cleanup after a user account is deleted). */
-function systemContext(): RequestContext {
-  return {
-    requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
-    baseUrl: '', apiVersion: 1, authKey: '', authPublicKey: '',
-  };
 }

@@ -101,7 +101,8 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
           dispatch(msg.replyTo, failBare(409, 'Organization already exists'));
           break;
         }
-        const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now());
+        const creator = msg.ctx.requestor.kind === 'user' ? msg.ctx.requestor.name : null;
+        const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now(), creator);
         const org = writes[0];
         if (org?.coll !== 'org' || org.doc === null) {
           dispatch(msg.replyTo, fail(500, 'internal service error'));

@@ -149,6 +149,8 @@ function handleOneUser(state: UsersState, ctx: RequestContext, op: Extract<UserO
     }
     case 'delete_user': {
       if ((denied = need('delete'))) return { reply: denied };
+      // Superusers sign the server's own administration; losing one locks infra-server-ctl out.
+      if (u.superuser) return { reply: fail(403, `${u.username} is a superuser and cannot be deleted.`) };
       const writes: UsersWrite[] = [{ coll: 'users', id: u.username, doc: null }];
       if (state.serverAdmins.has(u.username)) writes.push({ coll: 'server-admins', users: [...state.serverAdmins].filter((n) => n !== u.username) });
       return { reply: ok(userJson(u, ctx.apiVersion)), writes, deletedFrom: { username: u.username, orgs: [...(state.orgsOf.get(u.username) ?? [])] } };

@@ -216,7 +216,7 @@ export async function connectCli(target: CliTarget): Promise<CliApi> {
 
 /** A stream the cli writes progress to: a terminal redraws one line in place. */
 export interface Terminal {
-  write(text: string): unknown;
+  write(data: string | Uint8Array): unknown;
   isTTY?: boolean;
   columns?: number;
 }

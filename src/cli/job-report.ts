@@ -37,7 +37,7 @@ export function isFinished(status: JobStatus): boolean {
 }
 
 function statusRank(status: string): number {
-  const i = NODE_STATUS_ORDER.indexOf(status as (typeof NODE_STATUS_ORDER)[number]);
+  const i = NODE_STATUS_ORDER.findIndex((s) => s === status);
   return i === -1 ? NODE_STATUS_ORDER.length : i;
 }
 

@@ -21,17 +21,26 @@ const searchPageSchema = z.object({
 /** Rows asked for per search request. */
 export const SEARCH_PAGE_ROWS = 1000;
 
-/** The names of the nodes matching `query`, deduplicated, in the order the server returned them. */
-export async function searchNodeNames(api: CliApi, query: string): Promise<string[]> {
+export type SearchPage = z.infer<typeof searchPageSchema>;
+
+/** Walks the pages from `start` 0 until `total` rows came; the names are deduplicated, in the server's order. */
+export async function collectNames(fetchPage: (start: number) => Promise<SearchPage>): Promise<string[]> {
   const names = new Set<string>();
   for (let start = 0; ;) {
-    const path = `${api.orgPath('search', 'node')}?${new URLSearchParams({ q: query, rows: String(SEARCH_PAGE_ROWS), start: String(start) })}`;
-    const page = await api.call('GET', path, searchPageSchema);
+    const page = await fetchPage(start);
     for (const row of page.rows) names.add(row.name);
     start += page.rows.length;
-    // An empty page ends the walk even when `total` says more: the index changed under us.
+    // An empty page ends the walk even when `total` says more: nodes were deleted meanwhile.
     if (page.rows.length === 0 || start >= page.total) return [...names];
   }
+}
+
+/** The names of the nodes matching `query`, every page of them. */
+export function searchNodeNames(api: CliApi, query: string): Promise<string[]> {
+  return collectNames((start) => {
+    const params = new URLSearchParams({ q: query, rows: String(SEARCH_PAGE_ROWS), start: String(start) });
+    return api.call('GET', `${api.orgPath('search', 'node')}?${params}`, searchPageSchema);
+  });
 }
 
 /** A node argument holding `:` is a search query, as in knife (reference 8). */

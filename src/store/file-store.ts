@@ -1,8 +1,8 @@
 // FileStore: the persistence port over plain files, one JSON file per document, for servers without Redis.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { access, constants, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { checkCollection, encodeDoc } from './keys.js';
 import type { CollectionName, Store, StoreState } from './store.js';
 
@@ -36,15 +36,23 @@ export class FileStore implements Store {
       if (hasCode(err, 'ENOENT')) return new Map();
       throw err;
     }
-    const files = entries.flatMap((e) => {
-      const id = e.isFile() ? idOf(e.name) : undefined;
-      return id === undefined ? [] : [{ id, path: join(dir, e.name) }];
+    const files = entries.flatMap((e): Array<{ id: string | undefined; path: string }> => {
+      if (!e.isFile()) return [];
+      const path = join(dir, e.name);
+      if (e.name.startsWith(HASHED_PREFIX) && e.name.endsWith('.json')) return [{ id: undefined, path }];
+      const id = idOf(e.name);
+      return id === undefined ? [] : [{ id, path }];
     });
     const read = await Promise.all(files.map((f) => this.#io.run(() => readDoc(f.path))));
     const docs = new Map<string, unknown>();
     files.forEach((f, i) => {
       const found = read[i];
-      if (found) docs.set(f.id, found.doc);
+      if (!found) return;
+      if (f.id !== undefined) docs.set(f.id, found.doc);
+      else {
+        const wrapped = unwrap(found.doc, f.path);
+        docs.set(wrapped.id, wrapped.doc);
+      }
     });
     return docs;
   }
@@ -53,19 +61,23 @@ export class FileStore implements Store {
   async get(collection: CollectionName, id: string): Promise<unknown> {
     const path = this.#path(collection, id);
     const found = await this.#io.run(() => readDoc(path));
-    return found?.doc;
+    if (found === undefined) return undefined;
+    return isHashed(path) ? unwrap(found.doc, path).doc : found.doc;
   }
 
   /** Writes `<collection>/<id>.json` through a temporary file, fsync and rename. */
   async put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
     const path = this.#path(collection, id);
-    const json = encodeDoc(doc);
+    const json = encodeFor(path, id, doc);
     return this.#enqueue(path, () => writeAtomically(path, json));
   }
 
   /** One atomic file write per document, at most IO_SLOTS at a time. */
   async putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
-    const files = docs.map(([id, doc]) => ({ path: this.#path(collection, id), json: encodeDoc(doc) }));
+    const files = docs.map(([id, doc]) => {
+      const path = this.#path(collection, id);
+      return { path, json: encodeFor(path, id, doc) };
+    });
     await Promise.all(files.map(({ path, json }) => this.#enqueue(path, () => writeAtomically(path, json))));
   }
 
@@ -105,10 +117,9 @@ export class FileStore implements Store {
 
   #path(collection: CollectionName, id: string): string {
     checkCollection(collection);
-    const name = `${encodeURIComponent(id)}.json`;
-    if (Buffer.byteLength(name) > NAME_MAX) {
-      throw new RangeError(`document id too long for a file name: ${JSON.stringify(id.slice(0, 40))}...`);
-    }
+    const plain = `${encodeURIComponent(id)}.json`;
+    // An id too long for a file name is stored under its hash, with the id kept inside the file.
+    const name = Buffer.byteLength(plain) > NAME_MAX ? `${HASHED_PREFIX}${createHash('sha256').update(id).digest('hex')}.json` : plain;
     return join(this.root, collection, name);
   }
 
@@ -122,6 +133,24 @@ export class FileStore implements Store {
     });
     return result;
   }
+}
+
+/** encodeURIComponent never writes `%` followed by a non-hex letter, so no plain name starts like this. */
+const HASHED_PREFIX = '%h-';
+
+function isHashed(path: string): boolean {
+  return basename(path).startsWith(HASHED_PREFIX);
+}
+
+function encodeFor(path: string, id: string, doc: unknown): string {
+  return isHashed(path) ? `{"id":${JSON.stringify(id)},"doc":${encodeDoc(doc)}}` : encodeDoc(doc);
+}
+
+function unwrap(found: unknown, path: string): { id: string; doc: unknown } {
+  if (found !== null && typeof found === 'object' && 'id' in found && typeof found.id === 'string' && 'doc' in found) {
+    return { id: found.id, doc: found.doc };
+  }
+  throw new Error(`corrupt document file ${path}: no id inside a hashed file`);
 }
 
 /** The id a document file stands for, or undefined for any file this store did not write. */

@@ -3,7 +3,7 @@
 // hop; outbound messages are signed with the node's session key and written in order.
 import { randomUUID } from 'node:crypto';
 import { dispatch, type Ref } from 'nact';
-import { curveKeyPair, Router } from 'zeromq';
+import { Router } from 'zeromq';
 import type { InfraSystem } from '../../actors/system.js';
 import type { NodeMsg } from '../../actors/node.js';
 import type { NodeAnswerMessage, OutboundMessage, PushDescription, PushPorts, PushSettings, SessionGrant } from '../../actors/push-ports.js';
@@ -12,6 +12,7 @@ import { encodeMessage } from '../protocol/frames.js';
 import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
 import { decodeFrames, DropCounter, ReplayGuard, type DecodeOptions } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
+import { loadCurveKeys, type CurveKeys } from './curve-keys.js';
 import { Outbox } from './outbox.js';
 import { SessionKeys } from './session-keys.js';
 
@@ -21,6 +22,18 @@ type HubConfig = Pick<ServerConfig,
   'curve_encryption' | 'session_key_lifetime'>;
 
 type Channel = 'heartbeat' | 'command';
+
+/** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
+ * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
+const BIND_RETRY_MS = 2000;
+const BIND_RETRY_STEP_MS = 20;
+
+interface Sockets {
+  heartbeat: Router;
+  command: Router;
+  heartbeatOut: Outbox;
+  commandOut: Outbox;
+}
 
 /** What the hub knows of a connected node: where to write to it, and its actor. */
 interface Peer {
@@ -36,11 +49,8 @@ export class PushHub implements PushPorts {
   readonly drops: DropCounter;
   private readonly sessions: SessionKeys;
   private readonly peers = new Map<string, Map<string, Peer>>();
-  private readonly curve: { publicKey: string; secretKey: string } | null;
-  private readonly heartbeatSocket: Router;
-  private readonly commandSocket: Router;
-  private readonly heartbeatOut: Outbox;
-  private readonly commandOut: Outbox;
+  private curve: CurveKeys | null = null;
+  private sockets: Sockets | undefined;
   private readonly ports = { heartbeat: 0, command: 0 };
   private sequence = 0;
   private system: InfraSystem | undefined;
@@ -53,30 +63,30 @@ export class PushHub implements PushPorts {
     };
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
     this.drops = new DropCounter({ log: (line) => console.error(`push-jobs: ${line}`) });
-    this.curve = config.curve_encryption ? curveKeyPair() : null;
-    const options = { handover: true, linger: 0, ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}) };
-    this.heartbeatSocket = new Router(options);
-    this.commandSocket = new Router(options);
-    const report = (e: unknown) => console.error(`push-jobs: send failed: ${e instanceof Error ? e.message : String(e)}`);
-    this.heartbeatOut = new Outbox(this.heartbeatSocket, report);
-    this.commandOut = new Outbox(this.commandSocket, report);
   }
 
-  /** Binds both channels (port 0 picks a free port). */
+  /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */
   async bind(): Promise<void> {
+    this.curve = this.config.curve_encryption ? await loadCurveKeys(this.store) : null;
+    const options = { handover: true, linger: 0, ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}) };
+    const heartbeat = new Router(options);
+    const command = new Router(options);
+    const report = (e: unknown) => console.error(`push-jobs: send failed: ${e instanceof Error ? e.message : String(e)}`);
+    this.sockets = { heartbeat, command, heartbeatOut: new Outbox(heartbeat, report), commandOut: new Outbox(command, report) };
     const at = (port: number) => `${this.config.queue_listen_address}:${port === 0 ? '*' : port}`;
-    await this.heartbeatSocket.bind(at(this.config.server_heartbeat_port));
-    await this.commandSocket.bind(at(this.config.command_port));
-    this.ports.heartbeat = portOf(this.heartbeatSocket.lastEndpoint);
-    this.ports.command = portOf(this.commandSocket.lastEndpoint);
+    await bindRetrying(heartbeat, at(this.config.server_heartbeat_port));
+    await bindRetrying(command, at(this.config.command_port));
+    this.ports.heartbeat = portOf(heartbeat.lastEndpoint);
+    this.ports.command = portOf(command.lastEndpoint);
   }
 
   /** Starts taking messages for the actor tree and sending server heartbeats. */
   async attach(system: InfraSystem): Promise<void> {
     this.system = system;
+    if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
     await this.sessions.load(system.orgNames());
-    void this.receive(this.heartbeatSocket, 'heartbeat');
-    void this.receive(this.commandSocket, 'command');
+    void this.receive(this.sockets.heartbeat, 'heartbeat');
+    void this.receive(this.sockets.command, 'command');
     this.ticker = setInterval(() => this.beat(), this.config.heartbeat_interval);
   }
 
@@ -84,9 +94,9 @@ export class PushHub implements PushPorts {
     const peer = this.peers.get(org)?.get(node);
     const key = this.sessions.keyFor(org, node);
     const identity = peer?.commandIdentity ?? peer?.heartbeatIdentity;
-    if (!identity || !key) return; // not connected: the job's timers deal with silence
+    if (!identity || !key || !this.sockets) return; // not connected: the job's timers deal with silence
     const body = { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now()) };
-    this.commandOut.push([identity, ...encodeMessage(body, key)]);
+    this.sockets.commandOut.push([identity, ...encodeMessage(body, key)]);
   }
 
   async openSession(org: string, node: string): Promise<SessionGrant> {
@@ -114,8 +124,8 @@ export class PushHub implements PushPorts {
 
   close(): void {
     if (this.ticker) clearInterval(this.ticker);
-    this.heartbeatSocket.close();
-    this.commandSocket.close();
+    this.sockets?.heartbeat.close();
+    this.sockets?.command.close();
   }
 
   private async receive(socket: Router, channel: Channel): Promise<void> {
@@ -174,6 +184,8 @@ export class PushHub implements PushPorts {
 
   /** Server heartbeats go to every node heard within the offline window (spec 6: heartbeats both ways). */
   private beat(): void {
+    const out = this.sockets?.heartbeatOut;
+    if (!out) return;
     const now = this.now();
     const window = this.config.offline_threshold * this.config.heartbeat_interval;
     for (const [org, nodes] of this.peers) {
@@ -184,7 +196,7 @@ export class PushHub implements PushPorts {
           type: 'heartbeat', ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
           server: this.config.server_name, interval_ms: this.config.heartbeat_interval,
         };
-        this.heartbeatOut.push([peer.heartbeatIdentity, ...encodeMessage(body, key)]);
+        out.push([peer.heartbeatIdentity, ...encodeMessage(body, key)]);
       }
     }
   }
@@ -198,6 +210,20 @@ function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerM
   if ('truncated' in m && m.truncated !== undefined) answer.truncated = m.truncated;
   if ('reason' in m) answer.reason = m.reason;
   return answer;
+}
+
+async function bindRetrying(socket: Router, address: string): Promise<void> {
+  const deadline = Date.now() + BIND_RETRY_MS;
+  for (;;) {
+    try {
+      await socket.bind(address);
+      return;
+    } catch (e) {
+      const taken = e instanceof Error && 'code' in e && e.code === 'EADDRINUSE';
+      if (!taken || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
+    }
+  }
 }
 
 function portOf(endpoint: string | null): number {

@@ -31,12 +31,13 @@ eachStore(t, async (t, s) => {
     const group = async (name: string) => expectStatus(t, await s.pivotal.request('GET', `/organizations/acme/groups/${name}`), 200, name);
     t.same((await group('public_key_read_access'))['groups'], ['users', 'clients'], 'users and clients may read keys (spec 5)');
     t.same((await group('clients'))['clients'], ['first-node'], 'a registered client joins clients (spec 2.2)');
-    t.match(await group('admins'), { name: 'admins', groupname: 'admins', orgname: 'acme', users: [], clients: [] });
+    // The creating user joins admins and users (reference 3, step 5).
+    t.match(await group('admins'), { name: 'admins', groupname: 'admins', orgname: 'acme', users: ['pivotal'], clients: [] });
     await createMember(t, s, 'acme', 'acme-member');
-    t.same((await group('users'))['users'], ['acme-member'], 'an associated user joins users');
+    t.same((await group('users'))['users'], ['pivotal', 'acme-member'], 'an associated user joins users');
     // The default organization's admins hold the admin user made at first start (spec 1).
     const admins = expectStatus(t, await s.pivotal.request('GET', '/organizations/default/groups/admins'), 200);
-    t.same(admins['users'], ['admin']);
+    t.same(admins['users'], ['pivotal', 'admin']);
   });
 
   await t.test('name and full_name are validated, naming the field', async (t) => {

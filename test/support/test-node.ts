@@ -62,13 +62,16 @@ export interface TestNodeOptions {
   by?: ApiClient;
   /** false: no client, node or config; the node signs with a key the server never issued (reference 2.5). */
   register?: boolean;
+  /** The client and node objects exist already: only fetch a config, as a restarted client process does. */
+  existing?: boolean;
   /** Answer the rehab abort and wait until the server lists the node available (default true). */
   waitReady?: boolean;
 }
 
 type Channel = 'heartbeat' | 'command';
-type SentMessage = { type: string; job_id?: string | null; [field: string]: unknown };
-interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean }
+export type SentMessage = { type: string; job_id?: string | null; [field: string]: unknown };
+/** `at`: epoch ms when the message was handed to its socket. */
+export interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean; at: number }
 
 const configSchema = z.object({
   push_jobs: z.object({
@@ -204,6 +207,16 @@ export class TestNode {
     }, timeoutMs);
   }
 
+  /** Ends the job this node runs, as its command exiting would (for jobs scripted to keep running). */
+  finish(exit_status = 0, output: { stdout?: string; stderr?: string } = {}): void {
+    const job_id = this.job.id;
+    if (job_id === null || this.job.state !== 'running') throw new Error(`${this.name} runs no job`);
+    const done: SentMessage = { type: exit_status === 0 ? 'succeeded' : 'failed', job_id, exit_status };
+    if (this.job.capture) Object.assign(done, { stdout: output.stdout ?? '', stderr: output.stderr ?? '', truncated: false });
+    this.job = { state: 'idle', id: null, capture: false };
+    this.send('command', done);
+  }
+
   /** Like a killed client: silence, then closed sockets. */
   crash(): void {
     this.stop();
@@ -226,7 +239,7 @@ export class TestNode {
 
   private write(channel: Channel, frames: Buffer[], body: SentMessage, tampered: boolean): void {
     if (this.closed) return;
-    const record = { channel, frames, body, tampered };
+    const record: SentRecord = { channel, frames, body, tampered, at: Date.now() };
     this.sent.push(record);
     this.events.emit('sent', record);
     const dealer = this.dealers[channel];
@@ -384,7 +397,7 @@ export async function startTestNode(server: TestServer, name: string, script: Sc
   const org = opts.org ?? 'default';
   const node = opts.register === false
     ? unregisteredNode(server, name, org, script)
-    : await registeredNode(server, name, org, script, opts.by ?? server.admin);
+    : await registeredNode(server, name, org, script, opts.by ?? server.admin, opts.existing === true);
   node.resumeHeartbeats();
   if (opts.waitReady !== false && opts.register !== false) {
     try {
@@ -397,16 +410,20 @@ export async function startTestNode(server: TestServer, name: string, script: Sc
   return node;
 }
 
-async function registeredNode(server: TestServer, name: string, org: string, script: Script, by: ApiClient): Promise<TestNode> {
+async function registeredNode(server: TestServer, name: string, org: string, script: Script, by: ApiClient, existing: boolean): Promise<TestNode> {
   const pair = await keyPair(0);
-  const created = await by.request('POST', `/organizations/${org}/clients`, { name, public_key: pair.publicKeyPem });
-  if (created.status !== 201) throw new Error(`creating client ${name}: ${created.status} ${JSON.stringify(created.body)}`);
-  const node = await by.request('POST', `/organizations/${org}/nodes`, { name });
-  if (node.status !== 201) throw new Error(`creating node ${name}: ${node.status} ${JSON.stringify(node.body)}`);
+  if (!existing) await createObjects(name, org, by, pair.publicKeyPem);
   const res = await server.as(name, pair.privateKeyPem).request('GET', `/organizations/${org}/pushy/config/${name}`);
   if (res.status !== 200) throw new Error(`config of ${name}: ${res.status} ${JSON.stringify(res.body)}`);
   const config = configSchema.parse(res.body);
   return new TestNode(server, name, org, decryptSessionKey(config.encoded_session_key.key, pair.privateKeyPem), config, script);
+}
+
+async function createObjects(name: string, org: string, by: ApiClient, publicKeyPem: string): Promise<void> {
+  const created = await by.request('POST', `/organizations/${org}/clients`, { name, public_key: publicKeyPem });
+  if (created.status !== 201) throw new Error(`creating client ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  const node = await by.request('POST', `/organizations/${org}/nodes`, { name });
+  if (node.status !== 201) throw new Error(`creating node ${name}: ${node.status} ${JSON.stringify(node.body)}`);
 }
 
 /** A node that skipped the config endpoint: the addresses are public, the key is its own invention. */
@@ -419,4 +436,55 @@ function unregisteredNode(server: TestServer, name: string, org: string, script:
     max_body_size: d.max_body_size,
   };
   return new TestNode(server, name, org, randomBytes(32), config, script);
+}
+
+/** A job as GET /pushy/jobs/ID shows it (spec 2.4). */
+export interface JobView {
+  id: string;
+  command: string;
+  run_timeout: number;
+  status: string;
+  created_at: string;
+  updated_at: string;
+  nodes: Record<string, string[]>;
+  [field: string]: unknown;
+}
+
+const jobViewSchema = z.looseObject({
+  id: z.string(), command: z.string(), run_timeout: z.number(), status: z.string(), created_at: z.string(), updated_at: z.string(),
+  nodes: z.record(z.string(), z.array(z.string())),
+});
+
+/** Starts a job and returns its id; any answer but 201 throws with the server's body. */
+export async function startJob(by: ApiClient, body: Record<string, unknown>, org = 'default'): Promise<string> {
+  const res = await by.request('POST', `/organizations/${org}/pushy/jobs`, body);
+  if (res.status !== 201) throw new Error(`starting a job: ${res.status} ${JSON.stringify(res.body)}`);
+  return z.object({ id: z.string() }).parse(res.body).id;
+}
+
+export async function getJob(by: ApiClient, id: string, org = 'default'): Promise<JobView> {
+  const res = await by.request('GET', `/organizations/${org}/pushy/jobs/${id}`);
+  if (res.status !== 200) throw new Error(`job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+  return jobViewSchema.parse(res.body);
+}
+
+/** Polls the job until its status is `status`. */
+export async function waitForJob(by: ApiClient, id: string, status: string, org = 'default', timeoutMs = DEFAULT_WAIT_MS): Promise<JobView> {
+  let last = '';
+  try {
+    return await poll(`job ${id} to be ${status}`, async () => {
+      const job = await getJob(by, id, org);
+      last = JSON.stringify(job);
+      return job.status === status ? job : undefined;
+    }, timeoutMs);
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${last}`);
+  }
+}
+
+/** GET /_status push_jobs.dropped: dropped messages by reason since the server started. */
+export async function droppedCounts(server: TestServer): Promise<Record<string, number>> {
+  const res = await fetch(new URL('/_status', server.url));
+  const body = z.object({ push_jobs: z.object({ connected_nodes: z.number(), dropped: z.record(z.string(), z.number()) }) }).parse(await res.json());
+  return body.push_jobs.dropped;
 }

@@ -1,0 +1,25 @@
+// The server's CurveZMQ key pair (reference 2.2), kept in the store like the session keys: a restarted server
+// must present the key its nodes were configured with, or their encrypted channels never come back.
+import { curveKeyPair } from 'zeromq';
+import { z } from 'zod';
+import type { Store } from '../store/store.js';
+
+const CURVE_COLLECTION = 'push';
+const CURVE_ID = 'curve';
+
+/** Z85 text of 32-byte keys is 40 characters. */
+const curveDocSchema = z.object({ public_key: z.string().length(40), secret_key: z.string().length(40) });
+
+export interface CurveKeys {
+  publicKey: string;
+  secretKey: string;
+}
+
+/** The saved key pair, or a new one saved before it is used. */
+export async function loadCurveKeys(store: Store): Promise<CurveKeys> {
+  const saved = curveDocSchema.safeParse(await store.get(CURVE_COLLECTION, CURVE_ID));
+  if (saved.success) return { publicKey: saved.data.public_key, secretKey: saved.data.secret_key };
+  const pair = curveKeyPair();
+  await store.put(CURVE_COLLECTION, CURVE_ID, { public_key: pair.publicKey, secret_key: pair.secretKey });
+  return pair;
+}

@@ -1,0 +1,30 @@
+import t from 'tap';
+import { startTestServer } from '../support/server.js';
+import { ack, startJob, startTestNode, waitForJob, poll, droppedCounts } from '../support/test-node.js';
+const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2, voting_timeout: 2 };
+t.test('client restart', async (t) => {
+  const s = await startTestServer(t, 'file', FAST);
+  const a = await startTestNode(s, 'cr-1', { run: ack() });
+  t.teardown(() => a.stop());
+  const id = await startJob(s.admin, { command: 'x', nodes: ['cr-1'] });
+  await a.waitForSent('ack_run');
+  a.crash();
+  const b = await startTestNode(s, 'cr-1', {}, { existing: true, waitReady: false });
+  t.teardown(() => b.stop());
+  const job = await waitForJob(s.admin, id, 'complete').catch(e => e.message);
+  console.log('job', job);
+  await b.ready().catch(e => console.log('ready failed', e.message));
+  console.log((await fetch(s.url + '/_status').then(r => r.json())).push_jobs);
+});
+t.test('reader fetches config', async (t) => {
+  const s = await startTestServer(t, 'file', FAST);
+  const a = await startTestNode(s, 'rc-1', { run: ack() });
+  t.teardown(() => a.stop());
+  const id = await startJob(s.admin, { command: 'x', nodes: ['rc-1'] });
+  await a.waitForSent('ack_run');
+  const r = await s.admin.request('GET', '/organizations/default/pushy/config/rc-1');
+  console.log('admin config', r.status);
+  a.finish();
+  const job = await waitForJob(s.admin, id, 'complete').catch(e => e.message);
+  console.log('job', job, a.problems.slice(0,2), await droppedCounts(s));
+});

@@ -1,0 +1,146 @@
+// The push-jobs wire over real ZeroMQ sockets (spec 2.5, 3.3, 6; reference 2.6, 4): heartbeat loss and
+// return, and messages that must be dropped, counted in GET /_status and change nothing.
+import t, { type Test } from 'tap';
+import { httpDate } from '../../src/lib/clock.js';
+import { parseHttpDate } from '../../src/protocol/messages.js';
+import { startTestServer } from '../support/server.js';
+import {
+  ack, droppedCounts, poll, replay, startJob, startTestNode, tamper, waitForJob, type Script, type TestNode,
+} from '../support/test-node.js';
+
+const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2, voting_timeout: 2 };
+const STATES = '/organizations/default/pushy/node_states';
+
+interface NodeStateView { node_name: string; status: string; updated_at: string; availability?: string }
+
+t.test('push-jobs transport', async (t) => {
+  const s = await startTestServer(t, 'file', FAST);
+  const node = async (t: Test, name: string, script?: Script): Promise<TestNode> => {
+    const n = await startTestNode(s, name, script);
+    t.teardown(() => n.stop());
+    return n;
+  };
+  const stateOf = async (name: string): Promise<NodeStateView> => {
+    const res = await s.admin.request('GET', `${STATES}/${name}`);
+    if (res.status !== 200) throw new Error(`node state of ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as NodeStateView;
+  };
+  const waitStatus = (name: string, status: string) =>
+    poll(`${name} to be ${status}`, async () => {
+      const state = await stateOf(name);
+      return state.status === status ? state : undefined;
+    });
+  const connected = async (): Promise<number> => {
+    const res = await fetch(new URL('/_status', s.url));
+    return ((await res.json()) as { push_jobs: { connected_nodes: number } }).push_jobs.connected_nodes;
+  };
+  /** Waits until GET /_status shows at least `delta` more drops of `reason` than `before`, then returns all deltas. */
+  const dropsSince = async (before: Record<string, number>, reason: string, delta: number) => {
+    const after = await poll(`${delta} more ${reason} drops`, async () => {
+      const now = await droppedCounts(s);
+      return (now[reason] ?? 0) - (before[reason] ?? 0) >= delta ? now : undefined;
+    });
+    return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+  };
+
+  t.test('a silent node goes down after offline_threshold intervals and comes back after online_threshold heartbeats', async (t) => {
+    const n = await node(t, 'hb-1');
+    const up = await stateOf('hb-1');
+    t.match(up, { node_name: 'hb-1', status: 'up', availability: 'available' });
+    t.ok(parseHttpDate(up.updated_at) !== undefined, `updated_at is an HTTP-date (${up.updated_at})`);
+
+    n.pauseHeartbeats();
+    const lastBeat = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)?.at ?? 0;
+    const down = await waitStatus('hb-1', 'down');
+    t.ok(Date.now() - lastBeat > FAST.offline_threshold * FAST.heartbeat_interval, 'not down before offline_threshold intervals of silence');
+    t.equal(down.availability, 'unavailable');
+    const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
+    t.match(listed.find((r) => r.node_name === 'hb-1'), { status: 'down' }, 'the node state list agrees');
+
+    // updated_at has one-second resolution: let the clock pass the second of going down.
+    await poll('the next second', () => (httpDate(Date.now()) !== down.updated_at ? true : undefined), 2000);
+    const received = n.received.length;
+    const sent = n.sent.length;
+    n.resumeHeartbeats();
+    await n.waitFor('abort', { after: received, where: (m) => m.job_id === null });
+    const beats = n.sent.slice(sent).filter((r) => r.body.type === 'heartbeat').length;
+    t.ok(beats >= FAST.online_threshold, `the server waited for ${FAST.online_threshold} heartbeats (${beats} sent) before taking the node back`);
+    await n.ready();
+    const back = await stateOf('hb-1');
+    t.match(back, { status: 'up', availability: 'available' });
+    t.ok(parseHttpDate(back.updated_at)! > parseHttpDate(down.updated_at)!, `updated_at moved on (${down.updated_at} -> ${back.updated_at})`);
+  });
+
+  t.test('replayed heartbeats keep no node up', async (t) => {
+    const n = await node(t, 'rp-hb');
+    const before = await droppedCounts(s);
+    n.pauseHeartbeats();
+    const beat = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1);
+    const replaying = setInterval(() => n.replay(beat), FAST.heartbeat_interval);
+    t.teardown(() => clearInterval(replaying));
+    await waitStatus('rp-hb', 'down');
+    clearInterval(replaying);
+    const deltas = await dropsSince(before, 'replay', 1);
+    t.same(Object.keys(deltas), ['replay'], 'only replays were dropped');
+  });
+
+  t.test('a replayed answer is dropped: the node stays ready and the job times out', async (t) => {
+    const n = await node(t, 'rp-ans', { run: replay() });
+    const before = await droppedCounts(s);
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rp-ans'], run_timeout: 1 });
+    await n.waitFor('run', { where: (m) => m.job_id === id });
+    const deltas = await dropsSince(before, 'replay', 1);
+    t.same(deltas, { replay: 1 }, 'the replayed ack_commit is counted');
+    const job = await waitForJob(s.admin, id, 'timed_out');
+    t.same(job.nodes, { timed_out: ['rp-ans'] }, 'the replay did not count as a second answer');
+  });
+
+  t.test('forged, unsigned, oversize, malformed and invalid answers are dropped, counted, and change nothing', async (t) => {
+    const kinds = [['forge', 'bad_signature'], ['unsigned', 'bad_header'], ['oversize', 'oversize'], ['malformed', 'bad_json'], ['bad_body', 'bad_body']] as const;
+    const names = kinds.map(([how]) => `tm-${how.replace('_', '-')}`);
+    await Promise.all(kinds.map(([how], i) => node(t, names[i]!, { commit: tamper(how, ack()) })));
+    const before = await droppedCounts(s);
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: names, voting_timeout: 1 });
+    const job = await waitForJob(s.admin, id, 'quorum_failed');
+    t.same(job.nodes, { unavailable: [...names].sort() }, 'no tampered ack made a node ready');
+    const deltas = await dropsSince(before, 'bad_body', 1);
+    t.same(deltas, Object.fromEntries(kinds.map(([, reason]) => [reason, 1])), 'each drop is counted under its reason');
+  });
+
+  t.test('frames no client sends are dropped and the node stays available', async (t) => {
+    const n = await node(t, 'raw-1');
+    const [header, body] = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)!.frames as [Buffer, Buffer];
+    const before = await droppedCounts(s);
+    n.sendRaw('command', [Buffer.from('one frame')]);
+    n.sendRaw('heartbeat', [header, body, Buffer.from('extra')]);
+    n.sendRaw('command', [Buffer.alloc(4096, 'H'), body]);
+    n.sendRaw('command', [Buffer.from('Version:1.0;SigningMethod:rsa2048_sha1;Signature:x'), body]);
+    n.sendRaw('heartbeat', [header, Buffer.from('[1, 2, 3]')]);
+    const deltas = await dropsSince(before, 'frame_count', 2);
+    const all = await dropsSince(before, 'bad_json', 1);
+    t.same(all, { frame_count: 2, oversize: 1, bad_header: 1, bad_json: 1 }, 'each drop is counted under its reason');
+    t.ok(deltas.frame_count === 2, 'one frame and three frames are both frame_count');
+    t.match(await stateOf('raw-1'), { status: 'up', availability: 'available' }, 'the node is still up and available');
+  });
+
+  t.test('a node that never fetched a config creates no node state', async (t) => {
+    const known = await s.admin.request('POST', '/organizations/default/nodes', { name: 'ghost-known' });
+    t.equal(known.status, 201);
+    const ghostBefore = await stateOf('ghost-known');
+    const nodesBefore = await connected();
+    const before = await droppedCounts(s);
+    const ghosts = [
+      await startTestNode(s, 'ghost-known', {}, { register: false }),
+      await startTestNode(s, 'ghost-unknown', {}, { register: false }),
+    ];
+    t.teardown(() => ghosts.forEach((g) => g.stop()));
+    const deltas = await dropsSince(before, 'unknown_node', 2 * (FAST.online_threshold + 2));
+    t.same(Object.keys(deltas), ['unknown_node'], 'their heartbeats are dropped as unknown_node');
+    t.same(await stateOf('ghost-known'), ghostBefore, 'the node object keeps its never-heard state');
+    t.equal((await s.admin.request('GET', `${STATES}/ghost-unknown`)).status, 404, 'no node state appears for a name with no node');
+    const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
+    t.notOk(listed.some((r) => r.node_name === 'ghost-unknown'), 'the node state list does not show it');
+    t.equal(await connected(), nodesBefore, 'no node counts as connected');
+    t.same(ghosts.flatMap((g) => g.received), [], 'the server sent them nothing');
+  });
+});

@@ -1,0 +1,102 @@
+// The cli's command line: which command a line names, its options, argument counts, and the usage errors
+// a user sees before anything is sent.
+import t, { type Test } from 'tap';
+import { COMMANDS, parseCommandLine, type CommandLine } from '../../src/cli/commands.js';
+
+function ran(t: Test, line: CommandLine): Extract<CommandLine, { kind: 'run' }> {
+  if (line.kind !== 'run') throw new Error(`expected a command to run, got ${JSON.stringify(line)}`);
+  t.pass(`runs ${line.name}`);
+  return line;
+}
+
+function usageOf(line: CommandLine): Extract<CommandLine, { kind: 'usage' }> {
+  if (line.kind !== 'usage') throw new Error(`expected a usage error, got ${line.kind}`);
+  return line;
+}
+
+t.test('every command of the brief is known by its words', async (t) => {
+  t.same(Object.keys(COMMANDS).sort(), [
+    'job abort', 'job list', 'job output', 'job start', 'job status', 'node status',
+    'node whitelist list', 'node whitelist remove', 'node whitelist set',
+    'user create', 'user delete', 'user edit', 'user list', 'user show',
+  ]);
+});
+
+t.test('a command is found by its words, options may come anywhere after it', async (t) => {
+  const line = ran(t, parseCommandLine(['job', 'start', 'echo hi', 'n1', '--capture', '-q', '50%', 'n2', '-F', 'json']));
+  t.equal(line.name, 'job start');
+  t.equal(line.format, 'json');
+  t.same(line.connection, {});
+});
+
+t.test('connection options override config.rb and may also come before the command', async (t) => {
+  const line = ran(t, parseCommandLine(['-c', 'my.rb', '--server-url=http://h:1/organizations/o', 'job', 'list', '-u', 'bob', '--key', 'bob.pem']));
+  t.equal(line.name, 'job list');
+  t.same(line.connection, { config: 'my.rb', serverUrl: 'http://h:1/organizations/o', user: 'bob', key: 'bob.pem' });
+  t.equal(ran(t, parseCommandLine(['-Fjson', 'node', 'status'])).format, 'json');
+});
+
+t.test("spec 4.6's hyphenated spelling names the same command", async (t) => {
+  t.equal(ran(t, parseCommandLine(['user-list'])).name, 'user list');
+  t.equal(ran(t, parseCommandLine(['user-show', 'alice'])).name, 'user show');
+});
+
+t.test('three-word commands: node whitelist list|set|remove', async (t) => {
+  t.equal(ran(t, parseCommandLine(['node', 'whitelist', 'set', 'web1', 'restart', 'systemctl restart app'])).name, 'node whitelist set');
+  const missing = usageOf(parseCommandLine(['node', 'whitelist', 'set', 'web1', 'restart']));
+  t.equal(missing.message, 'cli node whitelist set takes 3 arguments, got 2');
+  t.match(missing.text, /^Usage: cli node whitelist set NODE NAME COMMAND/);
+});
+
+t.test('help: the whole list, a group, one command', async (t) => {
+  for (const argv of [['--help'], ['help'], ['-h']]) {
+    const line = parseCommandLine(argv);
+    t.equal(line.kind, 'help', argv.join(' '));
+    if (line.kind === 'help') t.match(line.text, /^Usage: cli COMMAND/);
+  }
+  const group = parseCommandLine(['job', '--help']);
+  t.equal(group.kind, 'help');
+  if (group.kind === 'help') t.match(group.text, /job start .*\n.*job status/s);
+  const one = parseCommandLine(['job', 'start', '--help']);
+  t.equal(one.kind, 'help');
+  if (one.kind === 'help') {
+    t.match(one.text, /^Usage: cli job start COMMAND \[NODE \.\.\.\]/);
+    for (const option of ['--timeout SECONDS', '-q, --quorum N|N%', '--search QUERY', '--capture', '--env JSON', '--in-dir DIR', '--as-user USER', '--file FILE', '--nowait', '-F, --format FORMAT', '-c, --config FILE']) {
+      t.ok(one.text.includes(option), option);
+    }
+  }
+});
+
+t.test('usage errors name what is wrong', async (t) => {
+  const none = usageOf(parseCommandLine([]));
+  t.equal(none.message, null);
+  t.match(none.text, /^Usage: cli COMMAND/);
+  t.equal(usageOf(parseCommandLine(['frobnicate'])).message, "unknown command 'frobnicate'; run cli --help for the list");
+  const group = usageOf(parseCommandLine(['job', 'frob']));
+  t.equal(group.message, "unknown command 'job frob'");
+  t.match(group.text, /^Usage: cli job SUBCOMMAND/);
+  t.equal(usageOf(parseCommandLine(['job'])).message, null);
+  t.match(usageOf(parseCommandLine(['job', 'list', '--bogus'])).message, /--bogus/);
+  t.equal(usageOf(parseCommandLine(['job', 'start'])).message, 'cli job start takes at least 1 argument, got 0');
+  t.equal(usageOf(parseCommandLine(['job', 'status'])).message, 'cli job status takes 1 argument, got 0');
+  t.equal(usageOf(parseCommandLine(['job', 'list', '-F', 'yaml'])).message, "unknown format 'yaml': use one of summary, text, json");
+});
+
+t.test('job start options are checked before anything is sent', async (t) => {
+  const bad = (args: string[]) => usageOf(parseCommandLine(['job', 'start', 'uptime', 'n1', ...args])).message;
+  t.equal(bad(['-q', 'half']), "-q/--quorum: 'half' is not a node count or a percentage from 1% to 100%");
+  t.equal(bad(['--timeout', '0']), "--timeout: '0' is not a whole number of seconds greater than 0");
+  t.equal(bad(['--env', '{"A": 1}']), `--env: the value of 'A' is not a string, such as {"NAME": "value"}`);
+  t.match(bad(['--env', '{nope']), /^--env: not valid JSON \(/);
+  t.equal(bad(['--poll-interval', 'soon']), "--poll-interval: 'soon' is not a number of seconds greater than 0");
+  t.equal(parseCommandLine(['job', 'start', 'uptime', 'n1', '-q', '2', '--env', '{"A":"b"}']).kind, 'run');
+});
+
+t.test('job output takes stdout or stderr; user create needs an email and a password; user edit needs a change', async (t) => {
+  t.equal(usageOf(parseCommandLine(['job', 'output', 'j1', 'n1', '--channel', 'stdin'])).message, "--channel: 'stdin' is neither stdout nor stderr");
+  t.equal(parseCommandLine(['job', 'output', 'j1', 'n1', '--channel', 'stderr']).kind, 'run');
+  t.equal(usageOf(parseCommandLine(['user', 'create', 'bob', '--password', 'secret1'])).message, 'user create needs --email ADDRESS');
+  t.equal(usageOf(parseCommandLine(['user', 'create', 'bob', '--email', 'b@example.com'])).message, 'user create needs --password PASSWORD');
+  t.match(usageOf(parseCommandLine(['user', 'edit', 'bob'])).message, /^nothing to change/);
+  t.equal(parseCommandLine(['user', 'edit', 'bob', '--new-name', 'robert']).kind, 'run');
+});
