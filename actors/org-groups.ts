@@ -84,7 +84,8 @@ function updateGroup(state: OrgState, ctx: RequestContext, op: Extract<GroupOp, 
   if (!accessFor(state, ctx).can(g.acl, 'update')) return { reply: forbidden('update') };
   if (op.newName !== op.name && state.groups.has(op.newName)) return { reply: failBare(409, 'Group already exists') };
   // A missing list keeps the current members of that kind; unknown names are ignored (reference 4.4).
-  const users = op.members.users === undefined ? g.users : op.members.users.filter((u) => state.members.has(u));
+  // A name already in the group is not unknown (the creating superuser is a member without association).
+  const users = op.members.users === undefined ? g.users : op.members.users.filter((u) => state.members.has(u) || g.users.includes(u));
   const clients = op.members.clients === undefined ? g.clients : op.members.clients.filter((c) => state.clients.has(c));
   const nested = op.members.groups === undefined ? g.groups : op.members.groups.filter((n) => state.groups.has(n));
   const view = new Map<string, Group>(state.groups);

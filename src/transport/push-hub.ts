@@ -37,8 +37,11 @@ interface Sockets {
 
 /** What the hub knows of a connected node: where to write to it, and its actor. */
 interface Peer {
-  heartbeatIdentity: Buffer | undefined;
-  commandIdentity: Buffer | undefined;
+  /**
+   * The routing id of the node's client process. Its two dealers share one id, so whichever channel spoke
+   * last names both: a restarted client that has only heartbeated so far still gets its rehab abort.
+   */
+  identity: Buffer | undefined;
   lastHeard: number;
   actor: Ref<NodeMsg>;
 }
@@ -93,14 +96,16 @@ export class PushHub implements PushPorts {
   send(org: string, node: string, message: OutboundMessage): void {
     const peer = this.peers.get(org)?.get(node);
     const key = this.sessions.keyFor(org, node);
-    const identity = peer?.commandIdentity ?? peer?.heartbeatIdentity;
+    const identity = peer?.identity;
     if (!identity || !key || !this.sockets) return; // not connected: the job's timers deal with silence
     const body = { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now()) };
     this.sockets.commandOut.push([identity, ...encodeMessage(body, key)]);
   }
 
+  /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
   async openSession(org: string, node: string): Promise<SessionGrant> {
-    return { key: await this.sessions.open(org, node), lifetime: this.config.session_key_lifetime };
+    const session = await this.sessions.open(org, node);
+    return { key: session.key, lifetime: Math.floor((session.expiresAt - this.now()) / 1000) };
   }
 
   describe(): PushDescription {
@@ -115,10 +120,11 @@ export class PushHub implements PushPorts {
     };
   }
 
-  /** Connected nodes and dropped messages by reason, for GET /_status. */
+  /** Nodes heard within the offline window (those the server still heartbeats), and drops by reason, for GET /_status. */
   status(): { connected_nodes: number; dropped: Record<string, number> } {
+    const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
-    for (const nodes of this.peers.values()) connected += nodes.size;
+    for (const nodes of this.peers.values()) for (const peer of nodes.values()) if (peer.lastHeard >= since) connected += 1;
     return { connected_nodes: connected, dropped: this.drops.snapshot() };
   }
 
@@ -155,8 +161,7 @@ export class PushHub implements PushPorts {
       return;
     }
     peer.lastHeard = at;
-    if (channel === 'heartbeat') peer.heartbeatIdentity = identity;
-    else peer.commandIdentity = identity;
+    peer.identity = identity;
     if (m.type === 'heartbeat') {
       dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });
     } else if (channel === 'command') {
@@ -177,7 +182,7 @@ export class PushHub implements PushPorts {
       nodes = new Map();
       this.peers.set(org, nodes);
     }
-    const peer: Peer = { heartbeatIdentity: undefined, commandIdentity: undefined, lastHeard: 0, actor };
+    const peer: Peer = { identity: undefined, lastHeard: 0, actor };
     nodes.set(node, peer);
     return peer;
   }
@@ -191,12 +196,12 @@ export class PushHub implements PushPorts {
     for (const [org, nodes] of this.peers) {
       for (const [node, peer] of nodes) {
         const key = this.sessions.keyFor(org, node);
-        if (!peer.heartbeatIdentity || !key || now - peer.lastHeard > window) continue;
+        if (!peer.identity || !key || now - peer.lastHeard > window) continue;
         const body = {
           type: 'heartbeat', ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
           server: this.config.server_name, interval_ms: this.config.heartbeat_interval,
         };
-        out.push([peer.heartbeatIdentity, ...encodeMessage(body, key)]);
+        out.push([peer.identity, ...encodeMessage(body, key)]);
       }
     }
   }

@@ -10,7 +10,7 @@ export function sessionsCollection(org: string): string {
   return `org/${org}/sessions`;
 }
 
-interface Session {
+export interface Session {
   key: Buffer;
   expiresAt: number;
 }
@@ -33,13 +33,20 @@ export class SessionKeys {
     }
   }
 
-  /** A new key for the node, saved before it is returned; it replaces the node's earlier key. */
-  async open(org: string, node: string): Promise<Buffer> {
-    const key = newSessionKey();
-    const expiresAt = this.now() + this.lifetimeSeconds * 1000;
-    await this.store.put(sessionsCollection(org), node, { key: key.toString('base64'), expires_at: expiresAt });
-    this.set(org, node, { key, expiresAt });
-    return key;
+  /**
+   * The node's key for a config request. The live key is handed out again while at least half its lifetime
+   * remains: replacing it would cut off the client process that holds it (any reader may fetch a node's
+   * config, reference 3), and whatever it had in flight would be dropped. Past half-life a new key, saved
+   * before it is returned, replaces the old one; clients renew late in the lifetime, so that is when keys turn.
+   */
+  async open(org: string, node: string): Promise<Session> {
+    const now = this.now();
+    const live = this.byOrg.get(org)?.get(node);
+    if (live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000) return live;
+    const session = { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000 };
+    await this.store.put(sessionsCollection(org), node, { key: session.key.toString('base64'), expires_at: session.expiresAt });
+    this.set(org, node, session);
+    return session;
   }
 
   /** The node's live key; the hot path of every message, so two map lookups and a compare. */
