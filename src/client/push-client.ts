@@ -20,6 +20,8 @@ const HTTP_TIMEOUT_MS = 10_000;
 const MAX_BACKOFF_MS = 60_000;
 /** Before the first config the interval is unknown; retries start here. */
 const FIRST_BACKOFF_MS = 1000;
+/** setTimeout fires at once for longer delays. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class PushClient {
   private readonly sender: Sender;
@@ -117,6 +119,7 @@ export class PushClient {
 
   /** Replaces the channels; job answers not yet written move to the new ones, signed with the new key. */
   private connect(config: PushConfig): void {
+    if (this.stopped) return;
     const carried = this.connection?.close() ?? [];
     this.config = config;
     this.connection = new Connection(config, this.sender, this.curve, this.replay, {
@@ -132,7 +135,8 @@ export class PushClient {
     this.beat = setInterval(() => this.tick(), config.intervalMs);
     clearTimeout(this.renew);
     // Renew well before the session key expires on the server (reference 7.6: lifetime minus a splay).
-    this.renew = setTimeout(() => void this.reconfigure('the session lifetime is running out'), config.lifetimeMs * (0.8 + 0.1 * this.random()));
+    const renewIn = Math.min(MAX_TIMER_MS, config.lifetimeMs * (0.8 + 0.1 * this.random()));
+    this.renew = setTimeout(() => void this.reconfigure('the session lifetime is running out'), renewIn);
     const how = config.curveServerKey === null ? 'unencrypted' : 'CurveZMQ';
     this.log.info(`connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`);
     this.tick();
