@@ -1,5 +1,6 @@
 // Global users, superusers and the server-admins group (spec 2.2, 5.6, 5.7; reference 4.1, 5.3). Pure:
 // each operation reads the users state and returns a reply plus the writes that make it true.
+import { handleUserAclOp, type UserAclOp } from './user-acl.js';
 import { ownerAcl } from '../src/auth/acl.js';
 import type { UserDoc } from './docs.js';
 import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
@@ -43,7 +44,8 @@ export type UserOp =
   | { type: 'list_user_orgs'; name: string }
   | { type: 'list_server_admins' }
   | { type: 'grant_server_admin'; name: string }
-  | { type: 'remove_server_admin'; name: string };
+  | { type: 'remove_server_admin'; name: string }
+  | UserAclOp;
 
 export interface UsersOutcome {
   reply: Reply;
@@ -54,7 +56,7 @@ export interface UsersOutcome {
   renamed?: { from: string; to: string };
 }
 
-type Perm = 'read' | 'update' | 'delete';
+type Perm = 'read' | 'update' | 'delete' | 'grant';
 
 /** Spec 5.6: server-admins manage user accounts, never superusers; members of a shared org may read. */
 export function userCan(state: UsersState, ctx: RequestContext, target: UserDoc, perm: Perm): boolean {
@@ -107,6 +109,9 @@ export function handleUserOp(state: UsersState, ctx: RequestContext, op: UserOp,
     case 'grant_server_admin':
     case 'remove_server_admin':
       return changeServerAdmins(state, ctx, op);
+    case 'get_user_acl':
+    case 'put_user_acl':
+      return handleUserAclOp(state, ctx, op);
     default:
       return handleOneUser(state, ctx, op, nowMs, base);
   }

@@ -127,7 +127,7 @@ export class CliApi {
     return this.parse(method, path, schema, res.body);
   }
 
-  parse<S extends z.ZodType>(method: string, path: string, schema: S, body: unknown): z.output<S> {
+  private parse<S extends z.ZodType>(method: string, path: string, schema: S, body: unknown): z.output<S> {
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

@@ -155,6 +155,12 @@ export class PushHub implements PushPorts {
   }
 
   private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number): void {
+    // Each type has its channel: a message moved to the other one is a cross-channel replay (each channel
+    // keeps its own replay guard), so it is dropped before it touches anything.
+    if ((m.type === 'heartbeat') !== (channel === 'heartbeat')) {
+      this.drops.record('bad_body', `${m.org}/${m.node}: ${m.type} on the ${channel} channel`);
+      return;
+    }
     const peer = this.peer(m.org, m.node);
     if (!peer) {
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
@@ -162,13 +168,8 @@ export class PushHub implements PushPorts {
     }
     peer.lastHeard = at;
     peer.identity = identity;
-    if (m.type === 'heartbeat') {
-      dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });
-    } else if (channel === 'command') {
-      dispatch(peer.actor, { type: 'answer', at, message: answerOf(m) });
-    } else {
-      this.drops.record('bad_body', `${m.org}/${m.node}: ${m.type} on the heartbeat channel`);
-    }
+    if (m.type === 'heartbeat') dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });
+    else dispatch(peer.actor, { type: 'answer', at, message: answerOf(m) });
   }
 
   /** The peer of a verified sender, with its node actor spawned on its first message. */

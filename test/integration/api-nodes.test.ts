@@ -47,3 +47,18 @@ t.test('node documents and their ACLs', async (t) => {
   t.same((await s.admin.request('GET', `${ORG}/data/creds`)).body, { db: `${s.url}${ORG}/data/creds/db` });
   t.equal((await s.admin.request('GET', `${ORG}/data/creds/_acl`)).status, 200);
 });
+
+t.test('a user account ACL: read and replaced by its owner, refused to others', async (t) => {
+  const s = await startTestServer(t, 'file');
+  const made = await s.pivotal.request('POST', '/users', { username: 'uma', email: 'uma@example.com', display_name: 'Uma', password: 'secret123', create_key: true });
+  const uma = s.as('uma', (made.body as { chef_key: { private_key: string } }).chef_key.private_key);
+  const acl = await uma.request('GET', '/users/uma/_acl');
+  t.equal(acl.status, 200);
+  t.match(acl.body, { read: { actors: ['uma'], groups: ['server-admins'] }, grant: { actors: ['uma'], groups: [] } });
+  t.same((await uma.request('PUT', '/users/uma/_acl/read', { read: { actors: ['uma', 'admin'], groups: ['server-admins'] } })).status, 200);
+  t.match((await uma.request('GET', '/users/uma/_acl')).body, { read: { actors: ['uma', 'admin'] } });
+  t.same((await uma.request('PUT', '/users/uma/_acl/read', { read: { actors: ['ghost'], groups: [] } })).body, { error: ["The user 'ghost' does not exist."] });
+  t.same((await uma.request('PUT', '/users/uma/_acl/read', { read: { actors: [], users: [], clients: ['c1'], groups: [] } })).body, { error: ['Clients can not be added to global ACL entries.'] });
+  t.equal((await s.admin.request('GET', '/users/uma/_acl')).status, 403, 'another user without grant is refused');
+  t.equal((await s.admin.request('GET', '/users/uma')).status, 200, 'a read right given through the ACL works');
+});

@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { curveKeyPair, Dealer } from 'zeromq';
 import { z } from 'zod';
+import { httpDate } from '../../src/lib/clock.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
@@ -26,8 +27,9 @@ export type Answer =
   | { kind: 'tamper'; how: Tamper; answer: Answer }; // the answer's messages, damaged on the wire
 
 /** forge: signed with a wrong key; unsigned: no Signature in the header; oversize: body past max_body_size;
- * malformed: a body that is not JSON; bad_body: signed, but not a valid message. */
-export type Tamper = 'forge' | 'unsigned' | 'oversize' | 'malformed' | 'bad_body';
+ * malformed: a body that is not JSON; bad_body: signed, but not a valid message; skew: signed, but dated
+ * a minute beyond max_message_skew ago. */
+export type Tamper = 'forge' | 'unsigned' | 'oversize' | 'malformed' | 'bad_body' | 'skew';
 
 export const ack = (): Answer => ({ kind: 'ack' });
 export const nack = (reason: NackCommitReason = 'busy'): Answer => ({ kind: 'nack', reason });
@@ -68,7 +70,7 @@ export interface TestNodeOptions {
   waitReady?: boolean;
 }
 
-type Channel = 'heartbeat' | 'command';
+export type Channel = 'heartbeat' | 'command';
 export type SentMessage = { type: string; job_id?: string | null; [field: string]: unknown };
 /** `at`: epoch ms when the message was handed to its socket. */
 export interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean; at: number }
@@ -80,6 +82,7 @@ const configSchema = z.object({
   curve_public_key: z.string().nullable(),
   encoded_session_key: z.object({ method: z.literal('hmac_sha256'), key: z.string() }),
   max_body_size: z.number().int().positive(),
+  max_message_skew: z.number().int().positive(),
 });
 export type PushConfig = z.infer<typeof configSchema>;
 
@@ -174,10 +177,10 @@ export class TestNode {
     this.write(channel, frames, { type: 'raw' }, true);
   }
 
-  /** Resends a message this node wrote earlier, byte for byte, on the channel it first took. */
-  replay(record: SentRecord | undefined = this.sent.filter((r) => r.channel === 'command' && !r.tampered).at(-1)): void {
+  /** Resends a message this node wrote earlier, byte for byte, on the channel it first took or on `channel`. */
+  replay(record: SentRecord | undefined = this.sent.filter((r) => r.channel === 'command' && !r.tampered).at(-1), channel?: Channel): void {
     if (record === undefined) throw new Error(`${this.name} has sent nothing to replay`);
-    this.write(record.channel, record.frames, record.body, true);
+    this.write(channel ?? record.channel, record.frames, record.body, true);
   }
 
   /** The first received message of `type` at index `after` or later that satisfies `where`. */
@@ -264,6 +267,8 @@ export class TestNode {
       }
       case 'bad_body':
         return encodeMessage({ ...body, unexpected: true }, this.key);
+      case 'skew':
+        return encodeMessage({ ...body, timestamp: httpDate(Date.now() - (this.config.max_message_skew + 60) * 1000) }, this.key);
     }
   }
 
@@ -307,6 +312,10 @@ export class TestNode {
         const d = decodeFrames(frames, opts);
         if (!d.ok) {
           this.problems.push(`${channel} channel, ${d.reason}: ${d.detail}`);
+          continue;
+        }
+        if ((d.message.type === 'heartbeat') !== (channel === 'heartbeat')) {
+          this.problems.push(`${d.message.type} on the ${channel} channel`);
           continue;
         }
         this.received.push(d.message);
@@ -434,6 +443,7 @@ function unregisteredNode(server: TestServer, name: string, org: string, script:
     curve_public_key: d.curve_public_key,
     encoded_session_key: { method: 'hmac_sha256', key: '' },
     max_body_size: d.max_body_size,
+    max_message_skew: d.max_message_skew,
   };
   return new TestNode(server, name, org, randomBytes(32), config, script);
 }

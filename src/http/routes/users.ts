@@ -1,4 +1,6 @@
 // /users, their keys and organizations, and /server-admins (reference 4.1, 4.3; spec 2.2, 4.6).
+import { PERMISSIONS, type Permission } from '../../auth/acl.js';
+import { acePutSchema } from '../object-schemas.js';
 import type { Hono } from 'hono';
 import { hashPassword } from '../../auth/passwords.js';
 import type { InfraSystem } from '../../../actors/system.js';
@@ -51,6 +53,23 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       return askUsers(c, system, { type: 'update_user', name: param(c, 'user'), input });
     },
     DELETE: (c) => askUsers(c, system, { type: 'delete_user', name: param(c, 'user') }),
+  });
+
+  route(app, '/users/:user/_acl', {
+    GET: (c) => askUsers(c, system, { type: 'get_user_acl', name: param(c, 'user'), granular: c.req.query('detail') === 'granular' }),
+  });
+  route(app, '/users/:user/_acl/:perm', {
+    PUT: (c) => {
+      const perm = param(c, 'perm');
+      if (!(PERMISSIONS as readonly string[]).includes(perm)) throw ApiError.of(400, `Invalid permission '${perm}': expected one of ${PERMISSIONS.join(', ')}`);
+      const p = perm as Permission;
+      const ace = parseBody(c.get('rawBody'), acePutSchema(p))[p];
+      if (ace === undefined) throw ApiError.of(400, `Field '${p}' missing`);
+      const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = { actors: ace.actors, groups: ace.groups };
+      if (ace.users !== undefined) input.users = ace.users;
+      if (ace.clients !== undefined) input.clients = ace.clients;
+      return askUsers(c, system, { type: 'put_user_acl', name: param(c, 'user'), perm: p, ace: input });
+    },
   });
 
   route(app, '/users/:user/organizations', {
