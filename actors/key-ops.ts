@@ -88,3 +88,24 @@ function missingKey(name: string, owner: string): Reply {
 function usedForRequest(name: string): Reply {
   return failBare(403, `The key '${name}' was used to authenticate this request and cannot be modified or deleted.`);
 }
+
+/**
+ * The answer to creating a user or client with its first key (reference 4.1, 4.2): API v1 nests the key in
+ * `chef_key`; v0 puts `private_key` (and, for clients, `public_key`) at the top.
+ */
+export function createdWithKey(
+  uri: string, publicKey: string | undefined, generated: KeyInput['generated'], apiVersion: number, v0PublicKey: boolean,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { uri };
+  if (apiVersion >= 1) {
+    if (publicKey) {
+      const chefKey: Record<string, unknown> = { name: 'default', public_key: publicKey, expiration_date: 'infinity', uri: `${uri}/keys/default` };
+      if (generated) chefKey.private_key = generated.privateKeyPem;
+      body.chef_key = chefKey;
+    }
+  } else {
+    if (publicKey && v0PublicKey) body.public_key = publicKey;
+    if (generated) body.private_key = generated.privateKeyPem;
+  }
+  return body;
+}

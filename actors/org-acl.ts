@@ -4,8 +4,7 @@
 import type { Ace, Acl, Permission } from '../src/auth/acl.js';
 import { PERMISSIONS } from '../src/auth/acl.js';
 import { accessFor } from './org-access.js';
-import type { Outcome } from './org-clients.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, forbidden, ok, type RequestContext } from './reply.js';
 
 export type AclKind = 'nodes' | 'roles' | 'environments' | 'data' | 'clients' | 'groups' | 'containers' | 'organization';

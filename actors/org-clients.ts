@@ -1,16 +1,11 @@
 // Clients of one organization and their keys (reference 4.2, 4.3; spec 5.3 for the validator).
 import { mergeAcl, ownerAcl, emptyAcl } from '../src/auth/acl.js';
 import type { ClientDoc } from './docs.js';
-import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
+import { createdWithKey, createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
 import { accessFor, orgUri } from './org-access.js';
 import { renameInAcl, renameWrites } from './org-groups.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, forbidden, ok, type Reply, type RequestContext } from './reply.js';
-
-export interface Outcome {
-  reply: Reply;
-  writes?: OrgWrite[];
-}
 
 export interface ClientInput {
   name: string;
@@ -110,18 +105,7 @@ function createClient(state: OrgState, ctx: RequestContext, input: ClientInput, 
   const clientsGroup = state.groups.get('clients');
   if (clientsGroup && !doc.validator) writes.push({ coll: 'groups', id: 'clients', doc: { ...clientsGroup, clients: [...clientsGroup.clients, doc.name] } });
   const uri = `${base}/${doc.name}`;
-  const body: Record<string, unknown> = { uri };
-  if (ctx.apiVersion >= 1) {
-    if (publicKey) {
-      const chefKey: Record<string, unknown> = { name: 'default', public_key: publicKey, expiration_date: 'infinity', uri: `${uri}/keys/default` };
-      if (input.generated) chefKey.private_key = input.generated.privateKeyPem;
-      body.chef_key = chefKey;
-    }
-  } else {
-    if (publicKey) body.public_key = publicKey;
-    if (input.generated) body.private_key = input.generated.privateKeyPem;
-  }
-  return { reply: ok(body, 201, uri), writes };
+  return { reply: ok(createdWithKey(uri, publicKey, input.generated, ctx.apiVersion, true), 201, uri), writes };
 }
 
 function updateClient(state: OrgState, ctx: RequestContext, name: string, input: { name?: string; validator?: boolean }, base: string): Outcome {

@@ -3,8 +3,7 @@
 import { emptyAcl, mergeAcl, ownerAcl, PERMISSIONS, wouldCycle, type Acl, type Group } from '../src/auth/acl.js';
 import type { GroupDoc } from './docs.js';
 import { accessFor, orgUri } from './org-access.js';
-import type { Outcome } from './org-clients.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, failBare, forbidden, ok, type RequestContext } from './reply.js';
 
 export interface GroupMembers { users?: string[]; clients?: string[]; groups?: string[] }

@@ -1,9 +1,9 @@
 // The organization object itself and its user associations (reference 3). Associations live here, in the
 // organization that every org-scoped request consults; the users actor keeps only a derived index.
 import { accessFor, orgUri } from './org-access.js';
-import { keyReadDenied, type Outcome } from './org-clients.js';
+import { keyReadDenied } from './org-clients.js';
 import { renameWrites } from './org-groups.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, failBare, forbidden, ok, type RequestContext } from './reply.js';
 
 export type OrgObjectOp =

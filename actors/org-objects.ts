@@ -4,8 +4,7 @@
 import { emptyAcl, mergeAcl, ownerAcl, type Acl, type Permission } from '../src/auth/acl.js';
 import type { ObjectDoc } from './docs.js';
 import { accessFor, orgUri, type Access } from './org-access.js';
-import type { Outcome } from './org-clients.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, forbidden, ok, type RequestContext } from './reply.js';
 
 export type ObjectKind = 'nodes' | 'roles' | 'environments' | 'data';

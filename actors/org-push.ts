@@ -9,8 +9,7 @@ import type { JobMsg, JobSummary } from './job.js';
 import type { NodeRecord } from './node-machine.js';
 import type { NodeMsg } from './node.js';
 import { accessFor, orgUri } from './org-access.js';
-import type { Outcome } from './org-clients.js';
-import type { OrgState } from './org-state.js';
+import type { OrgState, Outcome } from './org-state.js';
 import type { PushSettings } from './push-ports.js';
 import { fail, forbidden, ok, type RequestContext } from './reply.js';
 

@@ -5,8 +5,7 @@ import { flattenDocument } from '../src/search/flatten.js';
 import { parseQuery, SearchSyntaxError } from '../src/search/query.js';
 import { SearchIndex } from '../src/search/search-index.js';
 import { accessFor, orgUri } from './org-access.js';
-import type { Outcome } from './org-clients.js';
-import type { OrgState, OrgWrite } from './org-state.js';
+import type { OrgState, OrgWrite, Outcome } from './org-state.js';
 import { fail, forbidden, ok, type RequestContext } from './reply.js';
 
 export interface OrgSearch {

@@ -2,6 +2,7 @@
 // change is a list of writes, persisted first and then applied, so memory never runs ahead of the store.
 import type { z } from 'zod';
 import type { Store } from '../src/store/store.js';
+import type { Reply } from './reply.js';
 import {
   clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, objectDocSchema, orgDocSchema,
   type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type ObjectDoc, type OrgDoc,
@@ -45,6 +46,12 @@ export type OrgState = { org: OrgDoc; deleted: boolean; push: PushRuntime; searc
 export type OrgWrite =
   | { [K in OrgCollection]: { coll: K; id: string; doc: OrgCollections[K] | null } }[OrgCollection]
   | { coll: 'org'; id: string; doc: OrgDoc | null };
+
+/** What a request handler decides: the answer, and the writes that must be persisted before it. */
+export interface Outcome {
+  reply: Reply;
+  writes?: OrgWrite[];
+}
 
 /** The collection holding every organization document, keyed by org name. */
 export const ORGS_COLLECTION = 'orgs';

@@ -3,7 +3,7 @@
 import { dispatch, spawn, type Ref } from 'nact';
 import type { Store } from '../src/store/store.js';
 import { liveKeys } from './key-ops.js';
-import { handleClientOp, type ClientOp, type Outcome } from './org-clients.js';
+import { handleClientOp, type ClientOp } from './org-clients.js';
 import { handleAclOp, type AclOp } from './org-acl.js';
 import { handleGroupOp, renameWrites, type GroupOp } from './org-groups.js';
 import { handleObjectOp, type ObjectOp } from './org-objects.js';
@@ -13,7 +13,7 @@ import { handleSearchOp, type SearchOp } from './org-search.js';
 import type { NodeMsg } from './node.js';
 import type { PushPorts } from './push-ports.js';
 import { handleOrgObjectOp, type OrgObjectOp, type OrgObjectOutcome } from './org-object.js';
-import { applyWrites, persistWrites, type OrgState, type OrgWrite } from './org-state.js';
+import { applyWrites, persistWrites, type OrgState, type OrgWrite, type Outcome } from './org-state.js';
 import { fail, type Reply, type RequestContext } from './reply.js';
 import { storeFailure, type UsersMsg } from './users.js';
 

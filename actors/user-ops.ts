@@ -3,7 +3,7 @@
 import { handleUserAclOp, type UserAclOp } from './user-acl.js';
 import { ownerAcl } from '../src/auth/acl.js';
 import type { UserDoc } from './docs.js';
-import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
+import { createdWithKey, createKey, deleteKey, getKey, listKeys, updateKey, type KeyInput, type KeyResult } from './key-ops.js';
 import { renameInAcl } from './org-groups.js';
 import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from './reply.js';
 
@@ -195,17 +195,7 @@ function createUser(state: UsersState, ctx: RequestContext, input: UserInput, ad
     acl: newUserAcl(input.username),
   };
   const uri = `${base}/${doc.username}`;
-  const body: Record<string, unknown> = { uri };
-  if (ctx.apiVersion >= 1) {
-    if (publicKey) {
-      const chefKey: Record<string, unknown> = { name: 'default', public_key: publicKey, expiration_date: 'infinity', uri: `${uri}/keys/default` };
-      if (input.generated) chefKey.private_key = input.generated.privateKeyPem;
-      body.chef_key = chefKey;
-    }
-  } else if (input.generated) {
-    body.private_key = input.generated.privateKeyPem;
-  }
-  return { reply: ok(body, 201, uri), writes: [{ coll: 'users', id: doc.username, doc }] };
+  return { reply: ok(createdWithKey(uri, publicKey, input.generated, ctx.apiVersion, false), 201, uri), writes: [{ coll: 'users', id: doc.username, doc }] };
 }
 
 function changeServerAdmins(state: UsersState, ctx: RequestContext, op: { type: 'grant_server_admin' | 'remove_server_admin'; name: string }): UsersOutcome {

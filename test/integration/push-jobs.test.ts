@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { parseHttpDate } from '../../src/protocol/messages.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import {
-  ack, fail, getJob, ignore, nack, poll, startJob, startTestNode, succeed, waitForJob, type Script, type TestNode,
+  ack, fail, getJob, ignore, late, nack, poll, startJob, startTestNode, succeed, waitForJob, type Script, type TestNode,
 } from '../support/test-node.js';
 
 const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2, voting_timeout: 2 };
@@ -134,6 +134,32 @@ t.test('push jobs over ZeroMQ', async (t) => {
     const job = await waitForJob(s.admin, id, 'complete');
     t.same(job.nodes, { unavailable: ['mute-1'], succeeded: ['mute-2'] });
     await mute.waitFor('abort', { where: (m) => m.job_id === id });
+  });
+
+  t.test('an answer after the voting timeout does not count, and the node is told to let go', async (t) => {
+    const slow = await node(t, 'late-1', { commit: late(1500, ack()) });
+    await node(t, 'late-2');
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['late-1', 'late-2'], quorum: 1, voting_timeout: 1 });
+    const job = await waitForJob(s.admin, id, 'complete');
+    t.same(job.nodes, { unavailable: ['late-1'], succeeded: ['late-2'] });
+    await slow.waitForSent('ack_commit', { where: (m) => m.job_id === id });
+    const after = slow.received.length;
+    await slow.waitFor('abort', { after, where: (m) => m.job_id === id });
+    t.equal(slow.job.id, null, 'the late node was released from the job it committed to');
+    t.same((await getJob(s.admin, id)).nodes, job.nodes, 'the finished job did not change');
+  });
+
+  t.test('a client that restarts mid-job is crashed in it, and its new process is taken back after rehab', async (t) => {
+    const first = await node(t, 'rb-1', { run: ack() });
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rb-1'] });
+    await first.waitForSent('ack_run', { where: (m) => m.job_id === id });
+    first.crash();
+    const second = await startTestNode(s, 'rb-1', {}, { existing: true });
+    t.teardown(() => second.stop());
+    t.ok(second.received.some((m) => m.type === 'abort' && m.job_id === null), 'the new process got the rehab abort');
+    t.same((await waitForJob(s.admin, id, 'complete')).nodes, { crashed: ['rb-1'] }, 'the old process\'s job is crashed');
+    const next = await startJob(s.admin, { command: 'chef-client', nodes: ['rb-1'] });
+    t.same((await waitForJob(s.admin, next, 'complete')).nodes, { succeeded: ['rb-1'] }, 'the new process runs the next job');
   });
 
   t.test('a user aborts a running job; aborting it again is 409', async (t) => {
