@@ -1,6 +1,7 @@
 // The organization's push-jobs children: spawning job and node actors, routing their reports, writing
 // node states behind in batches, and carrying out what `handlePushOp` decided.
 import { dispatch, type Ref } from 'nact';
+import { envelopeFor } from '../src/protocol/messages.js';
 import { encryptSessionKey } from '../src/protocol/signing.js';
 import { jobStateSchema, type JobState } from './job-machine.js';
 import { jobsCollection, outputsCollection, spawnJob, summaryOf, type JobMsg, type JobSummary } from './job.js';
@@ -29,20 +30,26 @@ export class OrgPush {
     return this.state.push;
   }
 
-  /** Resumes the jobs in flight and the nodes that were up when the server stopped. */
+  /**
+   * Resumes the jobs in flight and the nodes that were up when the server stopped. Those nodes' silence clocks
+   * start one offline window late: the transport starts reading only after every organization is restored,
+   * and their clients must reconnect first, so a server slow to start must not write them all off.
+   */
   resume(): void {
-    for (const [node, r] of this.push.records) if (r.status === 'up') this.nodeActor(node);
+    const { heartbeat_interval, offline_threshold } = this.ports.settings;
+    const grace = heartbeat_interval * offline_threshold;
+    for (const [node, r] of this.push.records) if (r.status === 'up') this.nodeActor(node, grace);
     const available = this.availableNodes();
     for (const job of this.push.restored) dispatch(this.spawnJobActor(job), { type: 'begin', available, restored: true });
     this.push.restored = [];
   }
 
   /** The actor of a node, spawned on its first authenticated message (never for unverified input). */
-  nodeActor(node: string): Ref<NodeMsg> {
+  nodeActor(node: string, graceMs = 0): Ref<NodeMsg> {
     let ref = this.push.nodes.get(node);
     if (ref) return ref;
     const saved = this.push.records.get(node);
-    const at = this.ports.now();
+    const at = this.ports.now() + graceMs;
     const initial = saved
       ? newNode({ node_name: node, config: this.ports.settings, at, saved: { node_name: node, status: saved.status, updated_at: saved.updated_at, incarnation: saved.incarnation } })
       : newNode({ node_name: node, config: this.ports.settings, at });
@@ -113,6 +120,11 @@ export class OrgPush {
   async run(out: PushOutcome, ctx: RequestContext, replyTo: Ref<Reply>): Promise<void> {
     if (out.startJob) {
       const job = out.startJob;
+      const tooBig = this.commitTooBig(job);
+      if (tooBig !== null) {
+        dispatch(replyTo, fail(400, tooBig));
+        return;
+      }
       await this.ports.store.put(jobsCollection(this.org), job.id, job);
       this.push.summaries.set(job.id, summaryOf(job));
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false });
@@ -132,6 +144,23 @@ export class OrgPush {
     } else {
       dispatch(replyTo, out.reply);
     }
+  }
+
+  /**
+   * A node drops a message past max_body_size (reference 2.3), so a commit that large would leave every node
+   * silent until the voting timeout: refuse the job instead. The envelope is sized for the longest node name
+   * and the largest sequence.
+   */
+  private commitTooBig(job: JobState): string | null {
+    const d = this.ports.describe();
+    const node = Object.keys(job.nodes).reduce((a, b) => (b.length > a.length ? b : a), '');
+    const body = {
+      type: 'commit', job_id: job.id, command: job.command, run_timeout: job.run_timeout, ...job.options,
+      ...envelopeFor(this.org, node, d.incarnation_id, Number.MAX_SAFE_INTEGER, this.ports.now()),
+    };
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    if (bytes <= d.max_body_size) return null;
+    return `Fields 'command', 'env', 'dir', 'user' and 'file' make a commit message of ${bytes} bytes; nodes accept at most ${d.max_body_size}`;
   }
 
   /** The config endpoint's answer: where to connect, and a session key only the requester can read. */

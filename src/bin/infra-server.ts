@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../config/server-config.js';
 import { ConfigError } from '../config/settings-file.js';
-import { VERSION } from '../http/app.js';
+import { VERSION } from '../lib/version.js';
 import { startServer } from '../server.js';
 
 const USAGE = `Usage: infra-server [-c FILE]

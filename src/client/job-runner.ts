@@ -1,5 +1,6 @@
 // The node's one job at a time (reference 7.5): idle -> committed -> running -> idle, answering commit, run
 // and abort, enforcing run_timeout itself, and reporting the result with its output fitted to max_body_size.
+import { MAX_TEXT_LENGTH } from '../protocol/messages.js';
 import { stat } from 'node:fs/promises';
 import type { Abort, ClientJobState, ClientMessage, Commit, Envelope, NackCommitReason, Run } from '../protocol/messages.js';
 import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './job-file.js';
@@ -12,8 +13,6 @@ type WithoutEnvelope<T> = T extends unknown ? Omit<T, keyof Envelope> : never;
 /** A message to the server before the connection adds the envelope. */
 export type JobAnswer = WithoutEnvelope<Exclude<ClientMessage, { type: 'heartbeat' }>>;
 
-/** The longest stdout or stderr string messages.ts accepts. */
-const OUTPUT_MAX_UNITS = 65536;
 /** SIGTERM first; what is still alive this long after gets SIGKILL. */
 export const KILL_GRACE_MS = 3000;
 
@@ -134,6 +133,7 @@ export class JobRunner {
     if (h !== null && (m.job_id === null || m.job_id === h.commit.job_id)) {
       this.ports.log.info(`job ${h.commit.job_id}: aborting (${h.phase})`);
       await this.drop(h);
+      this.ports.log.info(`job ${h.commit.job_id}: aborted`);
     }
     this.ports.send({ type: 'aborted', job_id: m.job_id });
   }
@@ -210,7 +210,7 @@ export class JobRunner {
     }
     const out = r.output ?? { stdout: '', stderr: '', cut: false };
     const budget = this.ports.maxBodySize() - this.ports.measure({ ...base, stdout: '', stderr: '', truncated: true });
-    const fitted = fitOutput(out.stdout, out.stderr, budget, OUTPUT_MAX_UNITS, out.cut);
+    const fitted = fitOutput(out.stdout, out.stderr, budget, MAX_TEXT_LENGTH, out.cut);
     if (fitted.truncated) this.ports.log.warn(`job ${c.job_id}: output cut to fit max_body_size (${this.ports.maxBodySize()} bytes)`);
     this.ports.send({ ...base, ...fitted });
   }

@@ -36,7 +36,10 @@ export function createLogger(level: LogLevel, target: LogTarget, now: () => numb
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-/** The text of a thrown value, for a log line. */
+/** The text of a thrown value, for a log line; fetch's bare "fetch failed" gets its cause (ECONNREFUSED...). */
 export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  if (!(e instanceof Error)) return String(e);
+  const cause: unknown = e.cause;
+  if (!(cause instanceof Error) || e.message.includes(cause.message)) return e.message;
+  return `${e.message} (${'code' in cause ? String(cause.code) : cause.message})`;
 }

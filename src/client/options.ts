@@ -1,4 +1,5 @@
 // push-jobs-client's command line (spec 4.5) and how it overrides client.rb: the settings the client runs with.
+import { VERSION } from '../lib/version.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,7 +8,7 @@ import { PROTOCOL_VERSION } from '../protocol/frames.js';
 import { logLevels, readSettings, type LogLevel } from '../config/settings-file.js';
 import type { LogTarget } from './logger.js';
 
-export const CLIENT_VERSION = '0.1.0';
+
 
 export const USAGE = `Usage: push-jobs-client [OPTION VALUE ...]
 
@@ -21,7 +22,7 @@ export const USAGE = `Usage: push-jobs-client [OPTION VALUE ...]
   -v, --version                show the version`;
 
 export function versionText(): string {
-  return `push-jobs-client ${CLIENT_VERSION} (protocol ${PROTOCOL_VERSION})`;
+  return `push-jobs-client ${VERSION} (protocol ${PROTOCOL_VERSION})`;
 }
 
 /** What the command line says; absent fields leave client.rb's value. */

@@ -183,6 +183,8 @@ export class PushClient {
     switch (m.type) {
       case 'heartbeat':
         this.silentReconfigures = 0;
+        // The server is back while a reconfigure waits out its backoff: try now.
+        if (this.reconfiguring) for (const wake of this.wakers) wake();
         this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
         break;
       case 'commit':

@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { errorText, type ApiClient } from '../auth/api-client.js';
 import { decryptSessionKey } from '../protocol/signing.js';
+import { errorMessage } from './logger.js';
 
 const address = z.string().regex(/^tcp:\/\/.+:\d+$/);
 
@@ -60,7 +61,7 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
   try {
     sessionKey = decryptSessionKey(c.encoded_session_key.key, privateKey);
   } catch (e) {
-    throw new ConfigFetchError(`the session key does not decrypt with the client key: ${e instanceof Error ? e.message : String(e)}`, true, { cause: e });
+    throw new ConfigFetchError(`the session key does not decrypt with the client key: ${errorMessage(e)}`, true, { cause: e });
   }
   const hb = c.push_jobs.heartbeat;
   return {
@@ -85,7 +86,7 @@ export async function fetchPushConfig(api: ApiClient, orgPath: string, node: str
   try {
     res = await api.request('GET', path);
   } catch (e) {
-    throw new ConfigFetchError(`GET ${path}: ${e instanceof Error ? e.message : String(e)}`, false, { cause: e });
+    throw new ConfigFetchError(`GET ${path}: ${errorMessage(e)}`, false, { cause: e });
   }
   if (res.status !== 200) {
     // 401/403/404 say the client or org is wrong; 408, 429 and 5xx may pass.

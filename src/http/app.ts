@@ -1,6 +1,7 @@
 // The HTTP facade: GET /_status unauthenticated, every other path authenticated before its route runs.
 // Handlers only send messages into the actor tree and map the replies.
 import { Hono } from 'hono';
+import { VERSION } from '../lib/version.js';
 import type { InfraSystem } from '../../actors/system.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
 import { onError } from './errors.js';
@@ -13,7 +14,6 @@ import { pushyRoutes } from './routes/pushy.js';
 import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/users.js';
 
-export const VERSION = '0.1.0';
 
 export interface AppOptions {
   system: InfraSystem;

@@ -6,7 +6,8 @@ import { httpDate } from '../lib/clock.js';
 export const MAX_JOB_ID_LENGTH = 64;
 const MAX_NAME_LENGTH = 255;
 const MAX_PATH_LENGTH = 4096;
-const MAX_TEXT_LENGTH = 65536;
+/** The longest text field (env value, file, stdout, stderr) a message may carry. */
+export const MAX_TEXT_LENGTH = 65536;
 /** Seconds; a year is far beyond any sane run_timeout and keeps the figure within timer range once in ms. */
 const MAX_RUN_TIMEOUT = 366 * 24 * 3600;
 

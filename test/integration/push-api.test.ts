@@ -2,7 +2,7 @@
 // and the config endpoint a node bootstraps from.
 import t from 'tap';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
-import { createMember, createOrg, createUser, keyPair } from '../support/api-fixtures.js';
+import { createMember, createOrg, createUser, keyPair, rawRequest, signedHeaders } from '../support/api-fixtures.js';
 import { startTestServer } from '../support/server.js';
 import { ack, startJob, startTestNode, waitForJob } from '../support/test-node.js';
 
@@ -28,14 +28,19 @@ t.test('push-jobs API', async (t) => {
       ['an env value that is not a string', { ...valid, env: { A: 1 } }, /env/],
       ['a file without raw: or base64:', { ...valid, file: 'echo hi' }, /file/],
       ['an unknown field', { ...valid, colour: 'red' }, /colour/],
+      // Nodes would drop a commit carrying these (reference 2.3), and the job would wait out its voting timeout.
+      ['a command longer than a commit message allows', { ...valid, command: 'c'.repeat(256) }, /command/],
+      ['an env name longer than a commit message allows', { ...valid, env: { [`E${'e'.repeat(255)}`]: 'v' } }, /env/],
+      ['options that make the commit message too big', { ...valid, file: `raw:${'f'.repeat(59_000)}`, env: { BIG: 'v'.repeat(8000) } }, /'env'.*'file'.*65536/],
     ];
     for (const [what, body, field] of cases) {
       const res = await s.admin.request('POST', `${PUSHY}/jobs`, body);
       t.equal(res.status, 400, `${what}: 400`);
       t.match(res.body, { error: [field] }, `${what}: the error names the field (${JSON.stringify(res.body)})`);
     }
-    const garbled = await fetch(new URL(`${PUSHY}/jobs`, s.url), { method: 'POST', body: '{' });
-    t.not(garbled.status, 201, 'an unsigned, garbled body starts nothing');
+    const headers = signedHeaders({ privateKey: await s.keyOf('admin'), userId: 'admin', method: 'POST', path: `${PUSHY}/jobs`, body: '{"command":' });
+    const garbled = await rawRequest(s.url, 'POST', `${PUSHY}/jobs`, { ...headers, 'Content-Type': 'application/json' }, '{"command":');
+    t.equal(garbled.status, 400, 'a body that is not JSON is 400');
     t.same((await s.admin.request('GET', `${PUSHY}/jobs`)).body, [], 'no job was started');
   });
 

@@ -2,7 +2,7 @@
 // fail, die and time out, and the job and its per-node states read back through the REST API.
 import t, { type Test } from 'tap';
 import { parseHttpDate } from '../../src/protocol/messages.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { STORE_KINDS, startTestServer, type TestServer } from '../support/server.js';
 import {
   ack, fail, getJob, ignore, late, nack, poll, startJob, startTestNode, succeed, waitForJob, type Script, type TestNode,
 } from '../support/test-node.js';
@@ -214,9 +214,9 @@ t.test('push jobs over ZeroMQ', async (t) => {
   });
 });
 
-t.test('a job in flight survives a server restart when its node keeps heartbeating', async (t) => {
+for (const kind of STORE_KINDS) t.test(`${kind} store: a job in flight survives a server restart when its node keeps heartbeating`, async (t) => {
   const ports = await freePorts(2);
-  let s: TestServer = await startTestServer(t, 'file', { ...FAST, server_heartbeat_port: ports[0], command_port: ports[1] });
+  let s: TestServer = await startTestServer(t, kind, { ...FAST, server_heartbeat_port: ports[0], command_port: ports[1] });
   const n = await startTestNode(s, 'rs-1', { run: ack() });
   t.teardown(() => n.stop());
   const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rs-1'], run_timeout: 60 });

@@ -1,9 +1,11 @@
 // The config endpoint's body as the node reads it (reference 3): validated, units converted, key unwrapped.
 import t from 'tap';
-import { readPrivateKey } from '../../src/auth/keys.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../../src/auth/keys.js';
 import { ConfigFetchError, readPushConfig } from '../../src/client/push-config.js';
 import { encryptSessionKey, newSessionKey } from '../../src/protocol/signing.js';
-import { keyPair } from '../support/api-fixtures.js';
+
+const pairs: Promise<GeneratedKeyPair>[] = [generateKeyPair(), generateKeyPair()];
+const keyPair = async (n: 0 | 1): Promise<GeneratedKeyPair> => pairs[n] as Promise<GeneratedKeyPair>;
 
 const body = (key: string, overrides: Record<string, unknown> = {}) => ({
   type: 'config', host: 'infra', node: 'web1', organization: 'acme',
