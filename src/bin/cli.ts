@@ -5,8 +5,7 @@ import { homedir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectCli, resolveCliTarget } from '../cli/cli-connection.js';
 import { parseCommandLine } from '../cli/commands.js';
-import { CommandError, EXIT, Ui } from '../cli/output.js';
-import { ConfigError } from '../config/settings-file.js';
+import { EXIT, exitWhenDone, runCommand, Ui } from '../cli/output.js';
 
 async function main(argv: string[]): Promise<number> {
   const streams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
@@ -21,29 +20,11 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   const ui = new Ui(streams, line.format);
-  try {
+  return runCommand(ui, async () => {
     const target = resolveCliTarget({ ...line.connection, cwd: process.cwd(), home: homedir() });
     const api = await connectCli(target);
     await line.run({ api, ui, stdout: process.stdout, stderr: process.stderr, sleep: (ms) => sleep(ms) });
-    return EXIT.ok;
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      ui.info(e.message);
-      return EXIT.usage;
-    }
-    if (e instanceof CommandError) return ui.report(e);
-    throw e;
-  } finally {
-    ui.close();
-  }
+  });
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (e: unknown) => {
-    process.stderr.write(`ERROR: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exitCode = EXIT.failed;
-  },
-);
+exitWhenDone(main(process.argv.slice(2)));

@@ -6,8 +6,7 @@ import { orgUserAdd, orgUserRemove } from '../cli/ctl/org-users.js';
 import { orgCreate, orgDelete, orgList, orgShow } from '../cli/ctl/orgs.js';
 import { grantServerAdmin, listServerAdmins, removeServerAdmin } from '../cli/ctl/server-admins.js';
 import { userCreate, userDelete, userList, userShow } from '../cli/ctl/users.js';
-import { ConfigError } from '../config/settings-file.js';
-import { CommandError, EXIT, OUTPUT_FORMATS, parseFormat, Ui } from '../cli/output.js';
+import { EXIT, exitWhenDone, OUTPUT_FORMATS, parseFormat, runCommand, Ui } from '../cli/output.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | Array<string | boolean> | undefined>;
@@ -202,29 +201,11 @@ async function main(argv: string[]): Promise<number> {
   if (format === undefined) return usageError(`unknown format '${formatName}': use one of ${OUTPUT_FORMATS.join(', ')}`);
 
   const out = new Ui({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, format);
-  try {
+  return runCommand(out, async () => {
     const config = str(values, 'config');
     const api = await connectCtl(config === undefined ? {} : { file: config });
     await command.run({ api, ui: out }, parsed.positionals, values);
-    return EXIT.ok;
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      ui.info(e.message);
-      return EXIT.usage;
-    }
-    if (e instanceof CommandError) return out.report(e);
-    throw e;
-  } finally {
-    out.close();
-  }
+  });
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (e: unknown) => {
-    process.stderr.write(`ERROR: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exitCode = EXIT.failed;
-  },
-);
+exitWhenDone(main(process.argv.slice(2)));

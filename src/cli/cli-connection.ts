@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { ApiClient, errorText, type ApiResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
 import { signRequest } from '../auth/signed-headers.js';
-import { splitServerUrl } from '../config/client-config.js';
+import { parseHttpUrl, splitServerUrl } from '../config/client-config.js';
 import { findCliConfig, loadCliConfig } from '../config/cli-config.js';
 import { apiFailure } from './ctl/connection.js';
 import { CommandError, EXIT, type Ui } from './output.js';
@@ -39,14 +39,8 @@ export interface CliTarget {
 export function parseServerUrl(url: string): { baseUrl: string; org: string | null } | null {
   const split = splitServerUrl(url);
   if (split !== null) return split;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return null;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
-  if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') return null;
+  const parsed = parseHttpUrl(url);
+  if (parsed === null) return null;
   if (parsed.pathname.includes('/organizations')) return null;
   return { baseUrl: parsed.origin + parsed.pathname.replace(/\/+$/, ''), org: null };
 }

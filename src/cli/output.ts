@@ -1,5 +1,6 @@
 // Terminal output of infra-server-ctl and the cli, after knife's ui (reference 6): the summary text format,
 // JSON, the stdout/stderr split, the Y/N question, and the error a command stops with.
+import { ConfigError } from '../config/settings-file.js';
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
@@ -180,4 +181,34 @@ export class Ui {
     const next = await this.lines.next();
     return next.done === true ? undefined : next.value;
   }
+}
+
+/** Runs one command: a broken config file is a usage error (2); a CommandError prints and exits as it says. */
+export async function runCommand(ui: Ui, body: () => Promise<void>): Promise<number> {
+  try {
+    await body();
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      ui.info(e.message);
+      return EXIT.usage;
+    }
+    if (e instanceof CommandError) return ui.report(e);
+    throw e;
+  } finally {
+    ui.close();
+  }
+}
+
+/** Sets the exit code from an executable's main; anything unexpected prints its stack and fails. */
+export function exitWhenDone(main: Promise<number>): void {
+  main.then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`ERROR: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = EXIT.failed;
+    },
+  );
 }

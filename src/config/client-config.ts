@@ -7,8 +7,8 @@ import { logLevels, orgNamePattern, readSettingsFile, type LogLevel } from './se
 const configDir = process.platform === 'win32' ? 'C:\\infra' : '/etc/infra';
 export const DEFAULT_CLIENT_CONFIG_FILE = join(configDir, 'client.rb');
 
-/** Splits `https://host[/prefix]/organizations/ORG` into the base URL and the org; null for any other URL. */
-export function splitServerUrl(url: string): { baseUrl: string; org: string } | null {
+/** A plain http(s) URL: no query, fragment or credentials; null for anything else. */
+export function parseHttpUrl(url: string): URL | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -17,6 +17,13 @@ export function splitServerUrl(url: string): { baseUrl: string; org: string } | 
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
   if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') return null;
+  return parsed;
+}
+
+/** Splits `https://host[/prefix]/organizations/ORG` into the base URL and the org; null for any other URL. */
+export function splitServerUrl(url: string): { baseUrl: string; org: string } | null {
+  const parsed = parseHttpUrl(url);
+  if (parsed === null) return null;
   const m = /^(.*)\/organizations\/([^/]+)\/?$/.exec(parsed.pathname);
   const [, prefix = '', org = ''] = m ?? [];
   return m !== null && orgNamePattern.test(org) ? { baseUrl: parsed.origin + prefix, org } : null;

@@ -7,7 +7,8 @@ import {
   ack, fail, getJob, ignore, late, nack, poll, startJob, startTestNode, succeed, waitForJob, type Script, type TestNode,
 } from '../support/test-node.js';
 
-const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2, voting_timeout: 2 };
+// Five intervals of silence before `down`: tight enough to keep the tests short, loose enough for a busy machine.
+const FAST = { heartbeat_interval: 100, offline_threshold: 5, online_threshold: 2, voting_timeout: 2 };
 const JOBS = '/organizations/default/pushy/jobs';
 
 function isHttpDate(v: unknown): boolean {

@@ -8,7 +8,8 @@ import {
   ack, droppedCounts, poll, replay, startJob, startTestNode, tamper, waitForJob, type Script, type TestNode,
 } from '../support/test-node.js';
 
-const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2, voting_timeout: 2 };
+// Five intervals of silence before `down`: tight enough to keep the tests short, loose enough for a busy machine.
+const FAST = { heartbeat_interval: 100, offline_threshold: 5, online_threshold: 2, voting_timeout: 2 };
 const STATES = '/organizations/default/pushy/node_states';
 
 interface NodeStateView { node_name: string; status: string; updated_at: string; availability?: string }
@@ -77,12 +78,12 @@ t.test('push-jobs transport', async (t) => {
   t.test('replayed heartbeats keep no node up, on their own channel or on the other', async (t) => {
     const n = await node(t, 'rp-hb');
     const recorded = () => n.sent.filter((r) => r.body.type === 'heartbeat');
-    await poll('12 heartbeats to replay', () => (recorded().length >= 12 ? true : undefined));
+    await poll('17 heartbeats to replay', () => (recorded().length >= 17 ? true : undefined));
     const before = await droppedCounts(s);
     n.pauseHeartbeats();
-    // Each interval: the newest heartbeat again on its channel, and the next of the ten newest on the command
+    // Each interval: the newest heartbeat again on its channel, and the next of the fifteen newest on the command
     // channel, whose own sequence they all exceed.
-    const beats = recorded().slice(-10);
+    const beats = recorded().slice(-15);
     let next = 0;
     const replaying = setInterval(() => {
       n.replay(beats.at(-1));

@@ -1,0 +1,41 @@
+// The cli as a child process for end-to-end tests: a runner bound to one config.rb and a private HOME, the
+// job id from `job start`, a job's JSON through `job status -F json`, and a failure text showing the whole run.
+import { runBin, childEnv, type RunResult } from './process-run.js';
+import { poll } from './test-node.js';
+
+export type CliRun = (args: readonly string[], timeoutMs?: number) => Promise<RunResult>;
+
+/** Runs `cli ARGS -c CONFIG` in `cwd` with HOME set to `home`, so no user configuration leaks in. */
+export function cliWith(configFile: string, cwd: string, home: string): CliRun {
+  const env = childEnv({ HOME: home });
+  return (args, timeoutMs = 30_000) => runBin('cli', [...args, '-c', configFile], { cwd, env, timeoutMs });
+}
+
+/** A failure message holding everything the run printed. */
+export const show = (r: RunResult): string => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+
+/** The id of `Started.  Job ID: ID`, or '' when the run printed none. */
+export const jobIdOf = (r: RunResult): string => /Started\. {2}Job ID: ([0-9a-f]+)/.exec(r.stdout + r.stderr)?.[1] ?? '';
+
+export interface CliJob {
+  id: string;
+  status: string;
+  nodes: Record<string, string[]>;
+}
+
+const FINISHED = new Set(['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+
+/** `cli job status ID -F json`, parsed. */
+export async function cliJob(cli: CliRun, id: string): Promise<CliJob> {
+  const r = await cli(['job', 'status', id, '-F', 'json']);
+  if (r.code !== 0) throw new Error(`cli job status ${id} failed: ${show(r)}`);
+  return JSON.parse(r.stdout) as CliJob;
+}
+
+/** Polls `cli job status` until the job is in `status` (any finished status when omitted). */
+export function cliWaitForJob(cli: CliRun, id: string, status?: string, timeoutMs = 20_000): Promise<CliJob> {
+  return poll(`job ${id} to be ${status ?? 'finished'}`, async () => {
+    const job = await cliJob(cli, id);
+    return (status === undefined ? FINISHED.has(job.status) : job.status === status) ? job : undefined;
+  }, timeoutMs);
+}
