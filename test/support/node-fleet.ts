@@ -69,13 +69,13 @@ async function fleetNode(t: Test, o: FleetOptions, name: string): Promise<FleetN
   await writeFile(configFile, clientRb(o, name));
   let child: ChildProcess | undefined;
   let stderr = '';
-  const alive = (c: ChildProcess | undefined): c is ChildProcess => c !== undefined && c.exitCode === null && c.signalCode === null;
+  const alive = (c: ChildProcess | undefined): boolean => c !== undefined && c.exitCode === null && c.signalCode === null;
   t.teardown(() => {
-    if (alive(child)) child.kill('SIGKILL');
+    if (alive(child)) child?.kill('SIGKILL');
   });
   return {
     name, dir, configFile,
-    pid: () => (alive(child) ? (child.pid ?? 0) : 0),
+    pid: () => (alive(child) ? (child?.pid ?? 0) : 0),
     running: () => alive(child),
     log: async () => `${await readFile(join(dir, 'client.log'), 'utf8').catch(() => '')}${stderr}`,
     start: () => {
@@ -85,7 +85,8 @@ async function fleetNode(t: Test, o: FleetOptions, name: string): Promise<FleetN
     },
     stop: () => {
       const c = child;
-      if (!alive(c)) return Promise.resolve(c?.exitCode ?? null);
+      if (c === undefined) return Promise.resolve(null);
+      if (!alive(c)) return Promise.resolve(c.exitCode);
       return new Promise((resolve) => {
         const killer = setTimeout(() => c.kill('SIGKILL'), STOP_GRACE_MS);
         c.once('exit', (code) => {
