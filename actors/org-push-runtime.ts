@@ -36,7 +36,6 @@ export class OrgPush {
    * and their clients must reconnect first, so a server slow to start must not write them all off.
    */
   resume(): void {
-    console.error('DBG resume', this.org, Date.now(), JSON.stringify([...this.push.records]));
     const { heartbeat_interval, offline_threshold } = this.ports.settings;
     const grace = heartbeat_interval * offline_threshold;
     for (const [node, r] of this.push.records) if (r.status === 'up') this.nodeActor(node, grace);
@@ -69,7 +68,6 @@ export class OrgPush {
         break;
       case 'node_availability': {
         const { change } = msg;
-        console.error('DBG availability', this.org, msg.node, JSON.stringify(change), Date.now());
         this.push.records.set(msg.node, { node_name: msg.node, status: change.status, updated_at: change.updated_at, incarnation: change.incarnation, available: change.available });
         this.push.dirty.add(msg.node);
         if (!change.available) for (const job of this.push.jobs.values()) dispatch(job, { type: 'node_down', node: msg.node });

@@ -110,12 +110,15 @@ async function jobBody(cli: Cli, o: JobStartOptions): Promise<Record<string, unk
 /** Polls until the job finishes, showing its progress on `printer`. */
 async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: ProgressPrinter): Promise<Job> {
   const path = cli.api.orgPath('pushy', 'jobs', id);
+  // Short jobs end in a fraction of a second: the first polls come quickly, then back off to the interval.
+  let wait = Math.min(100, pollSeconds * 1000);
   try {
     for (;;) {
       const job = await cli.api.call('GET', path, jobSchema);
       printer.update(job);
       if (isFinished(job.status)) return job;
-      await cli.sleep(pollSeconds * 1000);
+      await cli.sleep(wait);
+      wait = Math.min(wait * 2, pollSeconds * 1000);
     }
   } catch (e) {
     if (!(e instanceof CommandError)) throw e;

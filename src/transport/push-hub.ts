@@ -87,7 +87,6 @@ export class PushHub implements PushPorts {
   async attach(system: InfraSystem): Promise<void> {
     this.system = system;
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
-    console.error('DBG attach', Date.now());
     await this.sessions.load(system.orgNames());
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
@@ -167,7 +166,6 @@ export class PushHub implements PushPorts {
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
       return;
     }
-    if (peer.lastHeard === 0 || Math.random() < 0.05) console.error('DBG heard', m.node, m.type, at);
     peer.lastHeard = at;
     peer.identity = identity;
     if (m.type === 'heartbeat') dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });

@@ -9,7 +9,7 @@ import { cliWaitForJob, cliWith, jobIdOf, show } from '../support/cli-run.js';
 import { pidFrom, processGone, startNodeFleet, waitForNodes, type FleetNode } from '../support/node-fleet.js';
 import { childEnv, runBin } from '../support/process-run.js';
 import { startServerProcess } from '../support/server-process.js';
-import { poll } from '../support/test-node.js';
+import { until } from '../support/deadline.js';
 
 const server = await startServerProcess(t, {
   settings: {
@@ -39,7 +39,7 @@ const ALL = ['node1', 'node2', 'node3'];
 
 const cli = cliWith(join(server.dataDir, 'config.rb'), scratch, home);
 const FAST = ['--poll-interval', '0.1'];
-/** A node leaves every job through rehab (reference 4.2); the next job must wait until it is back. */
+/** A node the last job aborted or left unused may still be in rehab (reference 4.2): start jobs once all are available. */
 const ready = (...which: FleetNode[]) => waitForNodes(admin, which.length > 0 ? which : nodes, 'available');
 
 /** Every process whose pid the `tree` command of job `id` wrote on the named nodes. */
@@ -48,7 +48,7 @@ async function treePids(id: string, names: readonly string[]): Promise<number[]>
 }
 
 function allGone(list: readonly number[]): Promise<true> {
-  return poll('the background sleeps to end', async () => ((await Promise.all(list.map(processGone))).every(Boolean) ? true : undefined), 10_000);
+  return until('the background sleeps to end', async () => ((await Promise.all(list.map(processGone))).every(Boolean) ? true : undefined), 10_000);
 }
 
 t.test('three clients register through the validator and come up', async (t) => {
@@ -162,7 +162,7 @@ t.test('output beyond 64 KiB is cut, and job output says so', async (t) => {
 t.test('quorum as a count and as a percentage with one node down', async (t) => {
   await ready();
   t.equal(await node3.stop(), 0, 'node3 stops cleanly');
-  await poll('cli node status to show node3 down', async () => {
+  await until('cli node status to show node3 down', async () => {
     const r = await cli(['node', 'status', 'node3', '-F', 'json']);
     return (JSON.parse(r.stdout) as Array<{ status: string }>)[0]?.status === 'down' ? true : undefined;
   }, 10_000);

@@ -4,12 +4,12 @@ import t, { type Test } from 'tap';
 import { httpDate } from '../../src/lib/clock.js';
 import { parseHttpDate } from '../../src/protocol/messages.js';
 import { startTestServer } from '../support/server.js';
-import {
-  ack, droppedCounts, poll, replay, startJob, startTestNode, tamper, waitForJob, type Script, type TestNode,
-} from '../support/test-node.js';
+import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
+import { ack, poll, replay, startTestNode, tamper, type Script, type TestNode } from '../support/test-node.js';
 
-// Five intervals of silence before `down`: tight enough to keep the tests short, loose enough for a busy machine.
-const FAST = { heartbeat_interval: 100, offline_threshold: 5, online_threshold: 2, voting_timeout: 2 };
+// Eight intervals of silence before `down`: short enough for quick tests, long enough that a machine busy with
+// other test files does not see nodes flap.
+const FAST = { heartbeat_interval: 100, offline_threshold: 8, online_threshold: 2, voting_timeout: 2 };
 const STATES = '/organizations/default/pushy/node_states';
 
 interface NodeStateView { node_name: string; status: string; updated_at: string; availability?: string }
@@ -31,14 +31,12 @@ t.test('push-jobs transport', async (t) => {
       const state = await stateOf(name);
       return state.status === status ? state : undefined;
     });
-  const connected = async (): Promise<number> => {
-    const res = await fetch(new URL('/_status', s.url));
-    return ((await res.json()) as { push_jobs: { connected_nodes: number } }).push_jobs.connected_nodes;
-  };
+  const connected = async (): Promise<number> => (await pushStatus(s)).connected_nodes;
+  const droppedCounts = async (): Promise<Record<string, number>> => (await pushStatus(s)).dropped;
   /** Waits until GET /_status shows at least `delta` more drops of `reason` than `before`, then returns all deltas. */
   const dropsSince = async (before: Record<string, number>, reason: string, delta: number) => {
     const after = await poll(`${delta} more ${reason} drops`, async () => {
-      const now = await droppedCounts(s);
+      const now = await droppedCounts();
       return (now[reason] ?? 0) - (before[reason] ?? 0) >= delta ? now : undefined;
     });
     return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
@@ -79,7 +77,7 @@ t.test('push-jobs transport', async (t) => {
     const n = await node(t, 'rp-hb');
     const recorded = () => n.sent.filter((r) => r.body.type === 'heartbeat');
     await poll('17 heartbeats to replay', () => (recorded().length >= 17 ? true : undefined));
-    const before = await droppedCounts(s);
+    const before = await droppedCounts();
     n.pauseHeartbeats();
     // Each interval: the newest heartbeat again on its channel, and the next of the fifteen newest on the command
     // channel, whose own sequence they all exceed.
@@ -102,7 +100,7 @@ t.test('push-jobs transport', async (t) => {
 
   t.test('a replayed answer is dropped: the node stays ready and the job times out', async (t) => {
     const n = await node(t, 'rp-ans', { run: replay() });
-    const before = await droppedCounts(s);
+    const before = await droppedCounts();
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rp-ans'], run_timeout: 1 });
     await n.waitFor('run', { where: (m) => m.job_id === id });
     const deltas = await dropsSince(before, 'replay', 1);
@@ -118,7 +116,7 @@ t.test('push-jobs transport', async (t) => {
     ] as const;
     const names = kinds.map(([how]) => `tm-${how.replace('_', '-')}`);
     await Promise.all(kinds.map(([how], i) => node(t, names[i]!, { commit: tamper(how, ack()) })));
-    const before = await droppedCounts(s);
+    const before = await droppedCounts();
     const id = await startJob(s.admin, { command: 'chef-client', nodes: names, voting_timeout: 1 });
     const job = await waitForJob(s.admin, id, 'quorum_failed');
     t.same(job.nodes, { unavailable: [...names].sort() }, 'no tampered ack made a node ready');
@@ -129,7 +127,7 @@ t.test('push-jobs transport', async (t) => {
   t.test('frames no client sends are dropped and the node stays available', async (t) => {
     const n = await node(t, 'raw-1');
     const [header, body] = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)!.frames as [Buffer, Buffer];
-    const before = await droppedCounts(s);
+    const before = await droppedCounts();
     n.sendRaw('command', [Buffer.from('one frame')]);
     n.sendRaw('heartbeat', [header, body, Buffer.from('extra')]);
     n.sendRaw('command', [Buffer.alloc(4096, 'H'), body]);
@@ -147,7 +145,7 @@ t.test('push-jobs transport', async (t) => {
     t.equal(known.status, 201);
     const ghostBefore = await stateOf('ghost-known');
     const nodesBefore = await connected();
-    const before = await droppedCounts(s);
+    const before = await droppedCounts();
     const ghosts = [
       await startTestNode(s, 'ghost-known', {}, { register: false }),
       await startTestNode(s, 'ghost-unknown', {}, { register: false }),

@@ -1,7 +1,7 @@
 // The cli as a child process for end-to-end tests: a runner bound to one config.rb and a private HOME, the
 // job id from `job start`, a job's JSON through `job status -F json`, and a failure text showing the whole run.
 import { runBin, childEnv, type RunResult } from './process-run.js';
-import { poll } from './test-node.js';
+import { until } from './deadline.js';
 
 export type CliRun = (args: readonly string[], timeoutMs?: number) => Promise<RunResult>;
 
@@ -34,7 +34,7 @@ export async function cliJob(cli: CliRun, id: string): Promise<CliJob> {
 
 /** Polls `cli job status` until the job is in `status` (any finished status when omitted). */
 export function cliWaitForJob(cli: CliRun, id: string, status?: string, timeoutMs = 20_000): Promise<CliJob> {
-  return poll(`job ${id} to be ${status ?? 'finished'}`, async () => {
+  return until(`job ${id} to be ${status ?? 'finished'}`, async () => {
     const job = await cliJob(cli, id);
     return (status === undefined ? FINISHED.has(job.status) : job.status === status) ? job : undefined;
   }, timeoutMs);

@@ -4,10 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import type { ApiClient } from '../../src/auth/api-client.js';
 import { childEnv, distBin } from './process-run.js';
-import { poll } from './test-node.js';
+import { until } from './deadline.js';
+
+/** Where the clients are killed at the end: a tap Test, or a benchmark's own list. */
+export interface TeardownScope {
+  teardown(fn: () => unknown): void;
+}
 
 export interface FleetOptions {
   /** `http://HOST:PORT` of the server; client.rb gets it with `/organizations/ORG`. */
@@ -36,6 +40,10 @@ export interface FleetNode {
   start(): void;
   /** SIGTERM, then SIGKILL after 10 s; resolves with the exit code (null when killed). */
   stop(): Promise<number | null>;
+  /** SIGSTOP: the client neither sends nor receives anything until `resume`, as if cut off. */
+  freeze(): void;
+  /** SIGCONT after `freeze`. */
+  resume(): void;
 }
 
 const rubyString = (s: string): string => JSON.stringify(s);
@@ -62,7 +70,7 @@ export function clientRb(o: FleetOptions, name: string): string {
 
 const STOP_GRACE_MS = 10_000;
 
-async function fleetNode(t: Test, o: FleetOptions, name: string): Promise<FleetNode> {
+async function fleetNode(scope: TeardownScope, o: FleetOptions, name: string): Promise<FleetNode> {
   const dir = join(o.dir, name);
   await mkdir(dir, { recursive: true });
   const configFile = join(dir, 'client.rb');
@@ -70,7 +78,7 @@ async function fleetNode(t: Test, o: FleetOptions, name: string): Promise<FleetN
   let child: ChildProcess | undefined;
   let stderr = '';
   const alive = (c: ChildProcess | undefined): boolean => c !== undefined && c.exitCode === null && c.signalCode === null;
-  t.teardown(() => {
+  scope.teardown(() => {
     if (alive(child)) child?.kill('SIGKILL');
   });
   return {
@@ -96,12 +104,14 @@ async function fleetNode(t: Test, o: FleetOptions, name: string): Promise<FleetN
         c.kill('SIGTERM');
       });
     },
+    freeze: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
 }
 
 /** Writes every node's client.rb and starts the clients; they register and connect on their own. */
-export async function startNodeFleet(t: Test, o: FleetOptions): Promise<FleetNode[]> {
-  const nodes = await Promise.all(o.names.map((name) => fleetNode(t, o, name)));
+export async function startNodeFleet(scope: TeardownScope, o: FleetOptions): Promise<FleetNode[]> {
+  const nodes = await Promise.all(o.names.map((name) => fleetNode(scope, o, name)));
   for (const node of nodes) node.start();
   return nodes;
 }
@@ -125,7 +135,7 @@ async function nodeStates(api: ApiClient, org: string): Promise<Map<string, Node
 export async function waitForNodes(api: ApiClient, nodes: readonly FleetNode[], want: 'available' | 'down', timeoutMs = 15_000, org = 'default'): Promise<void> {
   let seen = new Map<string, NodeStateView>();
   try {
-    await poll(`${nodes.map((n) => n.name).join(', ')} to be ${want}`, async () => {
+    await until(`${nodes.map((n) => n.name).join(', ')} to be ${want}`, async () => {
       for (const n of nodes) {
         if (want === 'available' && !n.running()) throw new Error(`${n.name} is not running:\n${await n.log()}`);
       }
@@ -147,7 +157,7 @@ export async function processGone(pid: number): Promise<boolean> {
 
 /** The pid a job command wrote into `file` (a number and a newline). */
 export function pidFrom(file: string, timeoutMs = 10_000): Promise<number> {
-  return poll(`a pid in ${file}`, async () => {
+  return until(`a pid in ${file}`, async () => {
     const text = await readFile(file, 'utf8').catch(() => '');
     return /^\d+\n$/.test(text) ? Number(text) : undefined;
   }, timeoutMs);

@@ -5,31 +5,16 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { curveKeyPair, Dealer } from 'zeromq';
 import { z } from 'zod';
-import { httpDate } from '../../src/lib/clock.js';
+import type { ApiClient } from '../../src/auth/api-client.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
-import type { ApiClient } from '../../src/auth/api-client.js';
 import { keyPair } from './api-fixtures.js';
+import {
+  answerMessages, completion, IDLE, tamperedFrames, type Answer, type HeldJob, type JobMessage, type SentMessage, type Tamper,
+} from './node-wire.js';
 import type { TestServer } from './server.js';
-
-/** What the node does with one server message. */
-export type Answer =
-  | { kind: 'ack' } // commit: ack_commit; run: ack_run and keep running; abort: aborted
-  | { kind: 'nack'; reason: NackCommitReason } // commit: nack_commit; run: nack_run
-  | { kind: 'ignore' }
-  | { kind: 'crash' } // stop heartbeating and close both sockets, answering nothing
-  | { kind: 'succeed'; stdout?: string; stderr?: string } // run: ack_run, then succeeded
-  | { kind: 'fail'; exit_status: number; stdout?: string; stderr?: string } // run: ack_run, then failed
-  | { kind: 'late'; ms: number; answer: Answer } // the answer after a delay
-  | { kind: 'replay' } // resend the node's previous command-channel message, byte for byte
-  | { kind: 'tamper'; how: Tamper; answer: Answer }; // the answer's messages, damaged on the wire
-
-/** forge: signed with a wrong key; unsigned: no Signature in the header; oversize: body past max_body_size;
- * malformed: a body that is not JSON; bad_body: signed, but not a valid message; skew: signed, but dated
- * a minute beyond max_message_skew ago. */
-export type Tamper = 'forge' | 'unsigned' | 'oversize' | 'malformed' | 'bad_body' | 'skew';
 
 export const ack = (): Answer => ({ kind: 'ack' });
 export const nack = (reason: NackCommitReason = 'busy'): Answer => ({ kind: 'nack', reason });
@@ -41,7 +26,6 @@ export const late = (ms: number, answer: Answer): Answer => ({ kind: 'late', ms,
 export const replay = (): Answer => ({ kind: 'replay' });
 export const tamper = (how: Tamper, answer: Answer): Answer => ({ kind: 'tamper', how, answer });
 
-type JobMessage = Extract<ServerMessage, { type: 'commit' | 'run' | 'abort' }>;
 type Rule<M> = Answer | ((m: M, node: TestNode) => Answer);
 
 /** One rule per job message type; a missing rule keeps the default behaviour of a healthy client. */
@@ -71,7 +55,6 @@ export interface TestNodeOptions {
 }
 
 export type Channel = 'heartbeat' | 'command';
-export type SentMessage = { type: string; job_id?: string | null; [field: string]: unknown };
 /** `at`: epoch ms when the message was handed to its socket. */
 export interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean; at: number }
 
@@ -109,7 +92,7 @@ export class TestNode {
   /** Every message this node wrote, tampered ones included. */
   readonly sent: SentRecord[] = [];
   /** The job this node holds, as its heartbeats report it. */
-  job: { state: 'idle' | 'committed' | 'running'; id: string | null; capture: boolean } = { state: 'idle', id: null, capture: false };
+  job: HeldJob = IDLE;
   script: Script;
   private readonly events = new EventEmitter();
   private readonly dealers: Record<Channel, Dealer>;
@@ -168,7 +151,7 @@ export class TestNode {
   send(channel: Channel, fields: SentMessage, how?: Tamper): void {
     if (this.closed) return;
     const body: SentMessage = { ...fields, ...envelopeFor(this.org, this.name, this.incarnation, ++this.sequence, Date.now()) };
-    const frames = how === undefined ? encodeMessage(body, this.key) : this.tampered(body, how);
+    const frames = how === undefined ? encodeMessage(body, this.key) : tamperedFrames(body, how, this.key, this.config);
     this.write(channel, frames, body, how !== undefined);
   }
 
@@ -214,9 +197,8 @@ export class TestNode {
   finish(exit_status = 0, output: { stdout?: string; stderr?: string } = {}): void {
     const job_id = this.job.id;
     if (job_id === null || this.job.state !== 'running') throw new Error(`${this.name} runs no job`);
-    const done: SentMessage = { type: exit_status === 0 ? 'succeeded' : 'failed', job_id, exit_status };
-    if (this.job.capture) Object.assign(done, { stdout: output.stdout ?? '', stderr: output.stderr ?? '', truncated: false });
-    this.job = { state: 'idle', id: null, capture: false };
+    const done = completion(job_id, exit_status, this.job.capture, output);
+    this.job = IDLE;
     this.send('command', done);
   }
 
@@ -249,27 +231,6 @@ export class TestNode {
     this.queues[channel] = this.queues[channel].then(() => dealer.send(frames)).catch(() => {
       // A closed socket: the node is gone, as a crashed client would be.
     });
-  }
-
-  private tampered(body: SentMessage, how: Tamper): Buffer[] {
-    switch (how) {
-      case 'forge':
-        return encodeMessage(body, randomBytes(32));
-      case 'unsigned': {
-        const [, bodyFrame] = encodeMessage(body, this.key);
-        return [Buffer.from('Version:2.0;SigningMethod:hmac_sha256'), bodyFrame];
-      }
-      case 'oversize':
-        return encodeMessage({ ...body, padding: 'x'.repeat(this.config.max_body_size) }, this.key);
-      case 'malformed': {
-        const [header] = encodeMessage(body, this.key);
-        return [header, Buffer.from('{"type": "ack_commit", ')];
-      }
-      case 'bad_body':
-        return encodeMessage({ ...body, unexpected: true }, this.key);
-      case 'skew':
-        return encodeMessage({ ...body, timestamp: httpDate(Date.now() - (this.config.max_message_skew + 60) * 1000) }, this.key);
-    }
   }
 
   private waitIn<R, M extends R>(event: string, list: readonly R[], match: (r: R) => r is M, after: number, timeoutMs = DEFAULT_WAIT_MS, what: string): Promise<M> {
@@ -366,34 +327,12 @@ export class TestNode {
       case 'tamper':
         this.answer(m, a.answer, a.how);
         return;
-      default:
-        for (const body of this.replies(m, a, how === undefined)) this.send('command', body, how);
+      default: {
+        const { messages, held } = answerMessages(m, a, this.job);
+        if (how === undefined) this.job = held; // a damaged answer never reaches the server, so the node keeps its job
+        for (const body of messages) this.send('command', body, how);
+      }
     }
-  }
-
-  /** The messages that carry answer `a` to `m`; `track` moves the node's own job state (a tampered answer does not). */
-  private replies(m: JobMessage, a: Extract<Answer, { kind: 'ack' | 'nack' | 'succeed' | 'fail' }>, track: boolean): SentMessage[] {
-    const job_id = m.job_id;
-    if (m.type === 'abort') {
-      if (a.kind !== 'ack') throw new Error(`an abort is answered with ack, not ${a.kind}`);
-      const held = m.job_id === null || m.job_id === this.job.id ? this.job.id : null;
-      if (track && held === this.job.id) this.job = { state: 'idle', id: null, capture: false };
-      return [{ type: 'aborted', job_id: m.job_id ?? held }];
-    }
-    if (m.type === 'commit') {
-      if (a.kind === 'nack') return [{ type: 'nack_commit', job_id, reason: a.reason }];
-      if (a.kind !== 'ack') throw new Error(`a commit is answered with ack or nack, not ${a.kind}`);
-      if (track) this.job = { state: 'committed', id: m.job_id, capture: m.capture === true };
-      return [{ type: 'ack_commit', job_id }];
-    }
-    if (a.kind === 'nack') return [{ type: 'nack_run', job_id }];
-    const capture = this.job.id === job_id && this.job.capture;
-    if (track) this.job = { ...this.job, state: 'running', id: job_id };
-    if (a.kind === 'ack') return [{ type: 'ack_run', job_id }];
-    if (track) this.job = { state: 'idle', id: null, capture: false };
-    const done: SentMessage = { type: a.kind === 'succeed' ? 'succeeded' : 'failed', job_id, exit_status: a.kind === 'succeed' ? 0 : a.exit_status };
-    if (capture) Object.assign(done, { stdout: a.stdout ?? '', stderr: a.stderr ?? '', truncated: false });
-    return [{ type: 'ack_run', job_id }, done];
   }
 }
 
@@ -446,55 +385,4 @@ function unregisteredNode(server: TestServer, name: string, org: string, script:
     max_message_skew: d.max_message_skew,
   };
   return new TestNode(server, name, org, randomBytes(32), config, script);
-}
-
-/** A job as GET /pushy/jobs/ID shows it (spec 2.4). */
-export interface JobView {
-  id: string;
-  command: string;
-  run_timeout: number;
-  status: string;
-  created_at: string;
-  updated_at: string;
-  nodes: Record<string, string[]>;
-  [field: string]: unknown;
-}
-
-const jobViewSchema = z.looseObject({
-  id: z.string(), command: z.string(), run_timeout: z.number(), status: z.string(), created_at: z.string(), updated_at: z.string(),
-  nodes: z.record(z.string(), z.array(z.string())),
-});
-
-/** Starts a job and returns its id; any answer but 201 throws with the server's body. */
-export async function startJob(by: ApiClient, body: Record<string, unknown>, org = 'default'): Promise<string> {
-  const res = await by.request('POST', `/organizations/${org}/pushy/jobs`, body);
-  if (res.status !== 201) throw new Error(`starting a job: ${res.status} ${JSON.stringify(res.body)}`);
-  return z.object({ id: z.string() }).parse(res.body).id;
-}
-
-export async function getJob(by: ApiClient, id: string, org = 'default'): Promise<JobView> {
-  const res = await by.request('GET', `/organizations/${org}/pushy/jobs/${id}`);
-  if (res.status !== 200) throw new Error(`job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
-  return jobViewSchema.parse(res.body);
-}
-
-/** Polls the job until its status is `status`. */
-export async function waitForJob(by: ApiClient, id: string, status: string, org = 'default', timeoutMs = DEFAULT_WAIT_MS): Promise<JobView> {
-  let last = '';
-  try {
-    return await poll(`job ${id} to be ${status}`, async () => {
-      const job = await getJob(by, id, org);
-      last = JSON.stringify(job);
-      return job.status === status ? job : undefined;
-    }, timeoutMs);
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${last}`);
-  }
-}
-
-/** GET /_status push_jobs.dropped: dropped messages by reason since the server started. */
-export async function droppedCounts(server: TestServer): Promise<Record<string, number>> {
-  const res = await fetch(new URL('/_status', server.url));
-  const body = z.object({ push_jobs: z.object({ connected_nodes: z.number(), dropped: z.record(z.string(), z.number()) }) }).parse(await res.json());
-  return body.push_jobs.dropped;
 }
