@@ -83,7 +83,7 @@ export class OrgPush {
   }
 
   /** Write-behind of node states: one batch per tick, never one write per heartbeat. */
-  private async flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.push.dirty.size === 0) return;
     const docs = [...this.push.dirty].flatMap((n) => {
       const r = this.push.records.get(n);

@@ -47,7 +47,7 @@ export interface OrgHandle {
   ref: Ref<OrgMsg>;
   /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
   nodeActor(node: string): Ref<NodeMsg>;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 const CLIENT_OPS = new Set<OrgOp['type']>([
@@ -129,8 +129,10 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
     }
     if (out.association) dispatch(ports.users, { type: 'association', org: name, ...out.association });
     if (out.orgDeleted) {
+      state.push.dirty.clear(); // nothing of a deleted organization may be written after its data is dropped
       await ports.store.drop(`org/${name}`).catch((e: unknown) => storeFailure(e));
       dispatch(ports.users, { type: 'org_deleted', org: name });
+      ports.push.closeOrg(name);
       ports.deleted(name);
     }
     if (out.renderUser !== undefined) {
@@ -144,5 +146,13 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
   // Ticks drive node silence detection and the write-behind of node states.
   const ticker = setInterval(() => self && dispatch(self, { type: 'push_tick' }), ports.push.settings.heartbeat_interval);
   ticker.unref();
-  return { ref: self, nodeActor: (node) => push.nodeActor(node), stop: () => clearInterval(ticker) };
+  return {
+    ref: self,
+    nodeActor: (node) => push.nodeActor(node),
+    // Node states still waiting for the write-behind are saved, so a restart brings back the latest.
+    stop: async () => {
+      clearInterval(ticker);
+      await push.flush();
+    },
+  };
 }

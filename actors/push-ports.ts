@@ -30,6 +30,7 @@ export interface PushSettings {
 export interface SessionGrant {
   /** The 32-byte HMAC key of this node's session. */
   key: Buffer;
+  /** Seconds the key has left. */
   lifetime: number;
 }
 
@@ -40,7 +41,13 @@ export interface PushPorts {
   /** Signs and writes one message to a node on the command channel; a node not connected misses it. */
   send(org: string, node: string, message: OutboundMessage): void;
   /** A fresh session key for a node (replacing any earlier one), saved before it is handed out. */
+  /**
+   * The node's session key for the config endpoint: the live key while at least half its lifetime remains
+   * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out.
+   */
   openSession(org: string, node: string): Promise<SessionGrant>;
+  /** Forgets a deleted organization's sessions and connections, so a new one of that name starts clean. */
+  closeOrg(org: string): void;
   /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */
   describe(): PushDescription;
 }

@@ -127,7 +127,7 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
         const handle = registry.get(msg.name);
         registry.delete(msg.name);
         if (handle) {
-          handle.stop();
+          void handle.stop();
           stop(handle.ref);
         }
         break;
@@ -146,7 +146,7 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
     orgNames: () => [...registry.keys()].sort(),
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
     stop: async () => {
-      for (const handle of registry.values()) handle.stop();
+      await Promise.all([...registry.values()].map((handle) => handle.stop()));
       stop(nact);
       await store.close();
     },

@@ -128,6 +128,11 @@ export class PushHub implements PushPorts {
     return { connected_nodes: connected, dropped: this.drops.snapshot() };
   }
 
+  closeOrg(org: string): void {
+    this.sessions.forgetOrg(org);
+    this.peers.delete(org);
+  }
+
   close(): void {
     if (this.ticker) clearInterval(this.ticker);
     this.sockets?.heartbeat.close();

@@ -63,4 +63,8 @@ export class SessionKeys {
     }
     nodes.set(node, s);
   }
+
+  forgetOrg(org: string): void {
+    this.byOrg.delete(org);
+  }
 }

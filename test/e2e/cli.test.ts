@@ -12,7 +12,7 @@ import type { TestServer } from '../support/server.js';
 import { ack, fail, ignore, nack, poll, startTestNode, succeed, type TestNode } from '../support/test-node.js';
 
 const server = await startServerProcess(t, {
-  settings: { server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1', heartbeat_interval: 100 },
+  settings: { server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1', heartbeat_interval: 100, offline_threshold: 8 },
 });
 const pivotal = await server.client('pivotal');
 const admin = await server.client('admin');

@@ -3,8 +3,10 @@
 import t, { type Test } from 'tap';
 import { parseHttpDate } from '../../src/protocol/messages.js';
 import { STORE_KINDS, startTestServer, type TestServer } from '../support/server.js';
-import { getJob, startJob, waitForJob } from '../support/push-api.js';
-import { ack, fail, ignore, late, nack, poll, startTestNode, succeed, type Script, type TestNode } from '../support/test-node.js';
+import { getJob, startJob, waitForEnd, waitForJob } from '../support/push-api.js';
+import {
+  ack, fail, ignore, late, nack, poll, startTestNode, succeed, type Script, type TestNode, type TestNodeOptions,
+} from '../support/test-node.js';
 
 // Eight intervals of silence before `down`: short enough for quick tests, long enough that a machine busy with
 // other test files does not see nodes flap.
@@ -17,8 +19,10 @@ function isHttpDate(v: unknown): boolean {
 
 t.test('push jobs over ZeroMQ', async (t) => {
   const s = await startTestServer(t, 'file', FAST);
-  const node = async (t: Test, name: string, script?: Script): Promise<TestNode> => {
-    const n = await startTestNode(s, name, script);
+  const started: TestNode[] = [];
+  const node = async (t: Test, name: string, script?: Script, opts?: TestNodeOptions): Promise<TestNode> => {
+    const n = await startTestNode(s, name, script, opts);
+    started.push(n);
     t.teardown(() => n.stop());
     return n;
   };
@@ -83,7 +87,7 @@ t.test('push jobs over ZeroMQ', async (t) => {
     const cases: Array<[number | string, string]> = [[2, 'complete'], [3, 'quorum_failed'], ['66%', 'complete'], ['67%', 'quorum_failed'], ['100%', 'quorum_failed']];
     for (const [quorum, status] of cases) {
       const id = await startJob(s.admin, { command: 'chef-client', nodes: names, quorum });
-      const job = await waitForJob(s.admin, id, status);
+      const job = await waitForEnd(s.admin, id);
       t.equal(job.status, status, `quorum ${JSON.stringify(quorum)} of 3 with 2 ready: ${status}`);
     }
   });
@@ -155,8 +159,7 @@ t.test('push jobs over ZeroMQ', async (t) => {
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rb-1'] });
     await first.waitForSent('ack_run', { where: (m) => m.job_id === id });
     first.crash();
-    const second = await startTestNode(s, 'rb-1', {}, { existing: true });
-    t.teardown(() => second.stop());
+    const second = await node(t, 'rb-1', {}, { existing: true });
     t.ok(second.received.some((m) => m.type === 'abort' && m.job_id === null), 'the new process got the rehab abort');
     t.same((await waitForJob(s.admin, id, 'complete')).nodes, { crashed: ['rb-1'] }, 'the old process\'s job is crashed');
     const next = await startJob(s.admin, { command: 'chef-client', nodes: ['rb-1'] });
@@ -212,6 +215,10 @@ t.test('push jobs over ZeroMQ', async (t) => {
     const plain = await startJob(s.admin, { command: 'chef-client', nodes: ['out-3'] });
     await waitForJob(s.admin, plain, 'complete');
     t.equal((await s.admin.request('GET', `${JOBS}/${plain}/output/out-3/stdout`)).status, 404, 'no capture asked, none kept');
+  });
+
+  t.test('every message the nodes received was signed, well formed and on its own channel', async (t) => {
+    t.same(started.flatMap((n) => n.problems.map((p) => `${n.name}: ${p}`)), []);
   });
 });
 

@@ -16,8 +16,10 @@ interface NodeStateView { node_name: string; status: string; updated_at: string;
 
 t.test('push-jobs transport', async (t) => {
   const s = await startTestServer(t, 'file', FAST);
+  const started: TestNode[] = [];
   const node = async (t: Test, name: string, script?: Script): Promise<TestNode> => {
     const n = await startTestNode(s, name, script);
+    started.push(n);
     t.teardown(() => n.stop());
     return n;
   };
@@ -159,5 +161,9 @@ t.test('push-jobs transport', async (t) => {
     t.notOk(listed.some((r) => r.node_name === 'ghost-unknown'), 'the node state list does not show it');
     t.ok(await connected() <= nodesBefore, 'no node counts as connected');
     t.same(ghosts.flatMap((g) => g.received), [], 'the server sent them nothing');
+  });
+
+  t.test('every message the nodes received was signed, well formed and on its own channel', async (t) => {
+    t.same(started.flatMap((n) => n.problems.map((p) => `${n.name}: ${p}`)), []);
   });
 });

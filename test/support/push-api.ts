@@ -42,6 +42,13 @@ export async function waitForJob(by: ApiClient, id: string, until: string | ((jo
   }
 }
 
+const FINISHED = new Set(['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+
+/** Polls the job until it has finished (spec 3.1), whichever way. */
+export function waitForEnd(by: ApiClient, id: string, org = 'default'): Promise<JobView> {
+  return waitForJob(by, id, (job) => FINISHED.has(job.status), org);
+}
+
 /** GET /_status push_jobs: nodes connected now, and dropped messages by reason since the server started. */
 export async function pushStatus(server: TestServer): Promise<z.infer<typeof statusSchema>['push_jobs']> {
   const res = await fetch(new URL('/_status', server.url));
