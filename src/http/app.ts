@@ -18,7 +18,7 @@ import { userRoutes } from './routes/users.js';
 export interface AppOptions {
   system: InfraSystem;
   /** Push-jobs transport figures for /_status. */
-  push?: { status(): { connected_nodes: number; dropped: Record<string, number> } };
+  push?: { status(): { connected_nodes: number; accepted: number; dropped: Record<string, number> } };
   authSkewSeconds: number;
   now?: () => number;
 }

@@ -4,7 +4,8 @@
 import type { Router } from 'zeromq';
 
 export class Outbox {
-  private readonly queue: Buffer[][] = [];
+  /** Messages waiting; the loop takes the whole array at once, so no message is shifted off a long queue. */
+  private queue: Buffer[][] = [];
   private draining = false;
 
   constructor(private readonly socket: Router, private readonly onError: (e: unknown) => void) {}
@@ -17,14 +18,21 @@ export class Outbox {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      for (let frames = this.queue.shift(); frames !== undefined; frames = this.queue.shift()) {
-        try {
-          await this.socket.send(frames);
-        } catch (e) {
-          // A closed socket or a peer past its high-water mark: the message is lost, as the protocol allows.
-          this.onError(e);
+      while (this.queue.length > 0 && !this.socket.closed) {
+        const batch = this.queue;
+        this.queue = [];
+        for (const frames of batch) {
+          if (this.socket.closed) break;
+          try {
+            await this.socket.send(frames);
+          } catch (e) {
+            // A peer past its high-water mark: the message is lost, as the protocol allows.
+            if (!this.socket.closed) this.onError(e);
+          }
         }
       }
+      // A closed socket takes nothing more: what waits for it is dropped with it.
+      if (this.socket.closed) this.queue = [];
     } finally {
       this.draining = false;
     }
