@@ -2,7 +2,7 @@
 // infra-server: starts the server. Only argv parsing lives here.
 import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../config/server-config.js';
-import { ConfigError } from '../config/settings-file.js';
+import { ConfigError } from '../config/config-error.js';
 import { VERSION } from '../lib/version.js';
 import { startServer } from '../server.js';
 

@@ -1,6 +1,6 @@
 // Terminal output of infra-server-ctl and the cli, after knife's ui (reference 6): the summary text format,
 // JSON, the stdout/stderr split, the Y/N question, and the error a command stops with.
-import { ConfigError } from '../config/settings-file.js';
+import { ConfigError } from '../config/config-error.js';
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 

@@ -1,6 +1,6 @@
 // push-jobs-client from parsed options to a running client: settings, log, start, and a clean stop on
 // SIGTERM or SIGINT (exit 0). Exit 2 for unusable settings, 1 for a start that cannot succeed.
-import { ConfigError } from '../config/settings-file.js';
+import { ConfigError } from '../config/config-error.js';
 import { createLogger, errorMessage, type Logger } from './logger.js';
 import { readClientConfig, resolveSettings, SettingsError, versionText, type ClientArgs, type ClientSettings } from './options.js';
 import { ConfigFetchError } from './push-config.js';

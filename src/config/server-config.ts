@@ -4,7 +4,8 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, logLevels, orgNamePattern, readSettings, readSettingsFile } from './settings-file.js';
+import { logLevels, orgNamePattern, readSettings, readSettingsFile } from './settings-file.js';
+import { ConfigError } from './config-error.js';
 
 export const SERVER_CONFIG_FILE_NAME = 'push-jobs-server.rb';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { findCliConfig, loadCliConfig } from '../../src/config/cli-config.js';
-import { ConfigError } from '../../src/config/settings-file.js';
+import { ConfigError } from '../../src/config/config-error.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {

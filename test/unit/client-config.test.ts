@@ -7,7 +7,7 @@ import {
   loadClientConfig,
   splitServerUrl,
 } from '../../src/config/client-config.js';
-import { ConfigError } from '../../src/config/settings-file.js';
+import { ConfigError } from '../../src/config/config-error.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {

@@ -2,7 +2,6 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, parsePublicKey, readPrivateKey, toSpkiPem, PUBLIC_KEY_CACHE_SIZE } from '../../src/auth/keys.js';
 import { readAuthHeaders, signRequest, verifyRequest, DEFAULT_AUTH_SKEW_SECONDS } from '../../src/auth/signed-headers.js';

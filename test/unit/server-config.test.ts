@@ -2,7 +2,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { ConfigError } from '../../src/config/settings-file.js';
+import { ConfigError } from '../../src/config/config-error.js';
 import { loadServerConfig, SERVER_SETTINGS_DOC, serverConfigSchema } from '../../src/config/server-config.js';
 
 function errorOf(fn: () => unknown): ConfigError {

@@ -1,7 +1,9 @@
 // The `setting value` reader: every literal form, comments, and each error's `FILE:LINE: message` text.
 import t from 'tap';
 import { z } from 'zod';
-import { ConfigError, parseSettings, readSettings, type SettingValue } from '../../src/config/settings-file.js';
+import { readSettings } from '../../src/config/settings-file.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { parseSettings, type SettingValue } from '../../src/config/ruby-literals.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {
