@@ -6,7 +6,8 @@ import { stepNode, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './push-ports.js';
 
 export type NodeMsg =
-  | { type: 'heartbeat'; at: number; incarnation: string }
+  /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
+  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null }
   | { type: 'tick'; at: number }
   | { type: 'answer'; at: number; message: NodeAnswerMessage };
 
@@ -34,7 +35,15 @@ export function spawnNode(parent: Ref<unknown>, org: string, initial: NodeState,
 
   return spawn(parent as Ref<never>, (state: NodeState, msg: NodeMsg) => {
     switch (msg.type) {
-      case 'heartbeat':
+      case 'heartbeat': {
+        const step = stepNode(state, msg);
+        if (step.effects.length > 0) run(step.state, step.effects);
+        // A client holding a job this server does not run (any more) is reset, as after a restart.
+        if (msg.job === null || owner.job(msg.job)) return step.state;
+        const reset = stepNode(step.state, { type: 'rehab', at: msg.at });
+        if (reset.effects.length > 0) run(reset.state, reset.effects);
+        return reset.state;
+      }
       case 'tick': {
         const step = stepNode(state, msg);
         if (step.effects.length > 0) run(step.state, step.effects);

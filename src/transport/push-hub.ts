@@ -178,7 +178,7 @@ export class PushHub implements PushPorts {
     peer.lastHeard = at;
     peer.identity = identity;
     this.accepted += 1;
-    if (m.type === 'heartbeat') dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id });
+    if (m.type === 'heartbeat') dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
     else dispatch(peer.actor, { type: 'answer', at, message: answerOf(m) });
   }
 

@@ -142,6 +142,15 @@ t.test('push-jobs transport', async (t) => {
     t.match(await stateOf('raw-1'), { status: 'up', availability: 'available' }, 'the node is still up and available');
   });
 
+  t.test('a node whose heartbeat names a job the server does not run is told to abort', async (t) => {
+    const n = await node(t, 'holder');
+    await n.ready();
+    const before = n.received.filter((m) => m.type === 'abort').length;
+    n.job = { state: 'running', id: 'f'.repeat(32), capture: false };
+    await poll('an abort for the unknown job', async () => (n.received.filter((m) => m.type === 'abort').length > before ? true : undefined));
+    t.ok(n.received.some((m) => m.type === 'abort' && m.job_id === null), 'the abort names no job: drop whatever you run');
+  });
+
   t.test('a node that never fetched a config creates no node state', async (t) => {
     const known = await s.admin.request('POST', '/organizations/default/nodes', { name: 'ghost-known' });
     t.equal(known.status, 201);
