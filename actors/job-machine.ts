@@ -40,6 +40,8 @@ export const jobStateSchema = z.object({
   nodes: z.record(z.string(), z.enum(nodeJobStatuses)),
   counts: z.record(z.enum(nodeJobStatuses), z.number().int().nonnegative()),
   exit_status: z.record(z.string(), z.number().int()),
+  /** When each node entered its present status (the cli's "last updated" column). */
+  node_updated_at: z.record(z.string(), epochMs).default({}),
   created_at: epochMs,
   updated_at: epochMs, // when the job entered its present status (spec 2.4)
   voting_deadline: epochMs.nullable(),
@@ -156,7 +158,7 @@ export function newJob(init: NewJob): JobState {
   return {
     id: init.id, command: init.command, options: { ...init.options }, run_timeout: init.run_timeout,
     voting_timeout: init.voting_timeout, quorum: init.quorum, status: 'new', nodes, counts: countNodes(nodes),
-    exit_status: nullMap<number>(), created_at: init.at, updated_at: init.at, voting_deadline: null, run_deadline: null,
+    exit_status: nullMap<number>(), node_updated_at: Object.assign(nullMap<number>(), Object.fromEntries(init.nodes.map((n) => [n, init.at]))), created_at: init.at, updated_at: init.at, voting_deadline: null, run_deadline: null,
   };
 }
 
@@ -247,6 +249,7 @@ function restore(d: Draft, available: ReadonlySet<string>): void {
   const s = d.state;
   s.nodes = Object.assign(nullMap<NodeJobStatus>(), s.nodes);
   s.exit_status = Object.assign(nullMap<number>(), s.exit_status);
+  s.node_updated_at = Object.assign(nullMap<number>(), s.node_updated_at);
   s.counts = countNodes(s.nodes);
   if (s.status === 'new') {
     for (const node in s.nodes) apply(d, node, VOTING.node_down.new);
@@ -288,6 +291,7 @@ function apply(d: Draft, node: string, cell: Cell): void {
     s.counts[statusOf(s, node)] -= 1;
     s.counts[cell.to] += 1;
     s.nodes[node] = cell.to;
+    s.node_updated_at[node] = d.event.at;
     d.changed = true;
   }
   if (cell.abort === true) d.aborts.push(node);

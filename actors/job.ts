@@ -49,6 +49,7 @@ export function jobJson(s: JobState): Record<string, unknown> {
     id: s.id, command: s.command, run_timeout: s.run_timeout, status: s.status,
     created_at: httpDate(s.created_at), updated_at: httpDate(s.updated_at), quorum: s.quorum,
     nodes: jobNodesByStatus(s), capture_output: s.options.capture === true,
+    node_updated_at: Object.fromEntries(Object.entries(s.node_updated_at).map(([n, at]) => [n, httpDate(at)])),
   };
   if (s.options.env !== undefined) body.env = s.options.env;
   if (s.options.dir !== undefined) body.dir = s.options.dir;

@@ -29,6 +29,7 @@ export type JobSummary = z.infer<typeof jobSummarySchema>;
 export const jobSchema = jobSummarySchema.extend({
   nodes: z.record(z.string(), z.array(z.string())),
   quorum: z.number().optional(),
+  node_updated_at: z.record(z.string(), z.string()).optional(),
 });
 export type Job = z.infer<typeof jobSchema>;
 
@@ -67,7 +68,7 @@ const list = (names: readonly string[] | undefined): string => (names === undefi
  * the job's: when the job entered its present status, which no node of a finished job changed after.
  */
 export function formatNodeTable(job: Job): string {
-  return formatColumns(['Node name', 'Status', 'Last updated'], nodeRows(job).map((r) => [r.node, r.status, job.updated_at]));
+  return formatColumns(['Node name', 'Status', 'Last updated'], nodeRows(job).map((r) => [r.node, r.status, job.node_updated_at?.[r.node] ?? job.updated_at]));
 }
 
 /** Spec 4.4's report: Command, Created_at, the unavailable and was_ready nodes, On_timeout and Status; then every node. */

@@ -47,6 +47,9 @@ t.test('push jobs over ZeroMQ', async (t) => {
     t.ok(isHttpDate(job.created_at), `created_at is an HTTP-date (${job.created_at})`);
     t.ok(isHttpDate(job.updated_at), `updated_at is an HTTP-date (${job.updated_at})`);
     t.ok(parseHttpDate(job.updated_at)! >= parseHttpDate(job.created_at)!, 'updated_at is not before created_at');
+    const perNode = (job as { node_updated_at?: Record<string, string> }).node_updated_at ?? {};
+    t.same(Object.keys(perNode).sort(), ['ok-1', 'ok-2', 'ok-3'], 'each node has the time it reached its status');
+    t.ok(Object.values(perNode).every((d) => isHttpDate(d) && parseHttpDate(d)! >= parseHttpDate(job.created_at)!), 'node times are HTTP-dates after the job began');
 
     const second = await startJob(s.admin, { command: 'uptime', nodes: ['ok-1'] });
     await waitForJob(s.admin, second, 'complete');
