@@ -23,6 +23,23 @@ export interface ApiResponse {
   headers: Headers;
 }
 
+export interface RawResponse {
+  status: number;
+  bytes: Buffer;
+  headers: Headers;
+}
+
+/** JSON when the answer is JSON; a proxy's error page or captured output stays text. */
+export function parseAnswer(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A refused request, with the server's own error text. */
 export class ApiRequestError extends Error {
   override name = 'ApiRequestError';
@@ -48,8 +65,8 @@ export class ApiClient {
     this.key = typeof o.key === 'string' ? readPrivateKey(o.key) : o.key;
   }
 
-  /** Sends one request; any status is returned, none thrown. */
-  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<ApiResponse> {
+  /** Sends one request and returns the answer's bytes as they came; any status is returned, none thrown. */
+  async send(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<RawResponse> {
     const payload = body === undefined ? '' : JSON.stringify(body);
     const url = new URL(path, this.o.baseUrl);
     const signOptions: Parameters<typeof signRequest>[0] = {
@@ -66,14 +83,13 @@ export class ApiClient {
     const init: RequestInit = { method, headers, signal: AbortSignal.timeout(this.o.timeoutMs ?? 30_000) };
     if (payload !== '') init.body = payload;
     const res = await fetch(url, init);
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? null : JSON.parse(text);
-    } catch {
-      // A non-JSON answer (a proxy's error page) is returned as text.
-    }
-    return { status: res.status, body: parsed, headers: res.headers };
+    return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+  }
+
+  /** Sends one request and parses a JSON answer; any status is returned, none thrown. */
+  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<ApiResponse> {
+    const raw = await this.send(method, path, body, extraHeaders);
+    return { status: raw.status, body: parseAnswer(raw.bytes), headers: raw.headers };
   }
 
   /** Like `request`, but a status of 300 or more throws ApiRequestError. */

@@ -4,9 +4,8 @@ import type { KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
-import { ApiClient, errorText, type ApiResponse } from '../auth/api-client.js';
+import { ApiClient, errorText, parseAnswer, type ApiResponse, type RawResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
-import { signRequest } from '../auth/signed-headers.js';
 import { parseHttpUrl, splitServerUrl } from '../config/client-config.js';
 import { findCliConfig, loadCliConfig } from '../config/cli-config.js';
 import { apiFailure } from './ctl/connection.js';
@@ -66,12 +65,6 @@ export function resolveCliTarget(o: CliTargetOptions): CliTarget {
 
 const seg = encodeURIComponent;
 
-/** A raw answer: the bytes exactly as the server sent them. */
-export interface RawResponse {
-  status: number;
-  bytes: Buffer;
-  headers: Headers;
-}
 
 /** The API as the configured user, with the failures every command shares turned into CommandErrors. */
 export class CliApi {
@@ -79,7 +72,6 @@ export class CliApi {
 
   constructor(
     private readonly client: ApiClient,
-    private readonly key: KeyObject,
     readonly target: CliTarget,
   ) {
     this.prefix = new URL(target.baseUrl).pathname.replace(/\/+$/, '');
@@ -133,30 +125,18 @@ export class CliApi {
 
   /** A signed GET whose body is kept as bytes (job output is not JSON, even when it looks like JSON). */
   async getRaw(path: string): Promise<RawResponse> {
-    const headers = {
-      Accept: 'application/octet-stream',
-      ...signRequest({ privateKey: this.key, userId: this.target.user, method: 'GET', path, body: '' }),
-    };
-    let res: Response;
-    let bytes: Buffer;
+    let res: RawResponse;
     try {
-      res = await fetch(new URL(path, this.target.baseUrl), { headers, signal: AbortSignal.timeout(30_000) });
-      bytes = Buffer.from(await res.arrayBuffer());
+      res = await this.client.send('GET', path, undefined, { Accept: 'application/octet-stream' });
     } catch (e) {
       throw this.networkError(e);
     }
     if (res.status >= 300) {
-      const text = bytes.toString('utf8');
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // An error page that is not JSON is shown as text.
-      }
+      const body = parseAnswer(res.bytes);
       this.refuse(res.status, body);
       throw apiFailure({ status: res.status, body, headers: res.headers });
     }
-    return { status: res.status, bytes, headers: res.headers };
+    return res;
   }
 
   private refuse(status: number, body: unknown): void {
@@ -205,7 +185,7 @@ export async function connectCli(target: CliTarget): Promise<CliApi> {
     const why = e instanceof Error ? e.message : String(e);
     throw new CommandError(`${target.keyFile} is not a usable private key: ${why}`, [`It is named by ${from}.`], EXIT.failed, { cause: e });
   }
-  return new CliApi(new ApiClient({ baseUrl: target.baseUrl, userId: target.user, key }), key, target);
+  return new CliApi(new ApiClient({ baseUrl: target.baseUrl, userId: target.user, key }), target);
 }
 
 /** A stream the cli writes progress to: a terminal redraws one line in place. */
