@@ -4,17 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { findCliConfig, loadCliConfig } from '../../src/config/cli-config.js';
-import { ConfigError } from '../../src/config/config-error.js';
+import { configErrorOf } from '../support/config-error.js';
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const configRb = 'node_name "alice"\n';
 
@@ -108,13 +99,13 @@ t.test('config.rb errors name the file and line', async (t) => {
     'bad-line.rb': 'current_dir = File.dirname(__FILE__)',
   });
   t.equal(
-    errorOf(() => loadCliConfig(join(dir, 'bad-url.rb'))).message,
+    configErrorOf(() => loadCliConfig(join(dir, 'bad-url.rb'))).message,
     `${join(dir, 'bad-url.rb')}:2: server_url: expected an http(s) URL ending in /organizations/ORG, ` +
       'got "https://infra.example.com"',
   );
   t.equal(
-    errorOf(() => loadCliConfig(join(dir, 'bad-line.rb'))).message,
+    configErrorOf(() => loadCliConfig(join(dir, 'bad-line.rb'))).message,
     `${join(dir, 'bad-line.rb')}:1: "current_dir =" assignment is not supported; write: current_dir VALUE`,
   );
-  t.equal(errorOf(() => loadCliConfig(join(dir, 'none.rb'))).message, `${join(dir, 'none.rb')}: no such file`);
+  t.equal(configErrorOf(() => loadCliConfig(join(dir, 'none.rb'))).message, `${join(dir, 'none.rb')}: no such file`);
 });

@@ -7,24 +7,15 @@ import {
   loadClientConfig,
   splitServerUrl,
 } from '../../src/config/client-config.js';
-import { ConfigError } from '../../src/config/config-error.js';
+import { configErrorOf } from '../support/config-error.js';
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 function load(t: Test, text: string) {
   return loadClientConfig(join(t.testdir({ 'client.rb': text }), 'client.rb'));
 }
 function errorText(t: Test, text: string): string {
   const dir = t.testdir({ 'client.rb': text });
-  return errorOf(() => loadClientConfig(join(dir, 'client.rb'))).message.replace(`${dir}/`, '');
+  return configErrorOf(() => loadClientConfig(join(dir, 'client.rb'))).message.replace(`${dir}/`, '');
 }
 
 t.test('a regular client.rb with push settings is read, other settings are skipped', async (t) => {
@@ -154,7 +145,7 @@ t.test('unknown settings are skipped but malformed lines are still refused', asy
 
 t.test('a missing client.rb is named', async (t) => {
   const dir = t.testdir({});
-  t.equal(errorOf(() => loadClientConfig(join(dir, 'client.rb'))).message, `${join(dir, 'client.rb')}: no such file`);
+  t.equal(configErrorOf(() => loadClientConfig(join(dir, 'client.rb'))).message, `${join(dir, 'client.rb')}: no such file`);
 });
 
 t.test('splitServerUrl gives the base URL and the organization', async (t) => {

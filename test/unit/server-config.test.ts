@@ -2,18 +2,9 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { ConfigError } from '../../src/config/config-error.js';
+import { configErrorOf } from '../support/config-error.js';
 import { loadServerConfig, SERVER_SETTINGS_DOC, serverConfigSchema } from '../../src/config/server-config.js';
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 /** Loads `text` as ./push-jobs-server.rb in a fresh folder. */
 function loadText(t: Test, text: string, env: NodeJS.ProcessEnv = {}) {
@@ -22,7 +13,7 @@ function loadText(t: Test, text: string, env: NodeJS.ProcessEnv = {}) {
 }
 const errorText = (t: Test, text: string): string => {
   const cwd = t.testdir({ 'push-jobs-server.rb': text });
-  return errorOf(() => loadServerConfig({ cwd, env: {} })).message.replace(`${cwd}/`, '');
+  return configErrorOf(() => loadServerConfig({ cwd, env: {} })).message.replace(`${cwd}/`, '');
 };
 
 t.test('without a file every setting has its default', async (t) => {
@@ -106,7 +97,7 @@ t.test('-c names the file, relative to the working folder, and it must exist', a
   const { config, file } = loadServerConfig({ file: 'etc/push.rb', cwd, env: {} });
   t.equal(file, join(cwd, 'etc', 'push.rb'));
   t.equal(config.api_port, 8443);
-  const err = errorOf(() => loadServerConfig({ file: 'missing.rb', cwd, env: {} }));
+  const err = configErrorOf(() => loadServerConfig({ file: 'missing.rb', cwd, env: {} }));
   t.equal(err.message, `${join(cwd, 'missing.rb')}: no such file`);
   t.equal(err.file, join(cwd, 'missing.rb'));
 });
@@ -133,7 +124,7 @@ t.test('REDIS_URL applies only when the file does not set redis_url', async (t) 
   );
   t.equal(loadText(t, '', { REDIS_URL: '' }).config.redis_url, undefined);
   t.equal(loadServerConfig({ cwd: t.testdir({}), env: { REDIS_URL: 'redis://env' } }).config.redis_url, 'redis://env');
-  const err = errorOf(() => loadText(t, '', { REDIS_URL: 'http://env:6379' }));
+  const err = configErrorOf(() => loadText(t, '', { REDIS_URL: 'http://env:6379' }));
   t.equal(err.message, 'environment variable REDIS_URL: expected a redis:// or rediss:// URL, got "http://env:6379"');
   t.equal(err.setting, 'redis_url');
 });

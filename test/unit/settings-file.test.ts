@@ -2,21 +2,12 @@
 import t from 'tap';
 import { z } from 'zod';
 import { readSettings } from '../../src/config/settings-file.js';
-import { ConfigError } from '../../src/config/config-error.js';
+import { configErrorOf } from '../support/config-error.js';
 import { parseSettings, type SettingValue } from '../../src/config/ruby-literals.js';
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const valueOf = (text: string): SettingValue | undefined => parseSettings(`x ${text}`, 'f.rb')[0]?.value;
-const parseError = (text: string): string => errorOf(() => parseSettings(text, 'f.rb')).message;
+const parseError = (text: string): string => configErrorOf(() => parseSettings(text, 'f.rb')).message;
 
 t.test('double-quoted strings decode their escapes', async (t) => {
   t.equal(valueOf('"a\\nb\\tc"'), 'a\nb\tc');
@@ -171,14 +162,14 @@ t.test('array and hash errors', async (t) => {
 });
 
 t.test('a ConfigError carries the file, line and setting', async (t) => {
-  const err = errorOf(() => parseSettings('good 1\nbad "x', 'conf/client.rb'));
+  const err = configErrorOf(() => parseSettings('good 1\nbad "x', 'conf/client.rb'));
   t.ok(err instanceof Error);
   t.equal(err.name, 'ConfigError');
   t.equal(err.file, 'conf/client.rb');
   t.equal(err.line, 2);
   t.equal(err.setting, 'bad');
   t.equal(err.message, 'conf/client.rb:2: unterminated string');
-  t.equal(errorOf(() => parseSettings('123', 'f.rb')).setting, undefined);
+  t.equal(configErrorOf(() => parseSettings('123', 'f.rb')).setting, undefined);
 });
 
 const schema = z.object({
@@ -188,7 +179,7 @@ const schema = z.object({
   level: z.enum(['debug', 'info']).default('info'),
 });
 const read = (text: string, options = {}) => readSettings(text, 'f.rb', schema, options);
-const readError = (text: string, options = {}): string => errorOf(() => read(text, options)).message;
+const readError = (text: string, options = {}): string => configErrorOf(() => read(text, options)).message;
 
 t.test('readSettings applies defaults and returns typed values', async (t) => {
   t.strictSame(read(''), { port: 80, name: 'web', tags: [], level: 'info' });
@@ -242,7 +233,7 @@ t.test('a setting given twice is an error, also under another name', async (t) =
 
 t.test('a required setting missing from the file names the file', async (t) => {
   const required = z.object({ server_url: z.string().describe('a URL') });
-  const err = errorOf(() => readSettings('# empty', 'c.rb', required));
+  const err = configErrorOf(() => readSettings('# empty', 'c.rb', required));
   t.equal(err.message, 'c.rb: missing server_url: expected a URL');
   t.equal(err.line, 0);
   t.equal(err.setting, 'server_url');
