@@ -1,136 +1,14 @@
-// The push-job lifecycle (spec 3.1, 3.2): per-node transition tables plus the job-level checks, pure data in and out.
+// The push-job lifecycle (spec 3.1, 3.2): stepJob applies the tables of job-tables.ts and decides the job-level move.
 //
 // stepJob updates `state` in place and returns that same object. A job may hold 20,000 nodes, and copying
 // its node map on every answer costs about 20 ms there, which makes one wave of answers quadratic. The job
 // actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
 // a snapshot never mixes two steps).
-import { z } from 'zod';
-
-export const jobStatuses = [
-  'new', 'voting', 'running', 'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted',
-] as const;
-export type JobStatus = (typeof jobStatuses)[number];
-
-export const nodeJobStatuses = [
-  'new', 'ready', 'running', 'succeeded', 'failed', 'aborted', 'crashed', 'nacked', 'unavailable', 'was_ready',
-  'timed_out',
-] as const;
-export type NodeJobStatus = (typeof nodeJobStatuses)[number];
-
-export const jobOptionsSchema = z.object({
-  user: z.string().optional(),
-  dir: z.string().optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  file: z.string().optional(),
-  capture: z.boolean().optional(),
-});
-export type JobOptions = z.infer<typeof jobOptionsSchema>;
-
-const epochMs = z.number().int().nonnegative();
-
-/** The persisted snapshot. Parse a stored one with this schema, then step it with `restored`. */
-export const jobStateSchema = z.object({
-  id: z.string(),
-  command: z.string(),
-  options: jobOptionsSchema,
-  run_timeout: z.number().nonnegative(), // seconds
-  voting_timeout: z.number().positive(), // seconds
-  quorum: z.number().int().nonnegative(), // ready nodes needed, already resolved by resolveQuorum
-  status: z.enum(jobStatuses),
-  nodes: z.record(z.string(), z.enum(nodeJobStatuses)),
-  counts: z.record(z.enum(nodeJobStatuses), z.number().int().nonnegative()),
-  exit_status: z.record(z.string(), z.number().int()),
-  /** When each node entered its present status (the cli's "last updated" column). */
-  node_updated_at: z.record(z.string(), epochMs).default({}),
-  created_at: epochMs,
-  updated_at: epochMs, // when the job entered its present status (spec 2.4)
-  voting_deadline: epochMs.nullable(),
-  run_deadline: epochMs.nullable(),
-});
-export type JobState = z.infer<typeof jobStateSchema>;
-
-export type NodeAnswer = 'ack_commit' | 'nack_commit' | 'ack_run' | 'nack_run' | 'succeeded' | 'failed' | 'aborted';
-type NodeEventType = NodeAnswer | 'node_down';
-
-export type JobEvent =
-  | { type: 'start'; at: number; available: ReadonlySet<string> }
-  | { type: NodeAnswer; at: number; node: string; exit_status?: number; output?: boolean }
-  | { type: 'node_down'; at: number; node: string }
-  | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
-  | { type: 'abort'; at: number }
-  | { type: 'restored'; at: number; available: ReadonlySet<string> };
-
-export type IgnoreReason =
-  | 'unknown_node' | 'not_started' | 'already_started' | 'duplicate_answer' | 'late_answer' | 'stale_timer';
-
-export type JobEffect =
-  | { type: 'save_output'; node: string }
-  | { type: 'persist' }
-  | {
-      type: 'send'; message: 'commit'; nodes: string[]; job_id: string; command: string; options: JobOptions;
-      run_timeout: number;
-    }
-  | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }
-  | { type: 'arm'; timer: 'voting' | 'run'; at: number }
-  | { type: 'finished'; status: JobStatus }
-  | { type: 'ignored'; reason: IgnoreReason; event: JobEvent['type']; node?: string }
-  | { type: 'rejected'; error: 'job_finished' | 'not_started'; status: JobStatus };
-
-export interface JobStep { state: JobState; effects: JobEffect[] }
-
-/** `to`: the node's next status; `abort`: tell the node to drop this job; `ignore`: no move, report why. */
-interface Cell { readonly to?: NodeJobStatus; readonly abort?: true; readonly ignore?: IgnoreReason }
-
-const KEEP: Cell = {};
-const DUPLICATE: Cell = { ignore: 'duplicate_answer' };
-const LATE: Cell = { ignore: 'late_answer' };
-// An ack says the node holds this job although the job let it go: abort it, or it stays busy for nothing.
-const LATE_HOLDING: Cell = { abort: true, ignore: 'late_answer' };
-const UNAVAILABLE: Cell = { to: 'unavailable' };
-const UNAVAILABLE_ABORT: Cell = { to: 'unavailable', abort: true };
-const CRASHED: Cell = { to: 'crashed' };
-const CRASHED_ABORT: Cell = { to: 'crashed', abort: true };
-
-type VoteBucket = 'new' | 'ready' | 'terminal';
-type RunBucket = 'ready' | 'running' | 'terminal';
-
-// Reference 5.4. A node is told to abort only when its own message does not say it let the job go.
-const VOTING = {
-  ack_commit: { new: { to: 'ready' }, ready: DUPLICATE, terminal: LATE_HOLDING },
-  nack_commit: { new: { to: 'nacked' }, ready: UNAVAILABLE, terminal: LATE },
-  ack_run: { new: UNAVAILABLE_ABORT, ready: UNAVAILABLE_ABORT, terminal: LATE_HOLDING },
-  nack_run: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
-  succeeded: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
-  failed: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
-  aborted: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
-  node_down: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: KEEP },
-  voting_timeout: { new: UNAVAILABLE_ABORT, ready: KEEP, terminal: KEEP },
-  quorum_failed: { new: UNAVAILABLE_ABORT, ready: { to: 'was_ready', abort: true }, terminal: KEEP },
-  abort: { new: { to: 'aborted', abort: true }, ready: { to: 'aborted', abort: true }, terminal: KEEP },
-} satisfies Record<NodeEventType | 'voting_timeout' | 'quorum_failed' | 'abort', Record<VoteBucket, Cell>>;
-
-// Reference 5.5, except: nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
-// would be false), and `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion").
-const RUNNING = {
-  ack_commit: { ready: CRASHED_ABORT, running: CRASHED_ABORT, terminal: LATE_HOLDING },
-  nack_commit: { ready: CRASHED, running: CRASHED, terminal: LATE },
-  ack_run: { ready: { to: 'running' }, running: DUPLICATE, terminal: LATE_HOLDING },
-  nack_run: { ready: CRASHED, running: CRASHED, terminal: LATE },
-  succeeded: { ready: CRASHED, running: { to: 'succeeded' }, terminal: LATE },
-  failed: { ready: CRASHED, running: { to: 'failed' }, terminal: LATE },
-  aborted: { ready: CRASHED, running: { to: 'aborted' }, terminal: LATE },
-  node_down: { ready: CRASHED, running: CRASHED, terminal: KEEP },
-  run_timeout: { ready: { to: 'timed_out', abort: true }, running: { to: 'timed_out', abort: true }, terminal: KEEP },
-  abort: { ready: { to: 'aborted', abort: true }, running: { to: 'aborted', abort: true }, terminal: KEEP },
-} satisfies Record<NodeEventType | 'run_timeout' | 'abort', Record<RunBucket, Cell>>;
-
-const finishedStatuses: ReadonlySet<JobStatus> = new Set<JobStatus>([
-  'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted',
-]);
-
-export function isTerminal(status: JobStatus): boolean {
-  return finishedStatuses.has(status);
-}
+import {
+  isTerminal, nodeJobStatuses,
+  type IgnoreReason, type JobOptions, type JobEffect, type JobEvent, type JobState, type JobStatus, type JobStep, type NodeEventType, type NodeJobStatus,
+} from './job-model.js';
+import { RUNNING, VOTING, type Cell, type RunBucket, type VoteBucket } from './job-tables.js';
 
 /** Quorum as an absolute count: undefined is 100%; `N%` and fractions round up (reference 5.7). */
 export function resolveQuorum(q: number | string | undefined, nodeCount: number): number {

@@ -2,7 +2,8 @@
 // change is persisted before any message, timer or answer makes it visible (spec 3; reference 5).
 import { dispatch, spawn, type Ref } from 'nact';
 import { httpDate } from '../src/lib/clock.js';
-import { isTerminal, jobNodesByStatus, stepJob, type JobEffect, type JobEvent, type JobState } from './job-machine.js';
+import { jobNodesByStatus, stepJob } from './job-machine.js';
+import { isTerminal, type JobEffect, type JobEvent, type JobState } from './job-model.js';
 import type { NodeAnswerMessage, PushPorts } from './push-ports.js';
 import { fail, ok, type Reply } from './reply.js';
 

@@ -3,7 +3,7 @@
 import { dispatch, type Ref } from 'nact';
 import { envelopeFor } from '../src/protocol/messages.js';
 import { encryptSessionKey } from '../src/protocol/signing.js';
-import { jobStateSchema, type JobState } from './job-machine.js';
+import { jobStateSchema, type JobState } from './job-model.js';
 import { jobsCollection, outputsCollection, spawnJob, summaryOf, type JobMsg, type JobSummary } from './job.js';
 import { newNode } from './node-machine.js';
 import { spawnNode, type NodeMsg, type NodeParent } from './node.js';

@@ -4,7 +4,8 @@
 import type { Ref } from 'nact';
 import { newGuid } from '../src/lib/ids.js';
 import { httpDate } from '../src/lib/clock.js';
-import { newJob, resolveQuorum, type JobOptions, type JobState } from './job-machine.js';
+import { newJob, resolveQuorum } from './job-machine.js';
+import type { JobOptions, JobState } from './job-model.js';
 import type { JobMsg, JobSummary } from './job.js';
 import type { NodeRecord } from './node-machine.js';
 import type { NodeMsg } from './node.js';

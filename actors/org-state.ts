@@ -7,7 +7,7 @@ import {
   clientDocSchema, containerDocSchema, groupDocSchema, memberDocSchema, objectDocSchema, orgDocSchema,
   type ClientDoc, type ContainerDoc, type GroupDoc, type MemberDoc, type ObjectDoc, type OrgDoc,
 } from './docs.js';
-import { isTerminal, jobStateSchema } from './job-machine.js';
+import { isTerminal, jobStateSchema } from './job-model.js';
 import { jobsCollection, summaryOf } from './job.js';
 import { nodeRecordSchema } from './node-machine.js';
 import { emptyPushRuntime, type PushRuntime } from './org-push.js';

@@ -1,7 +1,7 @@
 // What push-jobs actors need from outside the tree, given to them at spawn: the transport that signs and
 // writes to nodes, the session keys the config endpoint hands out, the store and the clock.
 import type { Store } from '../src/store/store.js';
-import type { JobOptions } from './job-machine.js';
+import type { JobOptions } from './job-model.js';
 
 /** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
 export type OutboundMessage =

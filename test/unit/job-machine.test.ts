@@ -1,9 +1,7 @@
 // The job machine: every cell of the voting and running tables, the job-level checks, quorum, timers, restore.
 import t from 'tap';
-import {
-  isTerminal, jobNodesByStatus, jobStateSchema, newJob, resolveQuorum, stepJob,
-  type JobEffect, type JobEvent, type JobState, type NodeAnswer, type NodeJobStatus,
-} from '../../actors/job-machine.js';
+import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/job-machine.js';
+import { isTerminal, jobStateSchema, type JobEffect, type JobEvent, type JobState, type NodeAnswer, type NodeJobStatus } from '../../actors/job-model.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const VOTING_DEADLINE = T0 + 60_000;

@@ -1,7 +1,7 @@
 // /organizations/ORG/pushy: jobs, their output, node states and the node config endpoint (spec 4.1).
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { JobOptions } from '../../../actors/job-machine.js';
+import type { JobOptions } from '../../../actors/job-model.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
