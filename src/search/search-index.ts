@@ -9,7 +9,9 @@
 // Memory: documents get small integer numbers, so a value held by one document costs one map entry
 // holding that number; only shared values get a list or a bitset. Query results are bitsets over
 // document numbers, walked in id order for paging.
+import { clearBit, grown, mergeInto, setBit, type Bits } from './bitset.js';
 import type { ParsedQuery } from './query.js';
+import { globTest, rangeTest } from './value-tests.js';
 
 /**
  * The documents holding one value: a lone document number, a list while few documents share it, a
@@ -39,21 +41,6 @@ export interface SearchResult {
   ids: string[];
 }
 
-type Bits = Uint32Array;
-
-function setBit(bits: Bits, n: number): void {
-  bits[n >>> 5] = (bits[n >>> 5] ?? 0) | (1 << (n & 31));
-}
-
-function clearBit(bits: Bits, n: number): void {
-  bits[n >>> 5] = (bits[n >>> 5] ?? 0) & ~(1 << (n & 31));
-}
-
-/** Combines `from` into `acc` word by word; `from` may be shorter (missing words are zero). */
-function mergeInto(acc: Bits, from: Bits, op: (a: number, b: number) => number): void {
-  for (let i = 0; i < acc.length; i++) acc[i] = op(acc[i] ?? 0, from[i] ?? 0);
-}
-
 function setPosting(bits: Bits, posting: Posting): void {
   if (typeof posting === 'number') {
     if (posting !== VACANT) setBit(bits, posting);
@@ -62,12 +49,6 @@ function setPosting(bits: Bits, posting: Posting): void {
   } else {
     for (const doc of posting.docs) setBit(bits, doc);
   }
-}
-
-function grown(bits: Bits, words: number): Bits {
-  const next = new Uint32Array(Math.max(words, bits.length * 2));
-  next.set(bits);
-  return next;
 }
 
 /** Walks a document's term list: a field entry followed by that field's values, repeated. */
@@ -85,44 +66,6 @@ const LIST_TO_BITS = 128;
 const VACANT = -1;
 const MIN_VACANT = 16;
 const MIN_BITS_DOCS = 64;
-const REGEX_SYNTAX = /[\^$\\.*+?()[\]{}|/]/;
-const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/;
-
-/** Compiles a query glob (see ParsedQuery) into an anchored, case-folded test. */
-function globTest(pattern: string): (value: string) => boolean {
-  const glob = pattern.toLowerCase();
-  let source = '';
-  let prefix = '';
-  let literalPrefix = true;
-  for (let i = 0; i < glob.length; i++) {
-    let c = glob[i] ?? '';
-    if (c === '*' || c === '?') {
-      source += c === '*' ? '.*' : '.';
-      literalPrefix = false;
-      continue;
-    }
-    if (c === '\\') c = glob[++i] ?? '';
-    source += REGEX_SYNTAX.test(c) ? `\\${c}` : c;
-    if (literalPrefix) prefix += c;
-  }
-  const regex = new RegExp(`^${source}$`, 'su');
-  return (value) => value.startsWith(prefix) && regex.test(value);
-}
-
-/** Numeric comparison when every closed end and the value are numbers, else string comparison. */
-function rangeTest(q: Extract<ParsedQuery, { kind: 'range' }>): (value: string) => boolean {
-  const lower = q.lower?.toLowerCase() ?? null;
-  const upper = q.upper?.toLowerCase() ?? null;
-  const numericEnds = (lower === null || NUMBER.test(lower)) && (upper === null || NUMBER.test(upper));
-  const within = <T extends number | string>(v: T, lo: T | null, hi: T | null): boolean =>
-    (lo === null || (q.includeLower ? v >= lo : v > lo)) && (hi === null || (q.includeUpper ? v <= hi : v < hi));
-  return (value) => {
-    if (numericEnds && NUMBER.test(value)) {
-      return within(Number(value), lower === null ? null : Number(lower), upper === null ? null : Number(upper));
-    }
-    return within(value, lower, upper);
-  };
-}
 
 export class SearchIndex {
   private readonly fields = new Map<string, FieldEntry>();
