@@ -30,14 +30,20 @@ const POLL_MS = 50;
 
 const run = promisify(execFile);
 
-/** The uid and gid of a user from the system's passwd (through `id`, so NSS sources count); null if unknown. */
-export async function userIds(user: string): Promise<{ uid: number; gid: number } | null> {
+/**
+ * The uid, gid and home folder of a user from the system's passwd (through `id` and `getent`, so NSS sources
+ * count); null if unknown. The home folder is undefined where getent is missing.
+ */
+export async function userIds(user: string): Promise<{ uid: number; gid: number; home: string | undefined } | null> {
   if (user.startsWith('-')) return null;
   try {
     const [u, g] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
     const uid = Number(u.stdout.trim());
     const gid = Number(g.stdout.trim());
-    return Number.isInteger(uid) && Number.isInteger(gid) && u.stdout.trim() !== '' && g.stdout.trim() !== '' ? { uid, gid } : null;
+    if (!Number.isInteger(uid) || !Number.isInteger(gid) || u.stdout.trim() === '' || g.stdout.trim() === '') return null;
+    const entry = await run('getent', ['passwd', user]).catch(() => null);
+    const home = entry?.stdout.trim().split(':')[5];
+    return { uid, gid, home: home === undefined || home === '' ? undefined : home };
   } catch {
     return null;
   }

@@ -35,7 +35,7 @@ interface Held {
   commit: Commit;
   phase: 'committing' | 'committed' | 'running';
   commandLine?: string;
-  owner?: FileOwner;
+  owner?: FileOwner & { home: string | undefined };
   filePath?: string;
   proc?: JobProcess;
   timer?: NodeJS.Timeout;
@@ -100,7 +100,9 @@ export class JobRunner {
       return;
     }
     const c = h.commit;
-    const env: NodeJS.ProcessEnv = { ...process.env, ...c.env, PUSH_JOB_ID: c.job_id, PUSH_NODE_NAME: this.ports.nodeName };
+    // A job run as another user sees that user's identity, as a login would give it; the job's env still wins.
+    const identity: NodeJS.ProcessEnv = c.user === undefined ? {} : { USER: c.user, LOGNAME: c.user, ...(h.owner?.home ? { HOME: h.owner.home } : {}) };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...identity, ...c.env, PUSH_JOB_ID: c.job_id, PUSH_NODE_NAME: this.ports.nodeName };
     if (h.filePath !== undefined) env.PUSH_JOB_FILE = h.filePath;
     else delete env.PUSH_JOB_FILE;
     try {

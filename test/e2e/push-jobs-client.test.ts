@@ -1,6 +1,6 @@
 // push-jobs-client as a child process against a real server in this process (spec 3.3, 4.5, 5.3; reference 7).
 // The subtests share one server and one registered node, and run in order.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,7 +136,7 @@ t.test('bad options and a broken client.rb exit 2 naming the problem', async (t)
 t.test('first run registers through the validator, saves the key 0600 and creates the node', async (t) => {
   web1 = await startClient('web1', {
     hello: 'echo hello; echo oops >&2', tree: TREE, big: "head -c 200000 /dev/zero | tr '\\0' x; echo small >&2",
-    env: 'echo "$PUSH_JOB_ID $PUSH_NODE_NAME $GREETING"; cat "$PUSH_JOB_FILE"', whoami: 'id -un; pwd',
+    env: 'echo "$PUSH_JOB_ID $PUSH_NODE_NAME $GREETING"; cat "$PUSH_JOB_FILE"', whoami: 'id -un; pwd; echo "$USER $LOGNAME $HOME"',
   });
   await waitAvailable(web1);
   t.equal((await stat(join(web1.dir, 'client.pem'))).mode & 0o777, 0o600);
@@ -168,7 +168,8 @@ t.test('the job sees its env, its file and its id; the file is removed afterward
 t.test('a job runs as the user and in the folder it names', { skip: process.getuid?.() !== 0 && 'needs root' }, async (t) => {
   const job = await runJob({ command: 'whoami', nodes: ['web1'], capture_output: true, user: 'nobody', dir: '/tmp' });
   t.same(job.nodes.succeeded, ['web1']);
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body, 'nobody\n/tmp\n');
+  const home = execFileSync('getent', ['passwd', 'nobody'], { encoding: 'utf8' }).trim().split(':')[5];
+  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body, `nobody\n/tmp\nnobody nobody ${home}\n`, 'with the user\'s USER, LOGNAME and HOME');
 });
 
 t.test('a command not in the whitelist, an unknown user or a missing folder is nacked', async (t) => {
