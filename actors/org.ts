@@ -136,7 +136,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
       ports.deleted(name);
     }
     if (out.renderUser !== undefined) {
-      dispatch(ports.users, { type: 'render_user', name: out.renderUser, apiVersion: msg.ctx.apiVersion, replyTo: msg.replyTo });
+      const readBy = msg.op.type === 'get_member' ? { readBy: msg.ctx } : {};
+      dispatch(ports.users, { type: 'render_user', name: out.renderUser, apiVersion: msg.ctx.apiVersion, ...readBy, replyTo: msg.replyTo });
     } else {
       dispatch(msg.replyTo, out.reply);
     }

@@ -5,8 +5,8 @@ import type { Store } from '../src/store/store.js';
 import { serverAdminsDocSchema, userDocSchema, type UserDoc } from './docs.js';
 import { liveKeys } from './key-ops.js';
 import { parseDoc } from './org-state.js';
-import { fail, ok, type Reply, type RequestContext } from './reply.js';
-import { handleUserOp, userJson, type UserOp, type UsersState, type UsersWrite } from './user-ops.js';
+import { fail, forbidden, ok, type Reply, type RequestContext } from './reply.js';
+import { handleUserOp, userCan, userJson, type UserOp, type UsersState, type UsersWrite } from './user-ops.js';
 
 export const USERS_COLLECTION = 'users';
 export const GLOBAL_COLLECTION = 'global';
@@ -20,7 +20,8 @@ export interface UserPrincipal {
 export type UsersMsg =
   | { type: 'principal'; name: string; replyTo: Ref<UserPrincipal | null> }
   | { type: 'request'; ctx: RequestContext; op: UserOp; replyTo: Ref<Reply> }
-  | { type: 'render_user'; name: string; apiVersion: number; replyTo: Ref<Reply> }
+  /** `readBy`: answer only if this requester may read the user (reference 3: read on org and on user). */
+  | { type: 'render_user'; name: string; apiVersion: number; readBy?: RequestContext; replyTo: Ref<Reply> }
   | { type: 'exists'; name: string; replyTo: Ref<boolean> }
   | { type: 'association'; org: string; username: string; member: boolean }
   | { type: 'org_deleted'; org: string }
@@ -70,7 +71,9 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
         break;
       case 'render_user': {
         const u = state.users.get(msg.name);
-        dispatch(msg.replyTo, u ? ok(userJson(u, msg.apiVersion)) : fail(404, `Could not find user ${msg.name}`));
+        if (!u) dispatch(msg.replyTo, fail(404, `Could not find user ${msg.name}`));
+        else if (msg.readBy && !userCan(state, msg.readBy, u, 'read')) dispatch(msg.replyTo, forbidden('read'));
+        else dispatch(msg.replyTo, ok(userJson(u, msg.apiVersion)));
         break;
       }
       case 'association': {

@@ -62,3 +62,12 @@ t.test('a user account ACL: read and replaced by its owner, refused to others', 
   t.equal((await s.admin.request('GET', '/users/uma/_acl')).status, 403, 'another user without grant is refused');
   t.equal((await s.admin.request('GET', '/users/uma')).status, 200, 'a read right given through the ACL works');
 });
+
+t.test("an organization's member shows only to those who may read the user", async (t) => {
+  const s = await startTestServer(t, 'file');
+  const made = await s.admin.request('POST', '/organizations/default/clients', { name: 'box', create_key: true });
+  const box = s.as('box', (made.body as { chef_key: { private_key: string } }).chef_key.private_key);
+  t.equal((await box.request('GET', '/organizations/default')).status, 200, 'a client reads the organization');
+  t.same((await box.request('GET', '/organizations/default/users/admin')).body, { error: ['missing read permission'] }, 'but not its users');
+  t.match((await s.admin.request('GET', '/organizations/default/users/admin')).body, { username: 'admin' }, 'a member reads itself');
+});
