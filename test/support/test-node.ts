@@ -1,6 +1,7 @@
 // A scripted push-jobs node for integration tests: it registers like a real client (client, node, config),
 // heartbeats over real ZeroMQ sockets, and answers each server message as its script says, including the
 // ways a broken or hostile node misbehaves (late, replayed, forged, unsigned, oversize or malformed answers).
+import { until } from './deadline.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { curveKeyPair, Dealer } from 'zeromq';
@@ -73,14 +74,8 @@ const DEFAULT_WAIT_MS = 5000;
 const POLL_MS = 20;
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs` naming `what`. */
-export async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = DEFAULT_WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+export function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = DEFAULT_WAIT_MS): Promise<T> {
+  return until(what, probe, timeoutMs, POLL_MS);
 }
 
 export class TestNode {
