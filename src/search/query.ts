@@ -117,13 +117,20 @@ class Parser {
     return { occur: 'mustNot', query: standalone(inner) };
   }
 
-  private parsePrimary(field: string | null, depth: number): ParsedQuery {
+  /** A group, phrase or range opening here; null when a plain term does. */
+  private parseBracketed(field: string | null, depth: number): ParsedQuery | null {
     this.skipSpace();
     const c = this.src[this.pos];
     if (c === undefined || c === ')') throw this.unexpected();
     if (c === '(') return this.parseGroup(field, depth);
     if (c === '"') return this.parsePhrase(field);
     if (c === '[' || c === '{') return this.parseRange(field);
+    return null;
+  }
+
+  private parsePrimary(field: string | null, depth: number): ParsedQuery {
+    const bracketed = this.parseBracketed(field, depth);
+    if (bracketed !== null) return bracketed;
     const start = this.pos;
     const term = this.readTerm(false);
     if (term.raw === '') throw this.unexpected();
@@ -135,12 +142,8 @@ class Parser {
 
   /** The value after `field:`; `anyField` is set for `*:`, where `*:*` means every document. */
   private parseValue(field: string | null, depth: number, anyField: boolean): ParsedQuery {
-    this.skipSpace();
-    const c = this.src[this.pos];
-    if (c === undefined || c === ')') throw this.unexpected();
-    if (c === '(') return this.parseGroup(field, depth);
-    if (c === '"') return this.parsePhrase(field);
-    if (c === '[' || c === '{') return this.parseRange(field);
+    const bracketed = this.parseBracketed(field, depth);
+    if (bracketed !== null) return bracketed;
     const term = this.readTerm(true);
     if (term.raw === '') throw this.unexpected();
     if (anyField && term.raw === '*') return { kind: 'all' };
