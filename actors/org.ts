@@ -84,6 +84,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, ports: OrgPort
   const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
     await persistWrites(ports.store, name, writes);
     applyWrites(state, writes);
+    const org = writes.find((w) => w.coll === 'org');
+    if (org?.coll === 'org' && org.doc !== null) dispatch(ports.users, { type: 'org_info', org: name, full_name: org.doc.full_name, guid: org.doc.guid });
   };
 
   self = spawn(parent as Ref<never>, async (state: OrgState, msg: OrgMsg) => {

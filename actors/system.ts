@@ -48,6 +48,7 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
   for (const raw of (await store.load(ORGS_COLLECTION)).values()) orgStates.push(await loadOrg(store, raw));
   const usersState = await loadUsers(store);
   for (const s of orgStates) {
+    usersState.orgInfo.set(s.org.name, { full_name: s.org.full_name, guid: s.org.guid });
     for (const username of s.members.keys()) {
       const orgs = usersState.orgsOf.get(username) ?? new Set<string>();
       orgs.add(s.org.name);
@@ -118,6 +119,7 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
           break;
         }
         applyWrites(state, writes);
+        dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
         registry.set(msg.name, spawnOrg(ctx.self, state, orgPorts));
         const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
         dispatch(msg.replyTo, ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri));

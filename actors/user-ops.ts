@@ -12,6 +12,8 @@ export interface UsersState {
   serverAdmins: Set<string>;
   /** user -> organizations it is associated with; derived from the organizations, never persisted here. */
   orgsOf: Map<string, Set<string>>;
+  /** organization -> its full name and guid, kept current by the organizations, for /users/NAME/organizations. */
+  orgInfo: Map<string, { full_name: string; guid: string }>;
 }
 
 export type UsersWrite = { coll: 'users'; id: string; doc: UserDoc | null } | { coll: 'server-admins'; users: string[] };
@@ -131,7 +133,12 @@ function handleOneUser(state: UsersState, ctx: RequestContext, op: Extract<UserO
       return { reply: need('read') ?? ok(userJson(u, ctx.apiVersion)) };
     case 'list_user_orgs': {
       if ((denied = need('read'))) return { reply: denied };
-      return { reply: ok([...(state.orgsOf.get(u.username) ?? [])].sort().map((name) => ({ organization: { name } }))) };
+      // Others see only the organizations they share with the user (reference 3).
+      const r = ctx.requestor;
+      const all = [...(state.orgsOf.get(u.username) ?? [])];
+      const mine = state.orgsOf.get(r.name);
+      const visible = r.superuser || (r.kind === 'user' && r.name === u.username) ? all : all.filter((o) => mine?.has(o) === true);
+      return { reply: ok(visible.sort().map((name) => ({ organization: { name, ...state.orgInfo.get(name) } }))) };
     }
     case 'update_user': {
       if ((denied = need('update'))) return { reply: denied };

@@ -25,6 +25,7 @@ export type UsersMsg =
   | { type: 'exists'; name: string; replyTo: Ref<boolean> }
   | { type: 'association'; org: string; username: string; member: boolean }
   | { type: 'org_deleted'; org: string }
+  | { type: 'org_info'; org: string; full_name: string; guid: string }
   /** Writes made outside a request (first-start setup), persisted then applied. */
   | { type: 'apply'; writes: UsersWrite[]; replyTo: Ref<Reply> };
 
@@ -42,7 +43,7 @@ export async function loadUsers(store: Store): Promise<UsersState> {
   for (const [id, raw] of await store.load(USERS_COLLECTION)) users.set(id, parseDoc(userDocSchema, raw, USERS_COLLECTION, id));
   const admins = await store.get(GLOBAL_COLLECTION, 'server-admins');
   const serverAdmins = new Set(admins === undefined ? [] : parseDoc(serverAdminsDocSchema, admins, GLOBAL_COLLECTION, 'server-admins').users);
-  return { users, serverAdmins, orgsOf: new Map() };
+  return { users, serverAdmins, orgsOf: new Map(), orgInfo: new Map() };
 }
 
 export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: UsersPorts): Ref<UsersMsg> {
@@ -85,6 +86,10 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
       }
       case 'org_deleted':
         for (const orgs of state.orgsOf.values()) orgs.delete(msg.org);
+        state.orgInfo.delete(msg.org);
+        break;
+      case 'org_info':
+        state.orgInfo.set(msg.org, { full_name: msg.full_name, guid: msg.guid });
         break;
       case 'apply':
         try {

@@ -117,7 +117,7 @@ eachStore(t, async (t, s) => {
     const validatorKey = (await s.pivotal.request('POST', '/organizations', { name: 'doomed', full_name: 'Doomed' })).body as { private_key: string };
     const guid = bodyGuid(await s.pivotal.request('GET', '/organizations/doomed'));
     const member = await createMember(t, s, 'doomed', 'doomed-member');
-    expectAnswer(t, await member.request('GET', '/users/doomed-member/organizations'), 200, [{ organization: { name: 'doomed' } }]);
+    expectAnswer(t, await member.request('GET', '/users/doomed-member/organizations'), 200, [{ organization: { name: 'doomed', full_name: 'Doomed', guid } }]);
     const res = await s.pivotal.request('DELETE', '/organizations/doomed');
     expectAnswer(t, res, 200, { name: 'doomed', full_name: 'Doomed', guid });
     const gone = { error: ["organization 'doomed' does not exist."] };

@@ -138,7 +138,17 @@ eachStore(t, async (t, s) => {
     await associate(t, s, 'default', 'dana');
     expectStatus(t, await dana.request('GET', '/users/admin'), 200, 'shared org');
     expectAnswer(t, await dana.request('PUT', '/users/admin', { display_name: 'x' }), 403, { error: ['missing update permission'] }, 'read only');
-    expectAnswer(t, await dana.request('GET', '/users/dana/organizations'), 200, [{ organization: { name: 'default' } }]);
+    const orgsOf = async (as: typeof dana) => {
+      const res = await as.request('GET', '/users/dana/organizations');
+      t.equal(res.status, 200);
+      return res.body as Array<{ organization: { name: string; full_name?: string; guid?: string } }>;
+    };
+    t.match(await orgsOf(dana), [{ organization: { name: 'default', full_name: 'default', guid: /^[0-9a-f]{32}$/ } }], 'name, full name and guid');
+    // Another member sees only the organizations it shares with dana.
+    expectStatus(t, await s.pivotal.request('POST', '/organizations', { name: 'dana-only', full_name: 'Dana Only' }), 201);
+    await associate(t, s, 'dana-only', 'dana');
+    t.same((await orgsOf(dana)).map((o) => o.organization.name), ['dana-only', 'default'], 'dana sees both of hers');
+    t.same((await orgsOf(s.admin)).map((o) => o.organization.name), ['default'], 'admin sees only the shared one');
   });
 
   await t.test('associating users with an organization', async (t) => {
@@ -190,7 +200,7 @@ eachStore(t, async (t, s) => {
     const gina2 = s.as('gina2', (await keyPair(0)).privateKeyPem);
     const admins = expectStatus(t, await gina2.request('GET', '/organizations/default/groups/admins'), 200, 'still an org admin');
     t.same(admins['users'], ['admin', 'gina2']);
-    expectAnswer(t, await gina2.request('GET', '/users/gina2/organizations'), 200, [{ organization: { name: 'default' } }]);
+    t.match((await gina2.request('GET', '/users/gina2/organizations')).body, [{ organization: { name: 'default' } }]);
     expectAnswer(t, await gina2.request('GET', '/organizations/default/users'), 200, [{ user: { username: 'admin' } }, { user: { username: 'gina2' } }]);
     expectAnswer(t, await gina2.request('GET', '/server-admins'), 200, ['gina2', 'pivotal']);
 
