@@ -4,12 +4,9 @@ import type { InfraSystem } from '../../../actors/system.js';
 import type { ClientInput } from '../../../actors/org-clients.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
-import { ApiError } from '../errors.js';
 import { askOrg, param, route } from '../respond.js';
 import { clientCreateSchema, clientUpdateSchema } from '../schemas.js';
-import { keyCreateInput, keyUpdateInput, withKey } from './keys.js';
-
-const V1_KEYS = 'Since Server API v1, all keys must be updated via the keys endpoint. ';
+import { keyCreateInput, keyUpdateInput, refuseKeyFieldsSinceV1, withKey } from './keys.js';
 
 export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/clients', {
@@ -29,9 +26,7 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     GET: (c) => askOrg(c, system, { type: 'get_client', name: param(c, 'client') }),
     PUT: (c) => {
       const body = parseBody(c.get('rawBody'), clientUpdateSchema);
-      if (c.get('rc').apiVersion >= 1 && (body.public_key !== undefined || body.create_key !== undefined || body.private_key !== undefined)) {
-        throw ApiError.of(400, V1_KEYS);
-      }
+      refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
       const input: { name?: string; validator?: boolean } = {};
       const newName = body.name ?? body.clientname;
       if (newName !== undefined) input.name = newName;

@@ -34,3 +34,10 @@ export async function withKey<T extends { public_key?: string; generated?: KeyIn
   if (generate) input.generated = await generateKeyPair();
   return input;
 }
+
+/** Since API v1 a user's or client's keys change only through the keys endpoint (reference 4.1, 4.2). */
+export function refuseKeyFieldsSinceV1(apiVersion: number, body: { public_key?: unknown; create_key?: unknown; private_key?: unknown }): void {
+  if (apiVersion >= 1 && (body.public_key !== undefined || body.create_key !== undefined || body.private_key !== undefined)) {
+    throw ApiError.of(400, 'Since Server API v1, all keys must be updated via the keys endpoint. ');
+  }
+}

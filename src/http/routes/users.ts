@@ -10,7 +10,7 @@ import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import { askUsers, param, route, type Ctx } from '../respond.js';
 import { serverAdminAddSchema, userCreateSchema, userUpdateSchema } from '../schemas.js';
-import { keyCreateInput, keyUpdateInput, withKey } from './keys.js';
+import { keyCreateInput, keyUpdateInput, refuseKeyFieldsSinceV1, withKey } from './keys.js';
 
 /** Users answer only on global paths: a client is never a user (reference 1.6). */
 function requireUser(c: Ctx): void {
@@ -39,9 +39,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     GET: (c) => askUsers(c, system, { type: 'get_user', name: param(c, 'user') }),
     PUT: async (c) => {
       const body = parseBody(c.get('rawBody'), userUpdateSchema);
-      if (c.get('rc').apiVersion >= 1 && (body.public_key !== undefined || body.create_key !== undefined || body.private_key !== undefined)) {
-        throw ApiError.of(400, 'Since Server API v1, all keys must be updated via the keys endpoint. ');
-      }
+      refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
       const input: Partial<UserInput> = {};
       const newName = body.username ?? body.name;
       if (newName !== undefined) input.username = newName;
