@@ -1,18 +1,40 @@
-// Starts the actor tree: nact, the root actor that owns the organization registry, the global users actor,
-// and one actor per organization, all restored from the store before the first request is taken.
-import { dispatch, query, spawn, start, stop, type Ref } from 'nact';
+// Starts the actor tree: nact, the root actor that owns the organization registry, the global users actor, and
+// one actor per organization, all restored from the store before the first request is taken. Every actor is
+// supervised (shared/supervision.ts); crashes are logged and counted here.
+import { dispatch, query, start, stop, type Ref } from 'nact';
+import type { Counters } from '../src/lib/counters.js';
+import type { Logger } from '../src/lib/logger.js';
+import { ORGS } from '../src/store/collections.js';
 import type { Store } from '../src/store/store.js';
-import { validatorName, newOrgWrites } from './org-create.js';
-import { spawnOrg, type OrgHandle, type OrgMsg } from './org.js';
-import type { NodeMsg } from './node.js';
-import type { PushPorts } from './push-ports.js';
-import { applyWrites, emptyOrgState, loadOrg, persistWrites, ORGS_COLLECTION, type OrgState } from './org-state.js';
-import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from './reply.js';
-import { loadUsers, spawnUsers, storeFailure, type UsersMsg } from './users.js';
+import { newOrgWrites, validatorName } from './org/new-org.js';
+import { publishPrincipals, spawnOrg, type OrgHandle, type OrgMsg, type OrgPorts } from './org/org.js';
+import { applyWrites, emptyOrgState } from './org/org-state.js';
+import { loadOrg, persistWrites } from './org/org-store.js';
+import type { NodeActor } from './push/node.js';
+import type { PushPorts, PushTransport } from './push/ports.js';
+import {
+  failBare,
+  forbidden,
+  internalError,
+  ok,
+  storeFailure,
+  type Reply,
+  type RequestContext,
+} from './shared/reply.js';
+import { PrincipalDirectory, type PrincipalView } from './shared/principals.js';
+import { spawnSupervised, type CrashReporter } from './shared/supervision.js';
+import { loadUsers, spawnUsers, type UsersMsg } from './users/users.js';
 
 export type RootMsg =
   | { type: 'list_orgs'; ctx: RequestContext; replyTo: Ref<Reply> }
-  | { type: 'create_org'; ctx: RequestContext; name: string; full_name: string; validatorKey: { privateKeyPem: string; publicKeyPem: string }; replyTo: Ref<Reply> }
+  | {
+      type: 'create_org';
+      ctx: RequestContext;
+      name: string;
+      full_name: string;
+      validatorKey: { privateKeyPem: string; publicKeyPem: string };
+      replyTo: Ref<Reply>;
+    }
   | { type: 'org_deleted'; name: string };
 
 export interface InfraSystem {
@@ -22,9 +44,22 @@ export interface InfraSystem {
   /** The actor of an organization, or undefined when there is no such organization. */
   org(name: string): Ref<OrgMsg> | undefined;
   orgNames(): string[];
+  /** Users, clients and memberships as authentication reads them, kept current by the actors. */
+  principals: PrincipalView;
+  /** `actor_crashes`, `job_ignored` and `node_ignored`, for GET /_status. */
+  counters: Counters;
   /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
-  nodeActor(org: string, node: string): Ref<NodeMsg> | undefined;
+  nodeActor(org: string, node: string): NodeActor | undefined;
+  /** Writes everything the actors hold again, for a store that lost it; rejects unless all of it is written. */
+  writeBack(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface SystemOptions {
+  now?: () => number;
+  /** Where `actor_crashes`, `job_ignored` and `node_ignored` are counted. */
+  counters: Counters;
+  log: Logger;
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
@@ -32,7 +67,10 @@ export const ASK_TIMEOUT_MS = 30_000;
 /** The server acting on its own behalf. */
 const SERVER_CONTEXT: RequestContext = {
   requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
-  baseUrl: '', apiVersion: 1, authKey: '', authPublicKey: '',
+  baseUrl: '',
+  apiVersion: 1,
+  authKey: '',
+  authPublicKey: '',
 };
 
 /** Sends a request into the tree and waits for the answer. */
@@ -40,25 +78,46 @@ export function ask<M, R>(ref: Ref<M>, build: (replyTo: Ref<R>) => M, timeoutMs 
   return query(ref, build, timeoutMs) as Promise<R>;
 }
 
-export async function startSystem(store: Store, push: PushPorts, now: () => number = Date.now): Promise<InfraSystem> {
+export async function startSystem(store: Store, transport: PushTransport, opts: SystemOptions): Promise<InfraSystem> {
+  const now = opts.now ?? Date.now;
+  const { counters, log } = opts;
+  const reporter: CrashReporter = {
+    crashed: (actor, error, fatal) => {
+      // The actor's kind (`job`, `node`, `org`, `users`, `root`) names the count; the log names the actor.
+      counters.inc('actor_crashes', actor.split('-')[0]);
+      log.error(fatal ? 'actor crashed and was stopped' : 'actor crashed; its crash policy took over', {
+        actor,
+        error,
+      });
+    },
+  };
   const nact = start();
   const registry = new Map<string, OrgHandle>();
 
-  const orgStates: OrgState[] = [];
-  for (const raw of (await store.load(ORGS_COLLECTION)).values()) orgStates.push(await loadOrg(store, raw));
+  const loaded = [];
+  for (const raw of (await store.load(ORGS)).values()) loaded.push(await loadOrg(store, raw));
   const usersState = await loadUsers(store);
-  for (const s of orgStates) {
-    usersState.orgInfo.set(s.org.name, { full_name: s.org.full_name, guid: s.org.guid });
-    for (const username of s.members.keys()) {
+  const principals = new PrincipalDirectory();
+  principals.setServerAdmins(usersState.serverAdmins);
+  for (const [name, doc] of usersState.users) principals.setUser(name, doc);
+  for (const { state } of loaded) {
+    principals.addOrg(state.org.name);
+    for (const [name, doc] of state.clients) principals.setClient(state.org.name, name, doc);
+    for (const username of state.members.keys()) principals.setMember(state.org.name, username, true);
+    usersState.orgInfo.set(state.org.name, { full_name: state.org.full_name, guid: state.org.guid });
+    for (const username of state.members.keys()) {
       const orgs = usersState.orgsOf.get(username) ?? new Set<string>();
-      orgs.add(s.org.name);
+      orgs.add(state.org.name);
       usersState.orgsOf.set(username, orgs);
     }
   }
 
-  let root: Ref<RootMsg> | undefined;
   const users = spawnUsers(nact, usersState, {
-    store, now,
+    store,
+    now,
+    reporter,
+    log,
+    principals,
     userDeleted: (org, username) => {
       const handle = registry.get(org);
       if (handle) dispatch(handle.ref, { type: 'user_deleted', username });
@@ -66,22 +125,57 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
     // Every organization, members or not: ACL entries may name a user that has left.
     userRenamed: (from, to) => {
       for (const [name, { ref }] of registry) {
-        void ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx: SERVER_CONTEXT, op: { type: 'rename_member' as const, from, to }, replyTo }))
-          .then((reply) => {
-            if (reply.status >= 300) console.error(`organization ${name} could not rename user ${from} to ${to}: ${JSON.stringify(reply.body)}`);
-          }, (e: unknown) => console.error(`organization ${name} could not rename user ${from} to ${to}:`, e));
+        const failed = (why: unknown) =>
+          log.error('an organization could not rename a user', { org: name, from, to, error: why });
+        void ask(ref, (replyTo: Ref<Reply>) => ({
+          type: 'request' as const,
+          ctx: SERVER_CONTEXT,
+          op: { type: 'rename_member' as const, from, to },
+          replyTo,
+        })).then(
+          (reply) => {
+            if (reply.status >= 300) failed(JSON.stringify(reply.body));
+          },
+          (e: unknown) => failed(e),
+        );
       }
     },
   });
 
-  const orgPorts = {
-    store, now, users, push,
+  const push: PushPorts = { transport, store, now, reporter, counters, log };
+  const orgPorts: OrgPorts = {
+    store,
+    now,
+    users,
+    push,
+    principals,
     deleted: (name: string) => {
-      if (root) dispatch(root, { type: 'org_deleted', name });
+      dispatch(root, { type: 'org_deleted', name });
     },
   };
 
-  root = spawn(nact, async (_: null, msg: RootMsg, ctx) => {
+  const createOrg = async (msg: Extract<RootMsg, { type: 'create_org' }>, self: Ref<RootMsg>): Promise<Reply> => {
+    if (!msg.ctx.requestor.superuser) return forbidden('create');
+    if (registry.has(msg.name)) return failBare(409, 'Organization already exists');
+    const creator = msg.ctx.requestor.kind === 'user' ? msg.ctx.requestor.name : null;
+    const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now(), creator);
+    const org = writes[0];
+    if (org?.coll !== 'org' || org.doc === null) return internalError();
+    const state = emptyOrgState(org.doc);
+    try {
+      await persistWrites(store, msg.name, writes);
+    } catch (e) {
+      return storeFailure(log, e);
+    }
+    applyWrites(state, writes);
+    publishPrincipals(principals, msg.name, writes);
+    dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
+    registry.set(msg.name, spawnOrg(self, state, [], orgPorts));
+    const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
+    return ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri);
+  };
+
+  const receive = async (_: null, msg: RootMsg, self: Ref<RootMsg>): Promise<null> => {
     switch (msg.type) {
       case 'list_orgs': {
         // Listing every organization needs read on the global organizations container: superusers only.
@@ -93,38 +187,9 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
         dispatch(msg.replyTo, ok(Object.fromEntries(names.map((n) => [n, `${msg.ctx.baseUrl}/organizations/${n}`]))));
         break;
       }
-      case 'create_org': {
-        if (!msg.ctx.requestor.superuser) {
-          dispatch(msg.replyTo, forbidden('create'));
-          break;
-        }
-        if (registry.has(msg.name)) {
-          dispatch(msg.replyTo, failBare(409, 'Organization already exists'));
-          break;
-        }
-        const creator = msg.ctx.requestor.kind === 'user' ? msg.ctx.requestor.name : null;
-        const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now(), creator);
-        const org = writes[0];
-        if (org?.coll !== 'org' || org.doc === null) {
-          dispatch(msg.replyTo, fail(500, 'internal service error'));
-          break;
-        }
-        const state = emptyOrgState(org.doc);
-        try {
-          // The organization document goes last: a crash midway leaves no organization to restore.
-          await persistWrites(store, msg.name, writes.slice(1));
-          await persistWrites(store, msg.name, writes.slice(0, 1));
-        } catch (e) {
-          dispatch(msg.replyTo, storeFailure(e));
-          break;
-        }
-        applyWrites(state, writes);
-        dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
-        registry.set(msg.name, spawnOrg(ctx.self, state, orgPorts));
-        const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
-        dispatch(msg.replyTo, ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri));
+      case 'create_org':
+        dispatch(msg.replyTo, await createOrg(msg, self));
         break;
-      }
       case 'org_deleted': {
         const handle = registry.get(msg.name);
         registry.delete(msg.name);
@@ -136,9 +201,14 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
       }
     }
     return null;
-  }, 'root', { initialState: null });
+  };
+  const onCrash = (_: null, msg: RootMsg): null => {
+    if (msg.type !== 'org_deleted') dispatch(msg.replyTo, internalError());
+    return null;
+  };
+  const root = spawnSupervised(nact, { name: 'root', initial: null, receive, onCrash }, reporter);
 
-  for (const s of orgStates) registry.set(s.org.name, spawnOrg(root, s, orgPorts));
+  for (const { state, inFlight } of loaded) registry.set(state.org.name, spawnOrg(root, state, inFlight, orgPorts));
 
   return {
     store,
@@ -146,7 +216,18 @@ export async function startSystem(store: Store, push: PushPorts, now: () => numb
     users,
     org: (name) => registry.get(name)?.ref,
     orgNames: () => [...registry.keys()].sort(),
+    principals,
+    counters,
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
+    writeBack: async () => {
+      const asked = [
+        ask(users, (replyTo: Ref<boolean>) => ({ type: 'write_back' as const, replyTo })),
+        ...[...registry.values()].map(({ ref }) =>
+          ask(ref, (replyTo: Ref<boolean>) => ({ type: 'write_back' as const, replyTo })),
+        ),
+      ];
+      if (!(await Promise.all(asked)).every(Boolean)) throw new Error('not everything could be written back');
+    },
     stop: async () => {
       await Promise.all([...registry.values()].map((handle) => handle.stop()));
       stop(nact);

@@ -28,17 +28,28 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-bench-'));
   const port = await freePort();
-  await writeFile(join(dir, 'push-jobs-server.rb'), `api_port ${port}\napi_listen_address "127.0.0.1"\ndata_dir "${join(dir, 'data')}"\n`);
-  const server = spawn(process.execPath, ['dist/src/bin/infra-server.js', '-c', join(dir, 'push-jobs-server.rb')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
+  await writeFile(
+    join(dir, 'push-jobs-server.rb'),
+    `api_port ${port}\napi_listen_address "127.0.0.1"\ndata_dir "${join(dir, 'data')}"\n`,
+  );
+  const server = spawn(process.execPath, ['dist/src/bin/infra-server.js', '-c', join(dir, 'push-jobs-server.rb')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, REDIS_URL: '' },
+  });
   await new Promise<void>((resolve, reject) => {
-    server.stdout.on('data', (b: Buffer) => { if (b.toString().includes('API listening')) resolve(); });
+    server.stdout.on('data', (b: Buffer) => {
+      if (b.toString().includes('API listening')) resolve();
+    });
     server.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   try {
     const key = await readFile(join(dir, 'data', 'admin.pem'), 'utf8');
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const rows: string[] = [];
-    for (const [label, path] of [['GET organization (user)', '/organizations/default'], ['GET client list (user)', '/organizations/default/clients']] as const) {
+    for (const [label, path] of [
+      ['GET organization (user)', '/organizations/default'],
+      ['GET client list (user)', '/organizations/default/clients'],
+    ] as const) {
       const headers = signRequest({ privateKey: key, userId: 'admin', method: 'GET', path });
       const latencies: number[] = [];
       let errors = 0;
@@ -62,7 +73,9 @@ async function main(): Promise<void> {
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       const secs = (Date.now() - t0) / 1000;
       latencies.sort((a, b) => a - b);
-      rows.push(`| ${label} | ${CONCURRENCY} | ${Math.round(latencies.length / secs)} | ${percentile(latencies, 50).toFixed(2)} | ${percentile(latencies, 99).toFixed(2)} | ${errors} |`);
+      rows.push(
+        `| ${label} | ${CONCURRENCY} | ${Math.round(latencies.length / secs)} | ${percentile(latencies, 50).toFixed(2)} | ${percentile(latencies, 99).toFixed(2)} | ${errors} |`,
+      );
     }
     agent.destroy();
     console.log('| request | concurrency | requests/s | p50 ms | p99 ms | errors |');

@@ -2,53 +2,19 @@
 // Figures: the wall time of `cli job start` for a no-op command on 3 nodes, measured around the cli child
 // process (its own start-up included), and an idle client's resident memory and CPU use at the default
 // heartbeat_interval of 1000 ms.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '../src/auth/api-client.js';
-import { childEnv, distBin, runBin } from '../test/support/process-run.js';
+import { childEnv, runBin } from '../test/support/process-run.js';
 import { startNodeFleet, waitForNodes, type FleetNode } from '../test/support/node-fleet.js';
-import { freePort, settingsText } from '../test/support/server-process.js';
+import { cpuTicks, median, rssKiB, scope, startServer, teardowns } from './support.js';
 
 const RUNS = 10;
 const FLOOR_RUNS = 3;
 const IDLE_MS = 10_000;
 const NODES = ['node1', 'node2', 'node3'];
-
-const teardowns: Array<() => unknown> = [];
-const scope = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
-
-async function startServer(dir: string): Promise<{ url: string; dataDir: string }> {
-  const dataDir = join(dir, 'data');
-  const settingsFile = join(dir, 'push-jobs-server.rb');
-  await writeFile(settingsFile, settingsText({
-    api_listen_address: '127.0.0.1', api_port: await freePort(), command_port: await freePort(), server_heartbeat_port: await freePort(),
-    server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1', data_dir: dataDir, heartbeat_interval: 1000,
-  }));
-  const child = spawn(process.execPath, [distBin('infra-server'), '-c', settingsFile], { cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  scope.teardown(() => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  }));
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 20_000);
-    const onData = (d: string) => {
-      output += d;
-      const m = /^API listening on (\S+)/m.exec(output);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.stderr.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
-  });
-  return { url, dataDir };
-}
 
 /** Wall-clock milliseconds of each run of `run`, sorted. */
 async function timed(runs: number, before: () => Promise<void>, run: () => Promise<void>): Promise<number[]> {
@@ -62,34 +28,24 @@ async function timed(runs: number, before: () => Promise<void>, run: () => Promi
   return times.sort((a, b) => a - b);
 }
 
-const median = (sorted: readonly number[]): number => {
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-};
-
-/** utime + stime of a process, in clock ticks (proc(5): fields 14 and 15 of /proc/PID/stat). */
-async function cpuTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** VmRSS of a process, in KiB. */
-async function rssKiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
-}
-
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-bench-e2e-'));
   scope.teardown(() => rm(dir, { recursive: true, force: true }));
   const home = join(dir, 'home');
   await mkdir(home);
-  const { url, dataDir } = await startServer(dir);
-  const admin = new ApiClient({ baseUrl: url, userId: 'admin', key: await readFile(join(dataDir, 'admin.pem'), 'utf8') });
+  const { url, dataDir } = await startServer(dir, { heartbeat_interval: 1000 });
+  const admin = new ApiClient({
+    baseUrl: url,
+    userId: 'admin',
+    key: await readFile(join(dataDir, 'admin.pem'), 'utf8'),
+  });
   const nodes: FleetNode[] = await startNodeFleet(scope, {
-    serverUrl: url, validationKey: join(dataDir, 'default-validator.pem'), dir: join(dir, 'nodes'),
-    names: NODES, whitelist: () => ({ noop: 'true' }), logLevel: 'info',
+    serverUrl: url,
+    validationKey: join(dataDir, 'default-validator.pem'),
+    dir: join(dir, 'nodes'),
+    names: NODES,
+    whitelist: () => ({ noop: 'true' }),
+    logLevel: 'info',
   });
   const ready = () => waitForNodes(admin, nodes, 'available', 20_000);
   const env = childEnv({ HOME: home });
@@ -103,12 +59,24 @@ async function main(): Promise<void> {
   const ms = (n: number) => `${n.toFixed(0)} ms`;
 
   await ready();
-  const floor = await timed(FLOOR_RUNS, async () => undefined, () => cli(['node', 'status']));
-  row('cli node status (cli start-up + 1 request)', `median ${ms(median(floor))}, max ${ms(floor.at(-1) ?? NaN)}`, `${FLOOR_RUNS} runs`);
+  const floor = await timed(
+    FLOOR_RUNS,
+    async () => undefined,
+    () => cli(['node', 'status']),
+  );
+  row(
+    'cli node status (cli start-up + 1 request)',
+    `median ${ms(median(floor))}, max ${ms(floor.at(-1) ?? NaN)}`,
+    `${FLOOR_RUNS} runs`,
+  );
   for (const poll of ['0.1', '1']) {
     const runs = poll === '1' ? 3 : RUNS;
     const times = await timed(runs, ready, () => cli(['job', 'start', 'noop', ...NODES, '--poll-interval', poll]));
-    row(`cli job start noop on 3 nodes, --poll-interval ${poll}`, `median ${ms(median(times))}, max ${ms(times.at(-1) ?? NaN)}`, `${runs} runs, start to exit of the cli process`);
+    row(
+      `cli job start noop on 3 nodes, --poll-interval ${poll}`,
+      `median ${ms(median(times))}, max ${ms(times.at(-1) ?? NaN)}`,
+      `${runs} runs, start to exit of the cli process`,
+    );
   }
 
   await ready();
@@ -121,8 +89,17 @@ async function main(): Promise<void> {
   const seconds = (Date.now() - started) / 1000;
   const cpu = pids.map((_, i) => (((after[i] ?? NaN) - (before[i] ?? NaN)) / clkTck / seconds) * 100);
   const rss = await Promise.all(pids.map(rssKiB));
-  const list = (values: number[], unit: string, digits: number) => values.map((v) => `${v.toFixed(digits)}${unit}`).join(', ');
-  row('idle client RSS (VmRSS)', list(rss.map((k) => k / 1024), ' MiB', 1), '3 clients, heartbeat_interval 1000, after the jobs above');
+  const list = (values: number[], unit: string, digits: number) =>
+    values.map((v) => `${v.toFixed(digits)}${unit}`).join(', ');
+  row(
+    'idle client RSS (VmRSS)',
+    list(
+      rss.map((k) => k / 1024),
+      ' MiB',
+      1,
+    ),
+    '3 clients, heartbeat_interval 1000, after the jobs above',
+  );
   row('idle client CPU (utime+stime)', list(cpu, ' %', 2), `3 clients over ${seconds.toFixed(1)} s, ${clkTck} ticks/s`);
 
   console.log('| Measure | Figure | Conditions |');

@@ -18,32 +18,50 @@ interface Job {
 }
 
 async function main(job: Job): Promise<number> {
-  const keys = job.nodes.map((n) => ({ name: n.name, key: Buffer.from(n.key, 'base64'), incarnation: randomUUID(), seq: 0 }));
+  const keys = job.nodes.map((n) => ({
+    name: n.name,
+    key: Buffer.from(n.key, 'base64'),
+    incarnation: randomUUID(),
+    seq: 0,
+  }));
   const sockets = Array.from({ length: job.dealers }, () => {
     const curve = job.curveServerKey ? curveKeyPair() : null;
-    const d = new Dealer({ linger: 0, sendHighWaterMark: 100_000, ...(curve && job.curveServerKey ? { curveServerKey: job.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey } : {}) });
+    const d = new Dealer({
+      linger: 0,
+      sendHighWaterMark: 100_000,
+      ...(curve && job.curveServerKey
+        ? { curveServerKey: job.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey }
+        : {}),
+    });
     d.connect(job.addr);
     return d;
   });
   let sent = 0;
   const until = Date.now() + job.seconds * 1000;
-  await Promise.all(sockets.map(async (socket, s) => {
-    const mine = keys.filter((_, i) => i % job.dealers === s);
-    while (Date.now() < until) {
-      const roundStart = Date.now();
-      for (const n of mine) {
-        n.seq += 1;
-        const body = { type: 'heartbeat', ...envelopeFor(job.org, n.name, n.incarnation, n.seq, Date.now()), job_state: 'idle', job_id: null };
-        await socket.send(encodeMessage(body, n.key));
-        sent += 1;
-        if (Date.now() >= until) break;
+  await Promise.all(
+    sockets.map(async (socket, s) => {
+      const mine = keys.filter((_, i) => i % job.dealers === s);
+      while (Date.now() < until) {
+        const roundStart = Date.now();
+        for (const n of mine) {
+          n.seq += 1;
+          const body = {
+            type: 'heartbeat',
+            ...envelopeFor(job.org, n.name, n.incarnation, n.seq, Date.now()),
+            job_state: 'idle',
+            job_id: null,
+          };
+          await socket.send(encodeMessage(body, n.key));
+          sent += 1;
+          if (Date.now() >= until) break;
+        }
+        if (job.rate > 0) {
+          const wait = 1000 / job.rate - (Date.now() - roundStart);
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        }
       }
-      if (job.rate > 0) {
-        const wait = 1000 / job.rate - (Date.now() - roundStart);
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-    }
-  }));
+    }),
+  );
   for (const d of sockets) d.close();
   return sent;
 }

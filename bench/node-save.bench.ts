@@ -6,14 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Ref } from 'nact';
 import { ask, startSystem } from '../actors/system.js';
-import type { Reply, RequestContext } from '../actors/reply.js';
+import type { Reply, RequestContext } from '../actors/shared/reply.js';
 import { serverConfigSchema } from '../src/config/server-config.js';
 import { FileStore } from '../src/store/file-store.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import type { Store } from '../src/store/store.js';
 import { PushHub } from '../src/transport/push-hub.js';
-import { newOrgWrites } from '../actors/org-create.js';
-import { persistWrites } from '../actors/org-state.js';
+import { newOrgWrites } from '../actors/org/new-org.js';
+import { persistWrites } from '../actors/org/org-store.js';
+import { Counters } from '../src/lib/counters.js';
+import { orgCollection } from '../src/store/collections.js';
+import { createLogger } from '../src/lib/logger.js';
 import { defaultContainerAcl } from '../src/auth/default-acls.js';
 import { generateKeyPair } from '../src/auth/keys.js';
 
@@ -21,20 +24,35 @@ const NODES = 10_000;
 const SAVES = 300;
 const ctx: RequestContext = {
   requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
-  baseUrl: 'http://bench', apiVersion: 1, authKey: '', authPublicKey: '',
+  baseUrl: 'http://bench',
+  apiVersion: 1,
+  authKey: '',
+  authPublicKey: '',
 };
 
 function nodeBody(i: number, generation: number): Record<string, unknown> {
   const automatic: Record<string, unknown> = {
-    platform: i % 2 ? 'ubuntu' : 'debian', platform_version: '22.04', ipaddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-    hostname: `node-${i}`, fqdn: `node-${i}.example.com`, languages: { ruby: { version: '3.2.1' }, python: { version: '3.11.2' } },
-    cpu: { total: 2 + (i % 16), model_name: 'Xeon' }, memory: { total: `${4 + (i % 64)}GB` }, uptime_seconds: generation,
+    platform: i % 2 ? 'ubuntu' : 'debian',
+    platform_version: '22.04',
+    ipaddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    hostname: `node-${i}`,
+    fqdn: `node-${i}.example.com`,
+    languages: { ruby: { version: '3.2.1' }, python: { version: '3.11.2' } },
+    cpu: { total: 2 + (i % 16), model_name: 'Xeon' },
+    memory: { total: `${4 + (i % 64)}GB` },
+    uptime_seconds: generation,
   };
   for (let k = 0; k < 150; k++) automatic[`attr_${k}`] = `value-${k}-${i % 7}`;
   return {
-    name: `node-${i}`, chef_environment: i % 3 ? 'prod' : 'staging', json_class: 'Chef::Node', chef_type: 'node',
-    run_list: [`role[${i % 5 ? 'web' : 'db'}]`, 'recipe[base]'], normal: { push_jobs: { whitelist: { 'chef-client': 'chef-client' } } },
-    default: {}, override: {}, automatic,
+    name: `node-${i}`,
+    chef_environment: i % 3 ? 'prod' : 'staging',
+    json_class: 'Chef::Node',
+    chef_type: 'node',
+    run_list: [`role[${i % 5 ? 'web' : 'db'}]`, 'recipe[base]'],
+    normal: { push_jobs: { whitelist: { 'chef-client': 'chef-client' } } },
+    default: {},
+    override: {},
+    automatic,
   };
 }
 
@@ -48,12 +66,14 @@ async function run(kind: string, store: Store): Promise<string> {
   const acl = defaultContainerAcl('nodes');
   for (let from = 0; from < NODES; from += 1000) {
     const docs = [];
-    for (let i = from; i < Math.min(NODES, from + 1000); i++) docs.push([`node-${i}`, { name: `node-${i}`, body: nodeBody(i, 0), acl }] as const);
-    await store.putMany('org/bench/nodes', docs);
+    for (let i = from; i < Math.min(NODES, from + 1000); i++)
+      docs.push([`node-${i}`, { name: `node-${i}`, body: nodeBody(i, 0), acl }] as const);
+    await store.putMany(orgCollection('bench', 'nodes'), docs);
   }
   const config = { ...serverConfigSchema.parse({}), server_heartbeat_port: 0, command_port: 0 };
   const t0 = Date.now();
-  const system = await startSystem(store, new PushHub(config, store));
+  const log = createLogger({ level: 'warn', format: 'text' });
+  const system = await startSystem(store, new PushHub(config, store, log), { counters: new Counters(), log });
   const loadMs = Date.now() - t0;
   const org = system.org('bench');
   if (!org) throw new Error('no organization');
@@ -61,7 +81,12 @@ async function run(kind: string, store: Store): Promise<string> {
   for (let n = 0; n < SAVES; n++) {
     const i = (n * 37) % NODES;
     const start = process.hrtime.bigint();
-    const reply = await ask(org, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op: { type: 'update_object' as const, kind: 'nodes' as const, name: `node-${i}`, body: nodeBody(i, n + 1) }, replyTo }));
+    const reply = await ask(org, (replyTo: Ref<Reply>) => ({
+      type: 'request' as const,
+      ctx,
+      op: { type: 'update_object' as const, kind: 'nodes' as const, name: `node-${i}`, body: nodeBody(i, n + 1) },
+      replyTo,
+    }));
     if (reply.status !== 200) throw new Error(`save failed: ${reply.status}`);
     costs.push(Number(process.hrtime.bigint() - start) / 1000);
   }

@@ -2,7 +2,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { encodeMessage, parseHeader } from '../src/protocol/frames.js';
-import { clientMessageSchema, envelopeFor, parseHttpDate, type ClientHeartbeat } from '../src/protocol/messages.js';
+import { parseHttpDate } from '../src/lib/clock.js';
+import { clientMessageSchema, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard, type DecodeOptions } from '../src/protocol/receive.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 
@@ -41,7 +42,12 @@ const now = Date.now();
 const incarnation = '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f';
 
 function heartbeat(n: number, sequence: number): ClientHeartbeat {
-  return { type: 'heartbeat', ...envelopeFor('acme', `node-${n % NODES}`, incarnation, sequence, now), job_state: 'idle', job_id: null };
+  return {
+    type: 'heartbeat',
+    ...envelopeFor('acme', `node-${n % NODES}`, incarnation, sequence, now),
+    job_state: 'idle',
+    job_id: null,
+  };
 }
 
 // Pre-encoded traffic: one heartbeat per node per "second", sequences rising so the replay guard passes them all.
@@ -78,7 +84,9 @@ function decodeAt(i: number): void {
 }
 
 const nodes = NODES.toLocaleString('en-US');
-console.log(`${sampleHeader.length}-byte header, ${sampleBody.length}-byte heartbeat body, ${nodes} node keys, Node ${process.version}`);
+console.log(
+  `${sampleHeader.length}-byte header, ${sampleBody.length}-byte heartbeat body, ${nodes} node keys, Node ${process.version}`,
+);
 console.log('');
 console.log('| operation | msgs/s | µs/msg |');
 console.log('|---|---:|---:|');
@@ -120,4 +128,6 @@ console.log(`| decode+verify heartbeat (decodeFrames) | ${heapPerOp(decodeAt)} |
 console.log(`|   step: parseHeader | ${heapPerOp(() => parseHeader(sampleHeader))} |`);
 console.log(`|   step: JSON.parse of the body | ${heapPerOp(() => JSON.parse(sampleBody.toString('utf8')))} |`);
 console.log(`|   step: hmacVerify | ${heapPerOp(() => hmacVerify(sampleKey, sampleBody, sampleSignature))} |`);
-console.log(`|   step: zod clientMessageSchema.safeParse | ${heapPerOp(() => clientMessageSchema.safeParse(sampleJson))} |`);
+console.log(
+  `|   step: zod clientMessageSchema.safeParse | ${heapPerOp(() => clientMessageSchema.safeParse(sampleJson))} |`,
+);

@@ -8,9 +8,17 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const named = process.argv.slice(2);
-const files = named.length > 0 ? named : readdirSync(here).filter((f) => f.endsWith('.bench.ts')).sort().map((f) => join(here, f));
+const files =
+  named.length > 0
+    ? named
+    : readdirSync(here)
+        .filter((f) => f.endsWith('.bench.ts'))
+        .sort()
+        .map((f) => join(here, f));
 
-console.log(`# ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+console.log(
+  `# ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
 let failed = 0;
 for (const file of files) {
   console.log(`\n## ${file.split('/').pop()}\n`);

@@ -51,7 +51,8 @@ function signed(version: SignVersion): { headers: Record<string, string>; auth: 
   const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   const r = readAuthHeaders((name) => lower.get(name), now, DEFAULT_AUTH_SKEW_SECONDS);
   if (!r.ok) throw new Error(`bench request refused: ${JSON.stringify(r.body)}`);
-  if (verifyRequest(r.auth, [publicKey], 'PUT', PATH, BODY) !== 0) throw new Error(`bench request for ${version} does not verify`);
+  if (verifyRequest(r.auth, [publicKey], 'PUT', PATH, BODY) !== 0)
+    throw new Error(`bench request for ${version} does not verify`);
   return { headers, auth: r.auth };
 }
 
@@ -70,6 +71,10 @@ for (const version of SUPPORTED_VERSIONS) {
 }
 const { headers } = signed('1.3');
 const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-row('readAuthHeaders 1.3', () => readAuthHeaders((name) => lower.get(name), now, DEFAULT_AUTH_SKEW_SECONDS), SHORT_RUN_MS);
+row(
+  'readAuthHeaders 1.3',
+  () => readAuthHeaders((name) => lower.get(name), now, DEFAULT_AUTH_SKEW_SECONDS),
+  SHORT_RUN_MS,
+);
 row('parsePublicKey (cache hit)', () => parsePublicKey(pair.publicKeyPem), SHORT_RUN_MS);
 row('createPublicKey (no cache)', () => createPublicKey(pair.publicKeyPem), SHORT_RUN_MS);

@@ -48,7 +48,10 @@ async function benchPutMany(store: Store): Promise<number[]> {
   const costs: number[] = [];
   const until = Date.now() + BATCH_BUDGET_MS;
   for (let round = 0; round < BATCH_MAX && Date.now() < until; round += 1) {
-    const docs = Array.from({ length: BATCH_SIZE }, (_, i) => [`node-${i}`, nodeState(round * BATCH_SIZE + i)] as const);
+    const docs = Array.from(
+      { length: BATCH_SIZE },
+      (_, i) => [`node-${i}`, nodeState(round * BATCH_SIZE + i)] as const,
+    );
     const start = process.hrtime.bigint();
     await store.putMany('bench/states', docs);
     costs.push(microseconds(start));
@@ -58,7 +61,9 @@ async function benchPutMany(store: Store): Promise<number[]> {
 
 async function report(kind: string, store: Store): Promise<void> {
   const puts = await benchPut(store);
-  console.log(`| ${kind} | put one document | ${puts.length} | ${percentile(puts, 50).toFixed(0)} µs | ${percentile(puts, 99).toFixed(0)} µs |`);
+  console.log(
+    `| ${kind} | put one document | ${puts.length} | ${percentile(puts, 50).toFixed(0)} µs | ${percentile(puts, 99).toFixed(0)} µs |`,
+  );
   const batches = await benchPutMany(store);
   const p50 = (percentile(batches, 50) / 1000).toFixed(1);
   const p99 = (percentile(batches, 99) / 1000).toFixed(1);
@@ -77,7 +82,7 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-const url = process.env['TEST_REDIS_URL'] || process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+const url = process.env.TEST_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const prefix = `bench:${process.pid}:`;
 const redis = await RedisStore.connect(url, prefix, 2000).catch((err: unknown) => {
   console.log(`| redis | skipped: ${err instanceof Error ? err.message : String(err)} | | | |`);

@@ -1,11 +1,16 @@
-// Assembles one server process from its configuration: store, actor tree, first-start setup, HTTP API.
+// Assembles one server process from its configuration: logger, HTTP port, store, push-jobs transport, actor
+// tree, first-start setup. The HTTP port is bound first and answers `starting` until everything else is up.
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { createStartingApp } from './http/starting.js';
+import { Counters } from './lib/counters.js';
+import { createLogger, type Logger } from './lib/logger.js';
 import { firstStart } from './setup/first-start.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { WatchedStore } from './store/watched-store.js';
 import { PushHub } from './transport/push-hub.js';
 import { startSystem, type InfraSystem } from '../actors/system.js';
 
@@ -14,52 +19,118 @@ export interface RunningServer {
   url: string;
   system: InfraSystem;
   hub: PushHub;
+  /** The server's logger, for the parts that log on their own behalf. */
+  logger: Logger;
   /** Files the first start wrote (empty on later starts). */
   setupFiles: string[];
   close(): Promise<void>;
 }
 
-/** `store` replaces the configured one (tests give each run its own Redis key prefix). */
-export async function startServer(config: ServerConfig, opts: { store?: Store } = {}): Promise<RunningServer> {
-  const storeConfig: { redis_url?: string; data_dir: string } = { data_dir: config.data_dir };
-  if (config.redis_url !== undefined) storeConfig.redis_url = config.redis_url;
-  const store = opts.store ?? (await openStore(storeConfig));
-  const hub = new PushHub(config, store);
+export interface StartOptions {
+  /** Replaces the configured store (tests give each run its own Redis key prefix). */
+  store?: Store;
+  /** Replaces the logger made from log_level and log_format (tests keep quiet or read the lines). */
+  logger?: Logger;
+}
+
+type Fetch = (req: Request) => Response | Promise<Response>;
+
+export async function startServer(config: ServerConfig, opts: StartOptions = {}): Promise<RunningServer> {
+  const logger = opts.logger ?? createLogger({ level: config.log_level, format: config.log_format });
+  const httpLog = logger.child({ component: 'http' });
+  let store = opts.store;
+  let fetch: Fetch = createStartingApp({ log: httpLog, store: () => store }).fetch;
+  const http = await listen((req) => fetch(req), config.api_port, config.api_listen_address).catch(async (e) => {
+    await opts.store?.close();
+    throw e;
+  });
+  const url = urlOf(http, config.api_listen_address);
+  logger.debug('HTTP port bound; it answers 503 until the server has started', { url });
+
+  const started: { hub?: PushHub; system?: InfraSystem } = {};
+  const counters = new Counters();
   try {
-    await hub.bind();
-  } catch (e) {
-    hub.close();
-    await store.close();
-    throw new Error(`cannot bind the push-jobs ports ${config.server_heartbeat_port} and ${config.command_port}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  }
-  const system = await startSystem(store, hub);
-  await hub.attach(system);
-  const app = createApp({ system, authSkewSeconds: config.auth_skew, push: hub });
-  const http = await listen(app.fetch, config.api_port, config.api_listen_address);
-  const port = (http.address() as AddressInfo).port;
-  const host = config.api_listen_address === '0.0.0.0' || config.api_listen_address === '::' ? '127.0.0.1' : config.api_listen_address;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  try {
-    const setupFiles = await firstStart({ system, dataDir: config.data_dir, orgName: config.default_orgname, apiUrl: url });
+    const watched = new WatchedStore(store ?? (await openStore(storeConfig(config))), config.store_timeout * 1000);
+    store = watched;
+    const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }));
+    started.hub = hub;
+    await bindHub(hub, config);
+    const system = await startSystem(store, hub, { counters, log: logger.child({ component: 'actors' }) });
+    started.system = system;
+    await hub.attach(system);
+    // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
+    watched.onLost(async () => {
+      logger.warn('the store has lost its data (a Redis restarted empty?): writing back everything this server holds');
+      await Promise.all([system.writeBack(), hub.writeBack()]);
+      logger.info('everything this server holds is written back to the store');
+    });
+    const setupFiles = await firstStart({
+      system,
+      dataDir: config.data_dir,
+      orgName: config.default_orgname,
+      apiUrl: url,
+      log: logger.child({ component: 'setup' }),
+    });
+    fetch = createApp({
+      system,
+      authSkewSeconds: config.auth_skew,
+      push: hub,
+      log: httpLog,
+      storeFailing: () => watched.failingSince !== null,
+    }).fetch;
+    logger.info(`API listening on ${url}`);
     return {
-      url, system, hub, setupFiles,
+      url,
+      hub,
+      system,
+      logger,
+      setupFiles,
       close: async () => {
-        await new Promise<void>((resolve) => http.close(() => resolve()));
+        await closeHttp(http);
         hub.close();
         await system.stop();
       },
     };
   } catch (e) {
-    http.close();
-    hub.close();
-    await system.stop();
+    await closeHttp(http);
+    started.hub?.close();
+    // The system owns the store once it runs, and closes it when it stops.
+    await (started.system ? started.system.stop() : store?.close());
     throw e;
   }
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, hostname: string): Promise<ServerType> {
+function storeConfig(config: ServerConfig): { redis_url?: string; data_dir: string } {
+  return config.redis_url === undefined
+    ? { data_dir: config.data_dir }
+    : { data_dir: config.data_dir, redis_url: config.redis_url };
+}
+
+async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
+  try {
+    await hub.bind();
+  } catch (e) {
+    throw new Error(
+      `cannot bind the push-jobs ports ${config.server_heartbeat_port} and ${config.command_port}: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
+  }
+}
+
+function listen(fetch: Fetch, port: number, hostname: string): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, port, hostname }, () => resolve(server));
     server.once('error', reject);
   });
+}
+
+/** The URL clients use: a wildcard address is reached on loopback. */
+function urlOf(http: ServerType, listenAddress: string): string {
+  const port = (http.address() as AddressInfo).port;
+  const host = listenAddress === '0.0.0.0' || listenAddress === '::' ? '127.0.0.1' : listenAddress;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function closeHttp(http: ServerType): Promise<void> {
+  return new Promise((resolve) => http.close(() => resolve()));
 }

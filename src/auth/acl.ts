@@ -89,7 +89,8 @@ export function mergeAcl(a: Acl, b: Acl): Acl {
 /** An ACL granting all five permissions to one actor. */
 export function ownerAcl(kind: 'user' | 'client', name: string): Acl {
   const acl = emptyAcl();
-  for (const p of PERMISSIONS) acl[p] = kind === 'user' ? { users: [name], clients: [], groups: [] } : { users: [], clients: [name], groups: [] };
+  for (const p of PERMISSIONS)
+    acl[p] = kind === 'user' ? { users: [name], clients: [], groups: [] } : { users: [], clients: [name], groups: [] };
   return acl;
 }
 
@@ -109,4 +110,20 @@ export function wouldCycle(parent: string, child: string, groups: ReadonlyMap<st
 
 function union(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])];
+}
+
+/** Which list of memberships and ACL entries names a renamed or deleted actor or group. */
+export type MemberList = 'users' | 'clients' | 'groups';
+
+/** `names` with `from` replaced by `to` (dropped when `to` is null), without duplicates. */
+export function replaceName(names: readonly string[], from: string, to: string | null): string[] {
+  return [...new Set(names.flatMap((n) => (n !== from ? [n] : to === null ? [] : [to])))];
+}
+
+/** `acl` with `from` replaced by `to` (dropped when `to` is null) in one list of every entry; null when absent. */
+export function renameInAcl(acl: Acl, list: MemberList, from: string, to: string | null): Acl | null {
+  if (!PERMISSIONS.some((p) => acl[p][list].includes(from))) return null;
+  const out: Acl = { ...acl };
+  for (const p of PERMISSIONS) out[p] = { ...acl[p], [list]: replaceName(acl[p][list], from, to) };
+  return out;
 }

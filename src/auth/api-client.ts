@@ -43,7 +43,12 @@ export function parseAnswer(bytes: Buffer): unknown {
 /** A refused request, with the server's own error text. */
 export class ApiRequestError extends Error {
   override name = 'ApiRequestError';
-  constructor(readonly status: number, readonly body: unknown, readonly method: string, readonly path: string) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly method: string,
+    readonly path: string,
+  ) {
     super(`${method} ${path}: ${status} ${errorText(body)}`);
   }
 }
@@ -66,11 +71,20 @@ export class ApiClient {
   }
 
   /** Sends one request and returns the answer's bytes as they came; any status is returned, none thrown. */
-  async send(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<RawResponse> {
+  async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<RawResponse> {
     const payload = body === undefined ? '' : JSON.stringify(body);
     const url = new URL(path, this.o.baseUrl);
     const signOptions: Parameters<typeof signRequest>[0] = {
-      privateKey: this.key, userId: this.o.userId, method, path: url.pathname, body: payload,
+      privateKey: this.key,
+      userId: this.o.userId,
+      method,
+      path: url.pathname,
+      body: payload,
       serverApiVersion: this.o.apiVersion ?? 1,
     };
     if (this.o.version !== undefined) signOptions.version = this.o.version;
@@ -87,7 +101,12 @@ export class ApiClient {
   }
 
   /** Sends one request and parses a JSON answer; any status is returned, none thrown. */
-  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<ApiResponse> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<ApiResponse> {
     const raw = await this.send(method, path, body, extraHeaders);
     return { status: raw.status, body: parseAnswer(raw.bytes), headers: raw.headers };
   }

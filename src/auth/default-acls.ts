@@ -3,8 +3,18 @@
 import { emptyAcl, type Acl, type Permission } from './acl.js';
 
 export const CONTAINERS = [
-  'clients', 'containers', 'cookbooks', 'cookbook_artifacts', 'data', 'environments',
-  'groups', 'nodes', 'policies', 'policy_groups', 'roles', 'sandboxes',
+  'clients',
+  'containers',
+  'cookbooks',
+  'cookbook_artifacts',
+  'data',
+  'environments',
+  'groups',
+  'nodes',
+  'policies',
+  'policy_groups',
+  'roles',
+  'sandboxes',
 ] as const;
 export type ContainerName = (typeof CONTAINERS)[number];
 
@@ -17,17 +27,31 @@ const USERS_GROUP: Record<ContainerName | 'organization', Permission[]> = {
   clients: ['read', 'delete'],
   containers: ['read'],
   groups: ['read'],
-  cookbooks: CRUD, cookbook_artifacts: CRUD, data: CRUD, environments: CRUD, nodes: CRUD,
-  policies: CRUD, policy_groups: CRUD, roles: CRUD,
+  cookbooks: CRUD,
+  cookbook_artifacts: CRUD,
+  data: CRUD,
+  environments: CRUD,
+  nodes: CRUD,
+  policies: CRUD,
+  policy_groups: CRUD,
+  roles: CRUD,
   sandboxes: ['create'],
   organization: ['read'],
 };
 
 /** Spec 5, "clients group" table. */
 const CLIENTS_GROUP: Record<ContainerName | 'organization', Permission[]> = {
-  clients: [], containers: [], groups: [], sandboxes: [],
-  cookbooks: ['read'], cookbook_artifacts: ['read'], data: ['read'], environments: ['read'],
-  policies: ['read'], policy_groups: ['read'], roles: ['read'],
+  clients: [],
+  containers: [],
+  groups: [],
+  sandboxes: [],
+  cookbooks: ['read'],
+  cookbook_artifacts: ['read'],
+  data: ['read'],
+  environments: ['read'],
+  policies: ['read'],
+  policy_groups: ['read'],
+  roles: ['read'],
   nodes: ['create', 'read'],
   organization: ['read'],
 };
@@ -51,7 +75,8 @@ export function defaultGroupAcl(group: string): Acl {
     acl.update.groups = ['billing_admins'];
     return acl;
   }
-  const perms: Permission[] = group === 'public_key_read_access' ? ['read', 'update'] : ['create', 'read', 'update', 'delete', 'grant'];
+  const perms: Permission[] =
+    group === 'public_key_read_access' ? ['read', 'update'] : ['create', 'read', 'update', 'delete', 'grant'];
   for (const p of perms) acl[p].groups = ['admins'];
   return acl;
 }

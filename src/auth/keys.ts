@@ -1,5 +1,11 @@
 // RSA key material: generating key pairs, reading public keys (memoized) and private keys from PEM (reference 1.6).
-import { createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCallback, X509Certificate, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair as generateKeyPairCallback,
+  X509Certificate,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 
 const generateRsaPair = promisify(generateKeyPairCallback);
@@ -35,7 +41,8 @@ function decodePublicKey(pem: string): KeyObject | null {
   const label = PUBLIC_PEM.exec(text)?.[1];
   if (label === undefined) return null;
   try {
-    const key = label === 'CERTIFICATE' ? new X509Certificate(text).publicKey : createPublicKey({ key: text, format: 'pem' });
+    const key =
+      label === 'CERTIFICATE' ? new X509Certificate(text).publicKey : createPublicKey({ key: text, format: 'pem' });
     return key.asymmetricKeyType === 'rsa' ? key : null;
   } catch {
     return null;

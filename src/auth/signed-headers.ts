@@ -93,8 +93,7 @@ export function parseTimestamp(ts: string): number | null {
 }
 
 export type ServerApiVersionResult =
-  | { ok: true; version: number }
-  | { ok: false; requestVersion: number; body: Record<string, unknown> };
+  { ok: true; version: number } | { ok: false; requestVersion: number; body: Record<string, unknown> };
 
 /** Absent means 0; anything but an integer in range is a 406 (reference 1.6 step 0). */
 export function parseServerApiVersion(raw: string | undefined): ServerApiVersionResult {
@@ -130,7 +129,10 @@ function createSignature(version: SignVersion, canonical: Buffer, key: KeyObject
     return privateEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, canonical);
   } catch (cause) {
     // 1.0/1.1 encrypt the canonical string itself, so it must fit in the modulus (reference 1.2).
-    throw new Error(`cannot sign with version ${version}: the ${canonical.length}-byte canonical string is too long for this key; use version 1.1 or 1.3`, { cause });
+    throw new Error(
+      `cannot sign with version ${version}: the ${canonical.length}-byte canonical string is too long for this key; use version 1.1 or 1.3`,
+      { cause },
+    );
   }
 }
 
@@ -141,10 +143,19 @@ export function signRequest(o: SignOptions): Record<string, string> {
   const timestamp = o.timestamp ?? isoSeconds(Date.now());
   if (parseTimestamp(timestamp) === null) throw new Error(`timestamp must be YYYY-MM-DDTHH:MM:SSZ, got '${timestamp}'`);
   const serverApiVersion = o.serverApiVersion ?? 1;
-  if (!Number.isSafeInteger(serverApiVersion)) throw new Error(`serverApiVersion must be an integer, got ${serverApiVersion}`);
+  if (!Number.isSafeInteger(serverApiVersion))
+    throw new Error(`serverApiVersion must be an integer, got ${serverApiVersion}`);
   const key = typeof o.privateKey === 'string' ? readPrivateKey(o.privateKey) : o.privateKey;
   const contentHash = hashBody(o.body ?? '', version);
-  const canonical = canonicalString({ version, method: o.method, path: o.path, contentHash, timestamp, userId: o.userId, serverApiVersion });
+  const canonical = canonicalString({
+    version,
+    method: o.method,
+    path: o.path,
+    contentHash,
+    timestamp,
+    userId: o.userId,
+    serverApiVersion,
+  });
   const signature = createSignature(version, Buffer.from(canonical, 'utf8'), key).toString('base64');
   const headers: Record<string, string> = {
     'X-Ops-Sign': `algorithm=${algorithmFor(version)};version=${version}`,
@@ -179,12 +190,21 @@ function failure(status: 400 | 401, message: string): AuthHeaderResult {
 
 /** The 401 when no user or client of that name has an unexpired key (reference 1.6 step 2.2). */
 export function unknownRequestor(userId: string): AuthHeaderResult & { ok: false } {
-  return { ok: false, status: 401, body: { error: [`Failed to authenticate as '${userId}'. Ensure that your node_name and client key are correct.`] } };
+  return {
+    ok: false,
+    status: 401,
+    body: { error: [`Failed to authenticate as '${userId}'. Ensure that your node_name and client key are correct.`] },
+  };
 }
 
 /** The 401 for a signature that does not verify; also used by the server when no key verifies. */
 export function invalidSignature(userId: string): AuthHeaderResult & { ok: false } {
-  return { ok: false, status: 401, body: { error: [`Invalid signature for user or client '${userId}'`] }, wwwAuthenticate: true };
+  return {
+    ok: false,
+    status: 401,
+    body: { error: [`Invalid signature for user or client '${userId}'`] },
+    wwwAuthenticate: true,
+  };
 }
 
 /** Split on `;` then `=`; parts that are not exactly key=value are ignored, the first of a key wins (chef_authn). */
@@ -211,7 +231,11 @@ const REQUIRED_HEADERS = [
  * headers (400), timestamp format and skew (401), X-Ops-Sign (400; chef_authn validate_headers checks the clock
  * before the sign description), then a missing signature (401).
  */
-export function readAuthHeaders(header: (name: string) => string | undefined, nowMs: number, skewSeconds: number): AuthHeaderResult {
+export function readAuthHeaders(
+  header: (name: string) => string | undefined,
+  nowMs: number,
+  skewSeconds: number,
+): AuthHeaderResult {
   const api = parseServerApiVersion(header('x-ops-server-api-version'));
   if (!api.ok) return { ok: false, status: 406, body: api.body };
 
@@ -246,7 +270,18 @@ export function readAuthHeaders(header: (name: string) => string | undefined, no
   const signature = Buffer.from(lines.join(''), 'base64');
   if (signature.length === 0) return invalidSignature(userId);
 
-  return { ok: true, auth: { userId, version, algorithm: algorithmFor(version), timestamp, contentHash, signature, serverApiVersion: api.version } };
+  return {
+    ok: true,
+    auth: {
+      userId,
+      version,
+      algorithm: algorithmFor(version),
+      timestamp,
+      contentHash,
+      signature,
+      serverApiVersion: api.version,
+    },
+  };
 }
 
 function verifyWithKey(version: SignVersion, canonical: Buffer, signature: Buffer, key: KeyObject): boolean {
@@ -268,14 +303,29 @@ function verifyWithKey(version: SignVersion, canonical: Buffer, signature: Buffe
  * Index of the first key in `keys` that verifies the request, or -1. The canonical string is built from the body
  * the server received, never from the client's X-Ops-Content-Hash, which must also match (reference 1.6 step 2.4).
  */
-export function verifyRequest(auth: SignedRequestAuth, keys: readonly KeyObject[], method: string, path: string, body: Buffer | string): number {
+export function verifyRequest(
+  auth: SignedRequestAuth,
+  keys: readonly KeyObject[],
+  method: string,
+  path: string,
+  body: Buffer | string,
+): number {
   try {
     const { version } = auth;
-    if (!isSignVersion(version) || auth.algorithm !== algorithmFor(version) || !Buffer.isBuffer(auth.signature)) return -1;
+    if (!isSignVersion(version) || auth.algorithm !== algorithmFor(version) || !Buffer.isBuffer(auth.signature))
+      return -1;
     const contentHash = hashBody(body, version);
     if (auth.contentHash !== contentHash) return -1;
     const canonical = Buffer.from(
-      canonicalString({ version, method, path, contentHash, timestamp: auth.timestamp, userId: auth.userId, serverApiVersion: auth.serverApiVersion }),
+      canonicalString({
+        version,
+        method,
+        path,
+        contentHash,
+        timestamp: auth.timestamp,
+        userId: auth.userId,
+        serverApiVersion: auth.serverApiVersion,
+      }),
       'utf8',
     );
     return keys.findIndex((key) => verifyWithKey(version, canonical, auth.signature, key));

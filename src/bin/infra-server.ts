@@ -3,8 +3,9 @@
 import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../config/server-config.js';
 import { ConfigError } from '../config/config-error.js';
+import { createLogger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
-import { startServer } from '../server.js';
+import { startServer, type RunningServer } from '../server.js';
 
 const USAGE = `Usage: infra-server [-c FILE]
 
@@ -15,7 +16,13 @@ const USAGE = `Usage: infra-server [-c FILE]
 async function main(): Promise<number> {
   let args;
   try {
-    args = parseArgs({ options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } } });
+    args = parseArgs({
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
   } catch (e) {
     console.error(`infra-server: ${(e as Error).message}\n${USAGE}`);
     return 2;
@@ -39,17 +46,25 @@ async function main(): Promise<number> {
     throw e;
   }
   const { config, file } = loaded;
-  const server = await startServer(config);
+  const log = createLogger({ level: config.log_level, format: config.log_format });
   const store = config.redis_url === undefined ? `files under ${config.data_dir}` : `Redis at ${config.redis_url}`;
-  console.log(`infra-server ${VERSION}: settings ${file ?? 'defaults'}, store ${store}`);
-  if (server.setupFiles.length > 0) {
-    console.log('First start: created the superuser pivotal, the organization ' +
-      `'${config.default_orgname}' and the user admin. Keys and a cli configuration are in:`);
-    for (const f of server.setupFiles) console.log(`  ${f}`);
+  log.info(`infra-server ${VERSION}: settings ${file ?? 'defaults'}, store ${store}`);
+  let server: RunningServer;
+  try {
+    server = await startServer(config, { logger: log });
+  } catch (e) {
+    log.error('could not start', { error: e instanceof Error ? e.message : String(e) });
+    return 1;
   }
-  console.log(`API listening on ${server.url}`);
-  const stop = () => {
-    server.close().then(() => process.exit(0), () => process.exit(1));
+  const stop = (signal: NodeJS.Signals) => {
+    log.info('stopping', { signal });
+    server.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error('could not stop cleanly', { err: e });
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -60,6 +75,7 @@ main().then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
+  // Failures before the logger exists, such as an unreadable working folder.
   (e: unknown) => {
     console.error(`infra-server: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);

@@ -5,7 +5,12 @@ export function formatColumns(header: readonly string[], rows: readonly (readonl
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all
-    .map((r) => header.map((_, i) => (i === header.length - 1 ? (r[i] ?? '') : (r[i] ?? '').padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+    .map((r) =>
+      header
+        .map((_, i) => (i === header.length - 1 ? (r[i] ?? '') : (r[i] ?? '').padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
     .map((line) => `${line}\n`)
     .join('');
 }

@@ -2,8 +2,9 @@
 // progress line, and the report. Success means the job completed and every node succeeded.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { isFinished, jobCreatedSchema, jobSchema, type JobBody, type JobStartBody } from '../api/push-jobs.js';
 import type { Cli } from './cli-connection.js';
-import { formatJobReport, isFinished, jobFailure, jobSchema, type Job } from './job-report.js';
+import { formatJobReport, jobFailure } from './job-report.js';
 import { searchNodeNames } from './nodes.js';
 import { CommandError } from './output.js';
 import { ProgressPrinter } from './progress.js';
@@ -84,12 +85,15 @@ async function resolveNodes(cli: Cli, o: JobStartOptions): Promise<string[]> {
   const found = o.search === undefined ? [] : await searchNodeNames(cli.api, o.search);
   const nodes = [...new Set([...o.nodes, ...found])];
   if (nodes.length > 0) return nodes;
-  if (o.search !== undefined) throw new CommandError(`No nodes to run the job on: the search '${o.search}' found none.`);
-  throw new CommandError('No nodes to run the job on. Name them after the command, or select them with --search QUERY.');
+  if (o.search !== undefined)
+    throw new CommandError(`No nodes to run the job on: the search '${o.search}' found none.`);
+  throw new CommandError(
+    'No nodes to run the job on. Name them after the command, or select them with --search QUERY.',
+  );
 }
 
-async function jobBody(cli: Cli, o: JobStartOptions): Promise<Record<string, unknown>> {
-  const body: Record<string, unknown> = { command: o.command, nodes: await resolveNodes(cli, o), quorum: o.quorum };
+async function jobBody(cli: Cli, o: JobStartOptions): Promise<JobStartBody> {
+  const body: JobStartBody = { command: o.command, nodes: await resolveNodes(cli, o), quorum: o.quorum };
   if (o.timeout !== undefined) body.run_timeout = o.timeout;
   if (o.votingTimeout !== undefined) body.voting_timeout = o.votingTimeout;
   if (o.capture) body.capture_output = true;
@@ -108,7 +112,7 @@ async function jobBody(cli: Cli, o: JobStartOptions): Promise<Record<string, unk
 }
 
 /** Polls until the job finishes, showing its progress on `printer`. */
-async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: ProgressPrinter): Promise<Job> {
+async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: ProgressPrinter): Promise<JobBody> {
   const path = cli.api.orgPath('pushy', 'jobs', id);
   // Short jobs end in a fraction of a second: the first polls come quickly, then back off to the interval.
   let wait = Math.min(100, pollSeconds * 1000);
@@ -122,7 +126,12 @@ async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: Pr
     }
   } catch (e) {
     if (!(e instanceof CommandError)) throw e;
-    throw new CommandError(e.message, [...e.details, `Job ${id} may still be running: see cli job status ${id}.`], e.exitCode, { cause: e });
+    throw new CommandError(
+      e.message,
+      [...e.details, `Job ${id} may still be running: see cli job status ${id}.`],
+      e.exitCode,
+      { cause: e },
+    );
   } finally {
     printer.finish();
   }
@@ -131,7 +140,7 @@ async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: Pr
 export async function jobStart(cli: Cli, o: JobStartOptions): Promise<void> {
   const json = cli.ui.format === 'json';
   const body = await jobBody(cli, o);
-  const started = await cli.api.call('POST', cli.api.orgPath('pushy', 'jobs'), z.looseObject({ id: z.string() }), body);
+  const started = await cli.api.call('POST', cli.api.orgPath('pushy', 'jobs'), jobCreatedSchema, body);
   // With -F json, stdout carries only the JSON document; the rest goes to stderr.
   const say = json ? (text: string) => cli.ui.info(text) : (text: string) => cli.ui.msg(text);
   if (o.nowait) {

@@ -1,19 +1,22 @@
 // `cli job list`, `job status`, `job output` and `job abort` (spec 4.1, 4.4; reference 8).
-import { z } from 'zod';
+import { jobListSchema, jobSchema, type JobSummaryBody } from '../api/push-jobs.js';
 import type { Cli } from './cli-connection.js';
 import { formatColumns } from './columns.js';
-import { formatJobReport, jobSchema, jobSummarySchema, type JobSummary } from './job-report.js';
+import { formatJobReport } from './job-report.js';
 
 export const OUTPUT_CHANNELS = ['stdout', 'stderr'] as const;
 export type OutputChannel = (typeof OUTPUT_CHANNELS)[number];
 
-export function formatJobList(jobs: readonly JobSummary[]): string {
-  return formatColumns(['Job ID', 'Status', 'Created_at', 'Command'], jobs.map((j) => [j.id, j.status, j.created_at, j.command]));
+export function formatJobList(jobs: readonly JobSummaryBody[]): string {
+  return formatColumns(
+    ['Job ID', 'Status', 'Created_at', 'Command'],
+    jobs.map((j) => [j.id, j.status, j.created_at, j.command]),
+  );
 }
 
 /** Newest first, as the server lists them. */
 export async function jobList(cli: Cli): Promise<void> {
-  const jobs = await cli.api.call('GET', cli.api.orgPath('pushy', 'jobs'), z.array(jobSummarySchema));
+  const jobs = await cli.api.call('GET', cli.api.orgPath('pushy', 'jobs'), jobListSchema);
   if (cli.ui.format === 'json') cli.ui.output(jobs);
   else if (jobs.length === 0) cli.ui.info('No jobs.');
   else cli.ui.raw(formatJobList(jobs));

@@ -1,16 +1,10 @@
 // `cli node status` (spec 2.5, 4.4) and node search: names from the search endpoint, every page of them.
 import { z } from 'zod';
-import type { Cli, CliApi } from './cli-connection.js';
+import { nodeStateListSchema, type NodeStateBody } from '../api/push-jobs.js';
+import type { ApiConnection } from './api-connection.js';
+import type { Cli } from './cli-connection.js';
 import { formatColumns } from './columns.js';
 import { CommandError } from './output.js';
-
-const nodeStateSchema = z.looseObject({
-  node_name: z.string(),
-  status: z.string(),
-  updated_at: z.string(),
-  availability: z.string().optional(),
-});
-export type NodeState = z.infer<typeof nodeStateSchema>;
 
 const searchPageSchema = z.object({
   total: z.number().int().nonnegative(),
@@ -36,7 +30,7 @@ export async function collectNames(fetchPage: (start: number) => Promise<SearchP
 }
 
 /** The names of the nodes matching `query`, every page of them. */
-export function searchNodeNames(api: CliApi, query: string): Promise<string[]> {
+export function searchNodeNames(api: ApiConnection, query: string): Promise<string[]> {
   return collectNames((start) => {
     const params = new URLSearchParams({ q: query, rows: String(SEARCH_PAGE_ROWS), start: String(start) });
     return api.call('GET', `${api.orgPath('search', 'node')}?${params}`, searchPageSchema);
@@ -46,16 +40,16 @@ export function searchNodeNames(api: CliApi, query: string): Promise<string[]> {
 /** A node argument holding `:` is a search query, as in knife (reference 8). */
 export const isQuery = (arg: string): boolean => arg.includes(':');
 
-export function formatNodeStates(states: readonly NodeState[]): string {
+export function formatNodeStates(states: readonly NodeStateBody[]): string {
   return formatColumns(
     ['Node name', 'Status', 'Availability', 'Last updated'],
-    states.map((s) => [s.node_name, s.status, s.availability ?? '', s.updated_at]),
+    states.map((s) => [s.node_name, s.status, s.availability, s.updated_at]),
   );
 }
 
 /** Every node without arguments; else the named nodes and those the query arguments find. */
 export async function nodeStatus(cli: Cli, o: { nodes: readonly string[] }): Promise<void> {
-  const all = await cli.api.call('GET', cli.api.orgPath('pushy', 'node_states'), z.array(nodeStateSchema));
+  const all = await cli.api.call('GET', cli.api.orgPath('pushy', 'node_states'), nodeStateListSchema);
   let shown = all;
   const missing: string[] = [];
   if (o.nodes.length > 0) {

@@ -50,7 +50,9 @@ function scalarText(v: unknown): string {
  * two spaces. A one-item list of a scalar prints as that scalar.
  */
 export function formatSummary(value: unknown): string {
-  return summaryLines(value).map((l) => `${l}\n`).join('');
+  return summaryLines(value)
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 function summaryLines(value: unknown): string[] {
@@ -152,7 +154,11 @@ export class Ui {
       // A terminal echoes the answer and its newline; piped answers are not echoed, so end the line here.
       if (answer === undefined || !isTerminal(this.io.stdin)) this.io.stdout.write('\n');
       if (answer === undefined) {
-        throw new CommandError('no answer on standard input; nothing was changed (use -y to skip the question)', [], EXIT.declined);
+        throw new CommandError(
+          'no answer on standard input; nothing was changed (use -y to skip the question)',
+          [],
+          EXIT.declined,
+        );
       }
       const a = answer.trim();
       if (/^y(es)?$/i.test(a)) return;

@@ -1,10 +1,11 @@
 // The progress of a job being waited on: one line redrawn in place on a terminal, else a line per status
 // change. Nodes are counted one by one (reference 11: the original counted status names, not nodes).
 import type { Terminal } from './cli-connection.js';
-import { nodeTotal, phaseCounts, type Job } from './job-report.js';
+import type { JobBody } from '../api/push-jobs.js';
+import { nodeTotal, phaseCounts } from './job-report.js';
 
 /** e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`. */
-export function progressText(job: Pick<Job, 'status' | 'nodes'>): string {
+export function progressText(job: Pick<JobBody, 'status' | 'nodes'>): string {
   const p = phaseCounts(job);
   const finished = p.finished.reduce((n, [, count]) => n + count, 0);
   const detail = p.finished.length === 0 ? '' : ` (${p.finished.map(([status, n]) => `${n} ${status}`).join(', ')})`;
@@ -25,7 +26,7 @@ export class ProgressPrinter {
 
   constructor(private readonly term: Terminal) {}
 
-  update(job: Pick<Job, 'status' | 'nodes'>): void {
+  update(job: Pick<JobBody, 'status' | 'nodes'>): void {
     if (this.term.isTTY === true) {
       const line = fitLine(progressText(job), this.term.columns);
       if (line !== this.lastLine) this.term.write(`\r${line}${CLEAR_TO_END}`);

@@ -56,7 +56,9 @@ export function userChanges(fields: UserFields, newName?: string): Record<string
   for (const [field, value] of Object.entries(fields)) if (value !== undefined) body[field] = value;
   if (newName !== undefined) body.username = newName;
   if (Object.keys(body).length === 0) {
-    throw CommandError.usage('nothing to change: give at least one of --email, --password, --display-name, --first-name, --middle-name, --last-name, --new-name');
+    throw CommandError.usage(
+      'nothing to change: give at least one of --email, --password, --display-name, --first-name, --middle-name, --last-name, --new-name',
+    );
   }
   return body;
 }

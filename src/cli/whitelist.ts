@@ -29,7 +29,9 @@ export function withWhitelist(node: NodeDoc, whitelist: Whitelist): NodeDoc {
 
 export function formatWhitelist(whitelist: Whitelist): string {
   const entries = Object.entries(whitelist).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return formatFields(entries.map(([name, command]) => [name, typeof command === 'string' ? command : JSON.stringify(command)]));
+  return formatFields(
+    entries.map(([name, command]) => [name, typeof command === 'string' ? command : JSON.stringify(command)]),
+  );
 }
 
 async function getNode(cli: Cli, node: string): Promise<NodeDoc> {

@@ -66,15 +66,20 @@ export class Connection {
     private readonly handlers: ConnectionHandlers,
     carried: JobAnswer[] = [],
   ) {
-    const curveOptions = curve === null || config.curveServerKey === null
-      ? {}
-      : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
+    const curveOptions =
+      curve === null || config.curveServerKey === null
+        ? {}
+        : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
     // immediate: messages queue only on a finished (encrypted) connection, so nothing stale piles up while the
     // server is away (the original's buffered heartbeats flooded a restarted server, reference 10.1).
     // sendTimeout 0: a send that cannot be queued fails at once instead of blocking the writer.
     const options = {
-      routingId: sender.routingId, linger: 0, immediate: true, sendTimeout: 0,
-      heartbeatInterval: config.intervalMs, heartbeatTimeout: config.intervalMs * config.offlineThreshold,
+      routingId: sender.routingId,
+      linger: 0,
+      immediate: true,
+      sendTimeout: 0,
+      heartbeatInterval: config.intervalMs,
+      heartbeatTimeout: config.intervalMs * config.offlineThreshold,
       ...curveOptions,
     };
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 4 });
@@ -124,7 +129,10 @@ export class Connection {
 
   private frames(body: object): [Buffer, Buffer] {
     const { org, node, incarnationId, nextSequence, now } = this.sender;
-    return encodeMessage({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, this.config.sessionKey);
+    return encodeMessage(
+      { ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) },
+      this.config.sessionKey,
+    );
   }
 
   /** One writer per socket, so the command channel's sequences go out in the order they were taken. */
@@ -146,8 +154,13 @@ export class Connection {
   private async receive(socket: Dealer, channel: Channel, replay: ReplayGuard): Promise<void> {
     const { org, node, now } = this.sender;
     const opts: DecodeOptions & { schema: 'server' } = {
-      expectIdentity: false, maxBodySize: this.config.maxBodySize, maxSkewSeconds: this.config.maxMessageSkew, now: 0,
-      keyFor: (o, n) => (o === org && n === node ? this.config.sessionKey : undefined), replay, schema: 'server',
+      expectIdentity: false,
+      maxBodySize: this.config.maxBodySize,
+      maxSkewSeconds: this.config.maxMessageSkew,
+      now: 0,
+      keyFor: (o, n) => (o === org && n === node ? this.config.sessionKey : undefined),
+      replay,
+      schema: 'server',
     };
     try {
       for await (const frames of socket) {
@@ -162,7 +175,8 @@ export class Connection {
         }
       }
     } catch (e) {
-      if (!this.closed) this.handlers.error(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+      if (!this.closed)
+        this.handlers.error(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 }

@@ -5,8 +5,6 @@ export interface LivenessConfig {
   intervalMs: number;
   /** Intervals of silence before the server counts as gone and commits are refused. */
   offlineThreshold: number;
-  /** Consecutive server heartbeats before commits are accepted again. */
-  onlineThreshold: number;
   /** Further intervals of silence, once offline, before the client fetches a new config and reconnects. */
   graceIntervals: number;
 }
@@ -18,15 +16,12 @@ export interface Liveness {
   /** Commits are accepted only while online. A fresh connection starts online, as the original did. */
   readonly online: boolean;
   readonly lastBeatAt: number;
-  /** Consecutive heartbeats counted while offline. */
-  readonly streak: number;
   /** A reconfigure was asked for; none is asked again from this state's connection. */
   readonly reconfiguring: boolean;
 }
 
 export type LivenessEvent =
-  | { type: 'server_heartbeat'; at: number; incarnation: string }
-  | { type: 'tick'; at: number };
+  { type: 'server_heartbeat'; at: number; incarnation: string } | { type: 'tick'; at: number };
 
 export type ReconfigureReason = 'incarnation_changed' | 'server_silent';
 
@@ -41,16 +36,16 @@ export interface LivenessStep {
 }
 
 export function newLiveness(config: LivenessConfig, incarnation: string, at: number): Liveness {
-  return { config, incarnation, online: true, lastBeatAt: at, streak: 0, reconfiguring: false };
+  return { config, incarnation, online: true, lastBeatAt: at, reconfiguring: false };
 }
 
 export function stepLiveness(s: Liveness, e: LivenessEvent): LivenessStep {
-  const { intervalMs, offlineThreshold, onlineThreshold, graceIntervals } = s.config;
+  const { intervalMs, offlineThreshold, graceIntervals } = s.config;
   const effects: LivenessEffect[] = [];
   if (e.type === 'tick') {
     const silent = e.at - s.lastBeatAt;
     if (s.online && silent > offlineThreshold * intervalMs) {
-      return { state: { ...s, online: false, streak: 0 }, effects: [{ type: 'went_offline', silentMs: silent }] };
+      return { state: { ...s, online: false }, effects: [{ type: 'went_offline', silentMs: silent }] };
     }
     if (!s.online && !s.reconfiguring && silent > (offlineThreshold + graceIntervals) * intervalMs) {
       return { state: { ...s, reconfiguring: true }, effects: [{ type: 'reconfigure', reason: 'server_silent' }] };
@@ -64,11 +59,8 @@ export function stepLiveness(s: Liveness, e: LivenessEvent): LivenessStep {
     effects.push({ type: 'reconfigure', reason: 'incarnation_changed' });
   }
   if (next.online) return { state: { ...next, lastBeatAt: e.at }, effects };
-  // A beat counts toward the streak when it follows the previous one within two intervals; a longer gap restarts it.
-  const streak = next.streak > 0 && e.at - next.lastBeatAt < 2 * intervalMs ? next.streak + 1 : 1;
-  if (streak >= onlineThreshold) {
-    effects.push({ type: 'back_online' });
-    return { state: { ...next, online: true, streak: 0, lastBeatAt: e.at }, effects };
-  }
-  return { state: { ...next, streak, lastBeatAt: e.at }, effects };
+  // The first heartbeat after a silence brings the server back: a job it sends right after a restart must not be
+  // refused by idle nodes the server already counts as up.
+  effects.push({ type: 'back_online' });
+  return { state: { ...next, online: true, lastBeatAt: e.at }, effects };
 }

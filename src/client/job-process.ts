@@ -40,7 +40,8 @@ export async function userIds(user: string): Promise<{ uid: number; gid: number;
     const [u, g] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
     const uid = Number(u.stdout.trim());
     const gid = Number(g.stdout.trim());
-    if (!Number.isInteger(uid) || !Number.isInteger(gid) || u.stdout.trim() === '' || g.stdout.trim() === '') return null;
+    if (!Number.isInteger(uid) || !Number.isInteger(gid) || u.stdout.trim() === '' || g.stdout.trim() === '')
+      return null;
     const entry = await run('getent', ['passwd', user]).catch(() => null);
     const home = entry?.stdout.trim().split(':')[5];
     return { uid, gid, home: home === undefined || home === '' ? undefined : home };
@@ -78,7 +79,11 @@ export class JobProcess {
     const capture = spec.captureLimit !== undefined;
     // detached: setsid() makes the shell the leader of a new process group, so signals reach every descendant.
     this.child = spawn('/bin/sh', ['-c', spec.commandLine], {
-      cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid, detached: true,
+      cwd: spec.cwd,
+      env: spec.env,
+      uid: spec.uid,
+      gid: spec.gid,
+      detached: true,
       stdio: ['ignore', capture ? 'pipe' : 'ignore', capture ? 'pipe' : 'ignore'],
     });
     const out = capture ? new OutputCollector(spec.captureLimit ?? 0) : undefined;
@@ -87,7 +92,8 @@ export class JobProcess {
     if (err !== undefined) this.child.stderr?.on('data', (c: Buffer) => err.push(c));
     this.done = new Promise((resolve) => {
       const finish = (r: ProcessResult) => {
-        if (out !== undefined && err !== undefined) r.output = { stdout: out.text(), stderr: err.text(), cut: out.overflowed || err.overflowed };
+        if (out !== undefined && err !== undefined)
+          r.output = { stdout: out.text(), stderr: err.text(), cut: out.overflowed || err.overflowed };
         resolve(r);
       };
       this.child.once('error', (e) => {

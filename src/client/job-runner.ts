@@ -2,7 +2,15 @@
 // and abort, enforcing run_timeout itself, and reporting the result with its output fitted to max_body_size.
 import { MAX_TEXT_LENGTH } from '../protocol/messages.js';
 import { stat } from 'node:fs/promises';
-import type { Abort, ClientJobState, ClientMessage, Commit, Envelope, NackCommitReason, Run } from '../protocol/messages.js';
+import type {
+  Abort,
+  ClientJobState,
+  ClientMessage,
+  Commit,
+  Envelope,
+  NackCommitReason,
+  Run,
+} from '../protocol/messages.js';
 import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './job-file.js';
 import { JobProcess, userIds, type ProcessResult } from './job-process.js';
 import { errorMessage, type Logger } from './logger.js';
@@ -60,7 +68,8 @@ export class JobRunner {
     const { log, send } = this.ports;
     const current = this.held;
     if (current !== null) {
-      if (current.commit.job_id === m.job_id && current.phase === 'committed') send({ type: 'ack_commit', job_id: m.job_id });
+      if (current.commit.job_id === m.job_id && current.phase === 'committed')
+        send({ type: 'ack_commit', job_id: m.job_id });
       else this.nack(m, 'busy', `busy with job ${current.commit.job_id}`);
       return;
     }
@@ -95,19 +104,32 @@ export class JobRunner {
     const { log, send } = this.ports;
     const h = this.held;
     if (h === null || h.commit.job_id !== m.job_id || h.phase !== 'committed' || h.commandLine === undefined) {
-      log.warn(`job ${m.job_id}: run refused, ${h === null ? 'no job is committed' : `holding job ${h.commit.job_id} (${h.phase})`}`);
+      log.warn(
+        `job ${m.job_id}: run refused, ${h === null ? 'no job is committed' : `holding job ${h.commit.job_id} (${h.phase})`}`,
+      );
       send({ type: 'nack_run', job_id: m.job_id });
       return;
     }
     const c = h.commit;
     // A job run as another user sees that user's identity, as a login would give it; the job's env still wins.
-    const identity: NodeJS.ProcessEnv = c.user === undefined ? {} : { USER: c.user, LOGNAME: c.user, ...(h.owner?.home ? { HOME: h.owner.home } : {}) };
-    const env: NodeJS.ProcessEnv = { ...process.env, ...identity, ...c.env, PUSH_JOB_ID: c.job_id, PUSH_NODE_NAME: this.ports.nodeName };
+    const identity: NodeJS.ProcessEnv =
+      c.user === undefined ? {} : { USER: c.user, LOGNAME: c.user, ...(h.owner?.home ? { HOME: h.owner.home } : {}) };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...identity,
+      ...c.env,
+      PUSH_JOB_ID: c.job_id,
+      PUSH_NODE_NAME: this.ports.nodeName,
+    };
     if (h.filePath !== undefined) env.PUSH_JOB_FILE = h.filePath;
     else delete env.PUSH_JOB_FILE;
     try {
       h.proc = new JobProcess({
-        commandLine: h.commandLine, env, cwd: c.dir, uid: h.owner?.uid, gid: h.owner?.gid,
+        commandLine: h.commandLine,
+        env,
+        cwd: c.dir,
+        uid: h.owner?.uid,
+        gid: h.owner?.gid,
         captureLimit: c.capture === true ? this.ports.maxBodySize() : undefined,
       });
     } catch (e) {
@@ -158,13 +180,15 @@ export class JobRunner {
   private async prepare(h: Held): Promise<{ reason: NackCommitReason; detail: string } | null> {
     const c = h.commit;
     const commandLine = (await this.ports.whitelist()).get(c.command);
-    if (commandLine === undefined) return { reason: 'not_whitelisted', detail: `'${c.command}' is not in the whitelist` };
+    if (commandLine === undefined)
+      return { reason: 'not_whitelisted', detail: `'${c.command}' is not in the whitelist` };
     h.commandLine = commandLine;
     if (c.user !== undefined) {
       const ids = await userIds(c.user);
       if (ids === null) return { reason: 'bad_user', detail: `no user ${c.user}` };
       const self = process.getuid?.();
-      if (self !== 0 && self !== ids.uid) return { reason: 'bad_user', detail: `running as ${c.user} needs a client running as root` };
+      if (self !== 0 && self !== ids.uid)
+        return { reason: 'bad_user', detail: `running as ${c.user} needs a client running as root` };
       h.owner = ids;
     }
     if (c.dir !== undefined) {
@@ -177,7 +201,10 @@ export class JobRunner {
       try {
         h.filePath = await writeJobFile(this.ports.fileDir, c.job_id, decoded.data, h.owner);
       } catch (e) {
-        return { reason: 'bad_file', detail: `cannot write the job file under ${this.ports.fileDir}: ${errorMessage(e)}` };
+        return {
+          reason: 'bad_file',
+          detail: `cannot write the job file under ${this.ports.fileDir}: ${errorMessage(e)}`,
+        };
       }
     }
     return null;
@@ -193,7 +220,9 @@ export class JobRunner {
 
   private async cleanup(h: Held): Promise<void> {
     if (h.filePath === undefined) return;
-    await removeJobFile(h.filePath).catch((e: unknown) => this.ports.log.warn(`cannot remove ${h.filePath}: ${errorMessage(e)}`));
+    await removeJobFile(h.filePath).catch((e: unknown) =>
+      this.ports.log.warn(`cannot remove ${h.filePath}: ${errorMessage(e)}`),
+    );
   }
 
   private async finished(h: Held, r: ProcessResult): Promise<void> {
@@ -203,7 +232,14 @@ export class JobRunner {
     await this.cleanup(h);
     const c = h.commit;
     const succeeded = r.exitStatus === 0 && !h.timedOut;
-    const how = r.error !== undefined ? `could not start: ${r.error}` : h.timedOut ? 'stopped by run_timeout' : r.signal !== null ? `killed by ${r.signal}` : `exit status ${r.exitStatus ?? 'none'}`;
+    const how =
+      r.error !== undefined
+        ? `could not start: ${r.error}`
+        : h.timedOut
+          ? 'stopped by run_timeout'
+          : r.signal !== null
+            ? `killed by ${r.signal}`
+            : `exit status ${r.exitStatus ?? 'none'}`;
     this.ports.log.info(`job ${c.job_id}: ${succeeded ? 'succeeded' : 'failed'} (${how})`);
     const base = { type: succeeded ? 'succeeded' : 'failed', job_id: c.job_id, exit_status: r.exitStatus } as const;
     if (c.capture !== true) {
@@ -213,7 +249,8 @@ export class JobRunner {
     const out = r.output ?? { stdout: '', stderr: '', cut: false };
     const budget = this.ports.maxBodySize() - this.ports.measure({ ...base, stdout: '', stderr: '', truncated: true });
     const fitted = fitOutput(out.stdout, out.stderr, budget, MAX_TEXT_LENGTH, out.cut);
-    if (fitted.truncated) this.ports.log.warn(`job ${c.job_id}: output cut to fit max_body_size (${this.ports.maxBodySize()} bytes)`);
+    if (fitted.truncated)
+      this.ports.log.warn(`job ${c.job_id}: output cut to fit max_body_size (${this.ports.maxBodySize()} bytes)`);
     this.ports.send({ ...base, ...fitted });
   }
 }

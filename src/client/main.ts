@@ -2,7 +2,14 @@
 // SIGTERM or SIGINT (exit 0). Exit 2 for unusable settings, 1 for a start that cannot succeed.
 import { ConfigError } from '../config/config-error.js';
 import { createLogger, errorMessage, type Logger } from './logger.js';
-import { readClientConfig, resolveSettings, SettingsError, versionText, type ClientArgs, type ClientSettings } from './options.js';
+import {
+  readClientConfig,
+  resolveSettings,
+  SettingsError,
+  versionText,
+  type ClientArgs,
+  type ClientSettings,
+} from './options.js';
 import { ConfigFetchError } from './push-config.js';
 import { PushClient } from './push-client.js';
 import { StartupError } from './registration.js';

@@ -3,12 +3,17 @@ import { VERSION } from '../lib/version.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { clientConfigSchema, DEFAULT_CLIENT_CONFIG_FILE, loadClientConfig, principalNameSchema, splitServerUrl, type ClientConfig } from '../config/client-config.js';
+import {
+  clientConfigSchema,
+  DEFAULT_CLIENT_CONFIG_FILE,
+  loadClientConfig,
+  principalNameSchema,
+  splitServerUrl,
+  type ClientConfig,
+} from '../config/client-config.js';
 import { PROTOCOL_VERSION } from '../protocol/frames.js';
 import { logLevels, readSettings, type LogLevel } from '../config/settings-file.js';
 import type { LogTarget } from './logger.js';
-
-
 
 export const USAGE = `Usage: push-jobs-client [OPTION VALUE ...]
 
@@ -62,17 +67,20 @@ export function parseClientArgs(argv: readonly string[]): ParsedArgs {
   const args: ClientArgs = { help: values.help === true, version: values.version === true };
   const level = values.log_level;
   if (level !== undefined) {
-    if (!isLogLevel(level)) return { ok: false, message: `-l: unknown log level '${level}': use one of ${logLevels.join(', ')}` };
+    if (!isLogLevel(level))
+      return { ok: false, message: `-l: unknown log level '${level}': use one of ${logLevels.join(', ')}` };
     args.logLevel = level;
   }
   const server = values.server;
   if (server !== undefined) {
-    if (splitServerUrl(server) === null) return { ok: false, message: `-S: '${server}' is not an http(s) URL ending in /organizations/ORG` };
+    if (splitServerUrl(server) === null)
+      return { ok: false, message: `-S: '${server}' is not an http(s) URL ending in /organizations/ORG` };
     args.server = server;
   }
   const node = values['node-name'];
   if (node !== undefined) {
-    if (!principalNameSchema.safeParse(node).success) return { ok: false, message: `-N: '${node}' is not a name of letters, digits, ".", "_" and "-"` };
+    if (!principalNameSchema.safeParse(node).success)
+      return { ok: false, message: `-N: '${node}' is not a name of letters, digits, ".", "_" and "-"` };
     args.nodeName = node;
   }
   const empty = (['config', 'client-key', 'logfile'] as const).find((k) => values[k] === '');
@@ -115,7 +123,8 @@ export function readClientConfig(args: ClientArgs, cwd: string): { config: Clien
     const file = resolve(cwd, args.config);
     return { config: loadClientConfig(file), file };
   }
-  if (existsSync(DEFAULT_CLIENT_CONFIG_FILE)) return { config: loadClientConfig(DEFAULT_CLIENT_CONFIG_FILE), file: DEFAULT_CLIENT_CONFIG_FILE };
+  if (existsSync(DEFAULT_CLIENT_CONFIG_FILE))
+    return { config: loadClientConfig(DEFAULT_CLIENT_CONFIG_FILE), file: DEFAULT_CLIENT_CONFIG_FILE };
   return { config: readSettings('', DEFAULT_CLIENT_CONFIG_FILE, clientConfigSchema, { strict: false }), file: null };
 }
 
@@ -123,10 +132,17 @@ export function readClientConfig(args: ClientArgs, cwd: string): { config: Clien
  * Merges the command line over client.rb. Paths from the command line are taken from `cwd`, paths in client.rb
  * from that file's folder, so a config file works wherever the client is started.
  */
-export function resolveSettings(args: ClientArgs, config: ClientConfig, configFile: string | null, cwd: string): ClientSettings {
+export function resolveSettings(
+  args: ClientArgs,
+  config: ClientConfig,
+  configFile: string | null,
+  cwd: string,
+): ClientSettings {
   const serverUrl = args.server ?? config.server_url;
   if (serverUrl === undefined) {
-    throw new SettingsError(`no server: set chef_server_url in ${configFile ?? DEFAULT_CLIENT_CONFIG_FILE} or pass -S URL`);
+    throw new SettingsError(
+      `no server: set chef_server_url in ${configFile ?? DEFAULT_CLIENT_CONFIG_FILE} or pass -S URL`,
+    );
   }
   const split = splitServerUrl(serverUrl);
   if (split === null) throw new SettingsError(`'${serverUrl}' is not an http(s) URL ending in /organizations/ORG`);

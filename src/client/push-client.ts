@@ -23,10 +23,14 @@ const FIRST_BACKOFF_MS = 1000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A client refused because another process holds its node says so at most this often. */
+const IN_USE_LOG_EVERY_MS = 60_000;
+
 export class PushClient {
   private readonly sender: Sender;
   private readonly curve = curveKeyPair();
   private readonly replay: Record<Channel, ReplayGuard> = { heartbeat: new ReplayGuard(), command: new ReplayGuard() };
+  private inUseLoggedAt = -Infinity;
   private readonly drops: DropCounter;
   private readonly runner: JobRunner;
   private readonly wakers = new Set<() => void>();
@@ -44,16 +48,32 @@ export class PushClient {
   private silentReconfigures = 0;
   private stopped = false;
 
-  constructor(private readonly settings: ClientSettings, private readonly log: Logger, private readonly random: () => number = Math.random) {
+  constructor(
+    private readonly settings: ClientSettings,
+    private readonly log: Logger,
+    private readonly random: () => number = Math.random,
+  ) {
     this.sender = {
-      org: settings.org, node: settings.nodeName, incarnationId: randomUUID(), routingId: randomBytes(16).toString('hex'),
-      nextSequence: () => ++this.sequence, now: Date.now,
+      org: settings.org,
+      node: settings.nodeName,
+      incarnationId: randomUUID(),
+      routingId: randomBytes(16).toString('hex'),
+      nextSequence: () => ++this.sequence,
+      now: Date.now,
     };
     this.drops = new DropCounter({ log: (line) => log.warn(line) });
     this.runner = new JobRunner({
-      nodeName: settings.nodeName, fileDir: settings.fileDir, log,
+      nodeName: settings.nodeName,
+      fileDir: settings.fileDir,
+      log,
       send: (answer) => this.connection?.sendCommand(answer),
-      whitelist: () => currentWhitelist(this.requireApi(), `${settings.orgPath}/nodes/${encodeURIComponent(settings.nodeName)}`, settings.whitelist, log),
+      whitelist: () =>
+        currentWhitelist(
+          this.requireApi(),
+          `${settings.orgPath}/nodes/${encodeURIComponent(settings.nodeName)}`,
+          settings.whitelist,
+          log,
+        ),
       serverOnline: () => this.liveness?.online === true,
       measure: (answer) => measureAnswer(this.sender, answer),
       maxBodySize: () => this.config?.maxBodySize ?? 0,
@@ -66,7 +86,12 @@ export class PushClient {
     const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.log));
     if (pem === undefined) return;
     this.privateKey = readPrivateKey(pem);
-    this.api = new ApiClient({ baseUrl: s.origin, userId: s.nodeName, key: this.privateKey, timeoutMs: HTTP_TIMEOUT_MS });
+    this.api = new ApiClient({
+      baseUrl: s.origin,
+      userId: s.nodeName,
+      key: this.privateKey,
+      timeoutMs: HTTP_TIMEOUT_MS,
+    });
     await ensureNode(this.api, s, this.log);
     const config = await this.retrying('cannot get the push-jobs config', () => this.fetchConfig());
     if (config !== undefined) this.connect(config);
@@ -110,9 +135,17 @@ export class PushClient {
 
   private async fetchConfig(): Promise<PushConfig> {
     if (this.privateKey === undefined) throw new Error('the client has not started');
-    const config = await fetchPushConfig(this.requireApi(), this.settings.orgPath, this.settings.nodeName, this.privateKey);
+    const config = await fetchPushConfig(
+      this.requireApi(),
+      this.settings.orgPath,
+      this.settings.nodeName,
+      this.privateKey,
+    );
     if (config.curveServerKey === null && !this.settings.allowUnencrypted) {
-      throw new ConfigFetchError('the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption', true);
+      throw new ConfigFetchError(
+        'the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption',
+        true,
+      );
     }
     return config;
   }
@@ -122,14 +155,26 @@ export class PushClient {
     if (this.stopped) return;
     const carried = this.connection?.close() ?? [];
     this.config = config;
-    this.connection = new Connection(config, this.sender, this.curve, this.replay, {
-      message: (channel, m) => this.received(channel, m),
-      drop: (reason, detail) => this.drops.record(reason, detail),
-      error: (detail) => this.log.warn(detail),
-    }, carried);
+    this.connection = new Connection(
+      config,
+      this.sender,
+      this.curve,
+      this.replay,
+      {
+        message: (channel, m) => this.received(channel, m),
+        drop: (reason, detail) => this.drops.record(reason, detail),
+        error: (detail) => this.log.warn(detail),
+      },
+      carried,
+    );
     this.liveness = newLiveness(
-      { intervalMs: config.intervalMs, offlineThreshold: config.offlineThreshold, onlineThreshold: config.onlineThreshold, graceIntervals: config.offlineThreshold },
-      config.incarnationId, Date.now(),
+      {
+        intervalMs: config.intervalMs,
+        offlineThreshold: config.offlineThreshold,
+        graceIntervals: config.offlineThreshold,
+      },
+      config.incarnationId,
+      Date.now(),
     );
     clearInterval(this.beat);
     this.beat = setInterval(() => this.tick(), config.intervalMs);
@@ -138,7 +183,9 @@ export class PushClient {
     const renewIn = Math.min(MAX_TIMER_MS, config.lifetimeMs * (0.8 + 0.1 * this.random()));
     this.renew = setTimeout(() => void this.reconfigure('the session lifetime is running out'), renewIn);
     const how = config.curveServerKey === null ? 'unencrypted' : 'CurveZMQ';
-    this.log.info(`connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`);
+    this.log.info(
+      `connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`,
+    );
     this.tick();
   }
 
@@ -159,7 +206,9 @@ export class PushClient {
     const interval = this.config?.intervalMs ?? FIRST_BACKOFF_MS;
     switch (effect.type) {
       case 'went_offline':
-        this.log.warn(`no heartbeat from the server for ${effect.silentMs} ms: finishing the current job, refusing new ones`);
+        this.log.warn(
+          `no heartbeat from the server for ${effect.silentMs} ms: finishing the current job, refusing new ones`,
+        );
         break;
       case 'back_online':
         this.log.info('the server heartbeat is back: accepting jobs again');
@@ -188,7 +237,11 @@ export class PushClient {
         this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
         break;
       case 'commit':
-        void this.runner.commit(m).catch((e: unknown) => this.log.error(`job ${m.job_id}: commit failed: ${errorMessage(e)}`));
+        // A signed commit is the server speaking: after an outage it counts as the first heartbeat back.
+        this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
+        void this.runner
+          .commit(m)
+          .catch((e: unknown) => this.log.error(`job ${m.job_id}: commit failed: ${errorMessage(e)}`));
         break;
       case 'run':
         this.runner.run(m);
@@ -196,6 +249,18 @@ export class PushClient {
       case 'abort':
         void this.runner.abort(m).catch((e: unknown) => this.log.error(`abort failed: ${errorMessage(e)}`));
         break;
+      case 'node_in_use': {
+        // The server answers, so it is up; it only refuses this process while another one holds the node.
+        this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
+        const now = Date.now();
+        if (now - this.inUseLoggedAt >= IN_USE_LOG_EVERY_MS) {
+          this.inUseLoggedAt = now;
+          this.log.warn(
+            `another push-jobs-client process holds node ${m.node}: this one is refused until that one stops (retry in about ${m.retry_after_ms} ms)`,
+          );
+        }
+        break;
+      }
     }
   }
 

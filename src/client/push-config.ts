@@ -1,30 +1,10 @@
-// The config endpoint as the node reads it (reference 3): where to connect, the session key, and the timings.
+// The config endpoint as the node reads it (reference 3): where to connect, the session key, and the timings, in the
+// client's units. The body's shape is src/api/push-jobs.ts's.
 import type { KeyObject } from 'node:crypto';
-import { z } from 'zod';
+import { pushConfigSchema } from '../api/push-jobs.js';
 import { errorText, type ApiClient } from '../auth/api-client.js';
 import { decryptSessionKey } from '../protocol/signing.js';
 import { errorMessage } from './logger.js';
-
-const address = z.string().regex(/^tcp:\/\/.+:\d+$/);
-
-/** Extra fields (type, host, node, organization, public_key) are allowed: the node does not need them. */
-export const pushConfigSchema = z.object({
-  push_jobs: z.object({
-    heartbeat: z.object({
-      heartbeat_addr: address,
-      command_addr: address,
-      interval: z.number().positive(),
-      offline_threshold: z.int().positive(),
-      online_threshold: z.int().positive(),
-    }),
-  }),
-  curve_public_key: z.string().length(40).nullable(),
-  encoded_session_key: z.object({ method: z.literal('hmac_sha256'), key: z.string().min(1) }),
-  lifetime: z.number().positive(),
-  incarnation_id: z.string().min(1),
-  max_message_skew: z.number().positive(),
-  max_body_size: z.int().positive(),
-});
 
 /** The config in the units the client works in. */
 export interface PushConfig {
@@ -32,7 +12,6 @@ export interface PushConfig {
   commandAddr: string;
   intervalMs: number;
   offlineThreshold: number;
-  onlineThreshold: number;
   curveServerKey: string | null;
   sessionKey: Buffer;
   lifetimeMs: number;
@@ -44,7 +23,11 @@ export interface PushConfig {
 /** A config request that failed; `permanent` when asking again cannot help (the server refused the client). */
 export class ConfigFetchError extends Error {
   override name = 'ConfigFetchError';
-  constructor(message: string, readonly permanent: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -54,14 +37,19 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
   const parsed = pushConfigSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ConfigFetchError(`the config is not usable: ${issue === undefined ? 'invalid' : `${issue.path.join('.')}: ${issue.message}`}`, false);
+    throw new ConfigFetchError(
+      `the config is not usable: ${issue === undefined ? 'invalid' : `${issue.path.join('.')}: ${issue.message}`}`,
+      false,
+    );
   }
   const c = parsed.data;
   let sessionKey: Buffer;
   try {
     sessionKey = decryptSessionKey(c.encoded_session_key.key, privateKey);
   } catch (e) {
-    throw new ConfigFetchError(`the session key does not decrypt with the client key: ${errorMessage(e)}`, true, { cause: e });
+    throw new ConfigFetchError(`the session key does not decrypt with the client key: ${errorMessage(e)}`, true, {
+      cause: e,
+    });
   }
   const hb = c.push_jobs.heartbeat;
   return {
@@ -69,7 +57,6 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
     commandAddr: hb.command_addr,
     intervalMs: Math.max(1, Math.round(hb.interval * 1000)),
     offlineThreshold: hb.offline_threshold,
-    onlineThreshold: hb.online_threshold,
     curveServerKey: c.curve_public_key,
     sessionKey,
     lifetimeMs: c.lifetime * 1000,
@@ -80,7 +67,12 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
 }
 
 /** GET /organizations/ORG/pushy/config/NODE signed as the node's client (reference 3). */
-export async function fetchPushConfig(api: ApiClient, orgPath: string, node: string, privateKey: KeyObject): Promise<PushConfig> {
+export async function fetchPushConfig(
+  api: ApiClient,
+  orgPath: string,
+  node: string,
+  privateKey: KeyObject,
+): Promise<PushConfig> {
   const path = `${orgPath}/pushy/config/${encodeURIComponent(node)}`;
   let res;
   try {

@@ -57,18 +57,27 @@ export async function ensureClientKey(s: ClientSettings, log: Logger): Promise<s
   }
   const validatorPem = await readIfExists(s.validationKey);
   if (validatorPem === undefined) {
-    throw new StartupError(`no client key at ${s.clientKey} and no validation key at ${s.validationKey} to register with`);
+    throw new StartupError(
+      `no client key at ${s.clientKey} and no validation key at ${s.validationKey} to register with`,
+    );
   }
   let validator: ApiClient;
   try {
-    validator = new ApiClient({ baseUrl: s.origin, userId: s.validationClientName, key: validatorPem, timeoutMs: HTTP_TIMEOUT_MS });
+    validator = new ApiClient({
+      baseUrl: s.origin,
+      userId: s.validationClientName,
+      key: validatorPem,
+      timeoutMs: HTTP_TIMEOUT_MS,
+    });
   } catch (e) {
     throw new StartupError(`${s.validationKey}: ${errorMessage(e)}`, { cause: e });
   }
   log.info(`no client key at ${s.clientKey}: registering client ${s.nodeName} as ${s.validationClientName}`);
   const res = await validator.request('POST', `${s.orgPath}/clients`, { name: s.nodeName, create_key: true });
   if (res.status === 409) {
-    throw new StartupError(`client ${s.nodeName} already exists but ${s.clientKey} is missing: delete the client or restore its key`);
+    throw new StartupError(
+      `client ${s.nodeName} already exists but ${s.clientKey} is missing: delete the client or restore its key`,
+    );
   }
   // A server error may pass: a plain Error, which the caller retries; a refusal is final.
   if (res.status >= 500) throw new Error(`registering client ${s.nodeName}: ${res.status} ${errorText(res.body)}`);

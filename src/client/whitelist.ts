@@ -41,7 +41,10 @@ export function nodeWhitelist(node: unknown): NodeWhitelist {
 }
 
 /** client.rb's whitelist with the node's entries over it: the node attribute wins a clash (spec 2.6). */
-export function mergeWhitelists(fromConfig: Readonly<Record<string, string>>, fromNode: ReadonlyMap<string, string>): Whitelist {
+export function mergeWhitelists(
+  fromConfig: Readonly<Record<string, string>>,
+  fromNode: ReadonlyMap<string, string>,
+): Whitelist {
   const merged = new Map(Object.entries(fromConfig));
   for (const [name, command] of fromNode) merged.set(name, command);
   return merged;
@@ -51,7 +54,12 @@ export function mergeWhitelists(fromConfig: Readonly<Record<string, string>>, fr
  * The whitelist in force now: the node object is read for every commit. When it cannot be read, client.rb's
  * whitelist alone applies and the reason is logged, so a server hiccup does not refuse every job.
  */
-export async function currentWhitelist(api: ApiClient, nodePath: string, fromConfig: Readonly<Record<string, string>>, log: Logger): Promise<Whitelist> {
+export async function currentWhitelist(
+  api: ApiClient,
+  nodePath: string,
+  fromConfig: Readonly<Record<string, string>>,
+  log: Logger,
+): Promise<Whitelist> {
   let res;
   try {
     res = await api.request('GET', nodePath);
@@ -64,6 +72,7 @@ export async function currentWhitelist(api: ApiClient, nodePath: string, fromCon
     return mergeWhitelists(fromConfig, new Map());
   }
   const node = nodeWhitelist(res.body);
-  if (node.skipped.length > 0) log.warn(`push_jobs.whitelist entries that are not command strings were skipped: ${node.skipped.join(', ')}`);
+  if (node.skipped.length > 0)
+    log.warn(`push_jobs.whitelist entries that are not command strings were skipped: ${node.skipped.join(', ')}`);
   return mergeWhitelists(fromConfig, node.entries);
 }

@@ -3,13 +3,7 @@
 import { ConfigError } from './config-error.js';
 
 export type SettingValue =
-  | string
-  | number
-  | boolean
-  | null
-  | SettingValue[]
-  | { [k: string]: SettingValue }
-  | { constant: 'STDOUT' | 'STDERR' };
+  string | number | boolean | null | SettingValue[] | { [k: string]: SettingValue } | { constant: 'STDOUT' | 'STDERR' };
 
 export interface Setting {
   name: string;
@@ -18,8 +12,20 @@ export interface Setting {
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {
-  n: '\n', t: '\t', 0: '\0', r: '\r', s: ' ', e: '\x1b', a: '\x07', b: '\b', f: '\f', v: '\v',
-  '"': '"', '\\': '\\', "'": "'", '#': '#',
+  n: '\n',
+  t: '\t',
+  0: '\0',
+  r: '\r',
+  s: ' ',
+  e: '\x1b',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+  '"': '"',
+  '\\': '\\',
+  "'": "'",
+  '#': '#',
 };
 const NAME = /[a-z_][A-Za-z0-9_]*/y;
 const WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
@@ -32,7 +38,10 @@ class Parser {
   private line = 1;
   private setting: string | undefined;
 
-  constructor(private readonly text: string, private readonly file: string) {
+  constructor(
+    private readonly text: string,
+    private readonly file: string,
+  ) {
     if (text.startsWith('\uFEFF')) this.pos = 1;
   }
 
@@ -93,7 +102,7 @@ class Parser {
   private quoted(): string {
     const [line, quote] = [this.line, this.peek()];
     let out = '';
-    for (this.pos++; ; ) {
+    for (this.pos++; ;) {
       const c = this.peek();
       this.pos++;
       if (c === '' || c === '\n') this.fail('unterminated string', line);
@@ -177,7 +186,7 @@ class Parser {
   /** Comma-separated items up to `close`; newlines, comments and a trailing comma are allowed. */
   private list(close: string, what: string, item: () => void): void {
     const line = this.line;
-    for (this.pos++; ; ) {
+    for (this.pos++; ;) {
       this.skip(true);
       if (this.peek() === '') this.fail(`unterminated ${what}`, line);
       if (this.peek() === close) break;

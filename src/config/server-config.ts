@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { logFormats } from '../lib/log-levels.js';
 import { logLevels, orgNamePattern, readSettings, readSettingsFile } from './settings-file.js';
 import { ConfigError } from './config-error.js';
 
@@ -38,7 +39,11 @@ export const serverConfigSchema = z.strictObject({
   command_port: port(10002),
   heartbeat_interval: z.number().int().min(10).describe('a whole number of milliseconds, at least 10').default(1000),
   server_heartbeat_port: port(10000),
-  server_name: z.string().refine(isHost).describe('a host name or IP address').default(() => hostname()),
+  server_name: z
+    .string()
+    .refine(isHost)
+    .describe('a host name or IP address')
+    .default(() => hostname()),
   queue_listen_address: z.string().refine(isQueueAddress).describe('an address like tcp://HOST').default('tcp://*'),
   api_port: port(10003),
   api_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('0.0.0.0'),
@@ -57,7 +62,9 @@ export const serverConfigSchema = z.strictObject({
   online_threshold: positive('heartbeats', 2),
   curve_encryption: z.boolean().describe('true or false').default(true),
   session_key_lifetime: positive('seconds', 3600),
+  store_timeout: z.number().positive().max(600).describe('a number of seconds greater than 0, at most 600').default(2),
   log_level: z.enum(logLevels).describe('one of :debug, :info, :warn, :error').default('info'),
+  log_format: z.enum(logFormats).describe('one of :text, :json').default('text'),
 });
 
 export type ServerConfig = z.output<typeof serverConfigSchema>;
@@ -86,7 +93,13 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   { name: 'online_threshold', default: '2', meaning: 'Heartbeats before a node is online again' },
   { name: 'curve_encryption', default: 'true', meaning: 'Encrypt ZeroMQ traffic with CurveZMQ' },
   { name: 'session_key_lifetime', default: '3600', meaning: 'Seconds before a node must fetch a new config' },
-  { name: 'log_level', default: 'info', meaning: 'One of debug, info, warn, error' },
+  {
+    name: 'store_timeout',
+    default: '2',
+    meaning: 'Seconds a store operation may take before writes are refused (503)',
+  },
+  { name: 'log_level', default: 'info', meaning: 'Least severe level logged: debug, info, warn or error' },
+  { name: 'log_format', default: 'text', meaning: 'text: one line per event for people; json: one JSON object a line' },
 ];
 
 export interface ServerConfigSource {

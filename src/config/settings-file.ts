@@ -13,8 +13,7 @@ export interface ReadOptions {
 
 // Shared by the three files: org names (reference: infra-server-original 407) and the logger's levels.
 export const orgNamePattern = /^[a-z0-9][a-z0-9_-]{0,254}$/;
-export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof logLevels)[number];
+export { logLevels, type LogLevel } from '../lib/log-levels.js';
 
 /**
  * Parses `text` and validates it with `schema`, applying its defaults. A field's `.describe()` text says what
@@ -76,7 +75,7 @@ export function readSettingsFile<S extends z.ZodObject>(
 }
 
 function expectation(field: z.core.$ZodType | undefined): string | undefined {
-  for (let s = field; s !== undefined; ) {
+  for (let s = field; s !== undefined;) {
     const description = z.globalRegistry.get(s)?.description;
     if (description !== undefined) return description;
     const def = s._zod.def;

@@ -2,6 +2,7 @@
 // actor replies keep their status and body; anything else is logged and answered 500 (reference 2).
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../lib/logger.js';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -19,11 +20,14 @@ export class ApiError extends Error {
   }
 }
 
-export function onError(err: Error, c: Context): Response {
-  if (err instanceof ApiError) {
-    for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-    return c.json(err.body, err.status);
-  }
-  console.error(`request ${c.req.method} ${c.req.path} failed:`, err);
-  return c.json({ error: ['internal service error'] }, 500);
+/** Hono's onError: ApiError keeps its status and body; anything else is a bug, logged with its stack. */
+export function errorHandler(log: Logger): (err: Error, c: Context) => Response {
+  return (err, c) => {
+    if (err instanceof ApiError) {
+      for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+      return c.json(err.body, err.status);
+    }
+    log.error('request failed', { method: c.req.method, path: c.req.path, err });
+    return c.json({ error: ['internal service error'] }, 500);
+  };
 }

@@ -1,12 +1,14 @@
 // Bodies of the organization's JSON documents and of ACL changes (reference 5.1). A document comes back
 // normalized: defaults filled in, so every stored node has the same shape.
 import { z } from 'zod';
-import { PERMISSIONS } from '../auth/acl.js';
+import type { PERMISSIONS } from '../auth/acl.js';
 
 const OBJECT_NAME = /^[A-Za-z0-9_.:-]+$/;
 const attrs = z.record(z.string(), z.unknown()).default({});
 /** `recipe[x]`, `role[y]`, or a bare recipe name, which the server writes as `recipe[x]`. */
-const runListItem = z.string().regex(/^(recipe\[[^\]\s]+\]|role\[[^\]\s]+\]|[A-Za-z0-9_.:@-]+)$/)
+const runListItem = z
+  .string()
+  .regex(/^(recipe\[[^\]\s]+\]|role\[[^\]\s]+\]|[A-Za-z0-9_.:@-]+)$/)
   .transform((item) => (item.startsWith('recipe[') || item.startsWith('role[') ? item : `recipe[${item}]`));
 const runList = z.array(runListItem).default([]);
 
@@ -51,15 +53,23 @@ export const dataBagSchema = z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]+
 export const dataBagItemSchema = z.looseObject({ id: z.string().regex(/^[A-Za-z0-9_.-]+$/) });
 
 const names = z.array(z.string());
-const aceSchema = z.object({ actors: names, groups: names, users: names.optional(), clients: names.optional() }).superRefine((a, ctx) => {
-  if ((a.users === undefined) !== (a.clients === undefined)) {
-    const given = a.users !== undefined ? 'users' : 'clients';
-    const other = given === 'users' ? 'clients' : 'users';
-    ctx.addIssue({ code: 'custom', message: `You provided '${given}' with your request. Including this field also requires that you provide '${other}'` });
-  } else if (a.users !== undefined && a.actors.length > 0) {
-    ctx.addIssue({ code: 'custom', message: "When providing 'users' and 'clients' fields, the 'actors' field must have a value of []." });
-  }
-});
+const aceSchema = z
+  .object({ actors: names, groups: names, users: names.optional(), clients: names.optional() })
+  .superRefine((a, ctx) => {
+    if ((a.users === undefined) !== (a.clients === undefined)) {
+      const given = a.users !== undefined ? 'users' : 'clients';
+      const other = given === 'users' ? 'clients' : 'users';
+      ctx.addIssue({
+        code: 'custom',
+        message: `You provided '${given}' with your request. Including this field also requires that you provide '${other}'`,
+      });
+    } else if (a.users !== undefined && a.actors.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: "When providing 'users' and 'clients' fields, the 'actors' field must have a value of [].",
+      });
+    }
+  });
 
 /** `{"read": {"actors": [...], "groups": [...]}}`: the body names the permission it replaces. */
 export function acePutSchema(perm: (typeof PERMISSIONS)[number]) {

@@ -4,9 +4,9 @@ import type { Context, Hono } from 'hono';
 import type { Ref } from 'nact';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ask, type InfraSystem } from '../../actors/system.js';
-import type { OrgOp } from '../../actors/org.js';
-import type { Reply } from '../../actors/reply.js';
-import type { UserOp } from '../../actors/user-ops.js';
+import type { OrgOp } from '../../actors/org/handlers.js';
+import type { Reply } from '../../actors/shared/reply.js';
+import type { UserOp } from '../../actors/users/user-ops.js';
 import type { AuthEnv } from './authenticate.js';
 import { ApiError } from './errors.js';
 

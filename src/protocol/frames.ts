@@ -48,7 +48,8 @@ function isSignatureText(frame: Buffer, start: number, end: number): boolean {
   if (end - start !== SIGNATURE_B64_LENGTH || frame[end - 1] !== EQUALS) return false;
   for (let i = start; i < end - 1; i++) if (!isBase64Char(frame[i] ?? 0)) return false;
   const last = frame[end - 2] ?? 0;
-  const sextet = last >= 0x61 ? last - 71 : last >= 0x41 ? last - 0x41 : last >= 0x30 ? last + 4 : last === 0x2b ? 62 : 63;
+  const sextet =
+    last >= 0x61 ? last - 71 : last >= 0x41 ? last - 0x41 : last >= 0x30 ? last + 4 : last === 0x2b ? 62 : 63;
   return (sextet & 3) === 0;
 }
 
@@ -77,15 +78,18 @@ export function parseHeader(frame: Buffer): ParsedHeader {
     const valueStart = colon + 1;
     if (bytesEqual(frame, pos, colon, VERSION_KEY)) {
       if (sawVersion) return { ok: false, detail: 'Version given twice' };
-      if (!bytesEqual(frame, valueStart, end, VERSION_VALUE)) return { ok: false, detail: `unsupported version, expected ${PROTOCOL_VERSION}` };
+      if (!bytesEqual(frame, valueStart, end, VERSION_VALUE))
+        return { ok: false, detail: `unsupported version, expected ${PROTOCOL_VERSION}` };
       sawVersion = true;
     } else if (bytesEqual(frame, pos, colon, METHOD_KEY)) {
       if (sawMethod) return { ok: false, detail: 'SigningMethod given twice' };
-      if (!bytesEqual(frame, valueStart, end, METHOD_VALUE)) return { ok: false, detail: `unsupported signing method, expected ${SIGNING_METHOD}` };
+      if (!bytesEqual(frame, valueStart, end, METHOD_VALUE))
+        return { ok: false, detail: `unsupported signing method, expected ${SIGNING_METHOD}` };
       sawMethod = true;
     } else if (bytesEqual(frame, pos, colon, SIGNATURE_KEY)) {
       if (sigStart !== -1) return { ok: false, detail: 'Signature given twice' };
-      if (!isSignatureText(frame, valueStart, end)) return { ok: false, detail: 'Signature is not the base64 of a 32-byte HMAC' };
+      if (!isSignatureText(frame, valueStart, end))
+        return { ok: false, detail: 'Signature is not the base64 of a 32-byte HMAC' };
       sigStart = valueStart;
       sigEnd = end;
     } else {

@@ -1,6 +1,8 @@
 // Receive-side checks for one push-jobs message, in a fixed order, each failure a counted DropReason; plus replay tracking and drop counting.
 import { DEFAULT_MAX_BODY_SIZE, MAX_HEADER_SIZE, parseHeader } from './frames.js';
-import { clientMessageSchema, parseHttpDate, serverMessageSchema, type ClientMessage, type ServerMessage } from './messages.js';
+import { parseHttpDate } from '../lib/clock.js';
+import { clientMessageSchema, serverMessageSchema, type ClientMessage, type ServerMessage } from './messages.js';
+import { checkClientHeartbeat } from './heartbeat.js';
 import { hmacVerify } from './signing.js';
 
 export const DROP_REASONS = [
@@ -13,6 +15,7 @@ export const DROP_REASONS = [
   'bad_signature',
   'skew',
   'replay',
+  'incarnation_in_use',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
@@ -108,11 +111,59 @@ export interface DecodeOptions {
   replay: ReplayGuard;
   /** Who sent the message: 'client' parses ClientMessage (on the server), 'server' parses ServerMessage (on a node). */
   schema: 'client' | 'server';
+  /** On the server: which client process (incarnation) holds each node. */
+  owners?: IncarnationOwners;
 }
 
-export type Decoded<M> = { ok: true; message: M; identity?: Buffer } | { ok: false; reason: DropReason; detail: string };
+/**
+ * Which process of a node's client holds the node: the incarnation heard last, while it is heard. Another
+ * incarnation (a second client started for the node, a client restarted, or anyone holding the session key)
+ * is refused while the holder has been heard within `windowMs`, and takes the node over once the holder has
+ * been silent that long. A live client is never locked out, a restarted one is back within the window, and a
+ * forged incarnation cannot take a node whose client runs. Shared by both channels of the server.
+ */
+export class IncarnationOwners {
+  private readonly holders = new Map<string, { incarnation: string; heardAt: number }>();
 
-function drop(reason: DropReason, detail: string): { ok: false; reason: DropReason; detail: string } {
+  constructor(private readonly windowMs: number) {}
+
+  /** Whether a message of `incarnation` may be taken now; when not, how long until it may. */
+  check(
+    org: string,
+    node: string,
+    incarnation: string,
+    now: number,
+  ): { ok: true } | { ok: false; retryAfterMs: number } {
+    const holder = this.holders.get(`${org}\u0000${node}`);
+    if (holder === undefined || holder.incarnation === incarnation) return { ok: true };
+    const silentFor = now - holder.heardAt;
+    return silentFor > this.windowMs ? { ok: true } : { ok: false, retryAfterMs: this.windowMs - silentFor + 1 };
+  }
+
+  /** A message of `incarnation` was taken: it holds the node now. */
+  heard(org: string, node: string, incarnation: string, now: number): void {
+    const key = `${org}\u0000${node}`;
+    const holder = this.holders.get(key);
+    if (holder === undefined || holder.incarnation !== incarnation)
+      this.holders.set(key, { incarnation, heardAt: now });
+    else holder.heardAt = now;
+  }
+
+  forgetOrg(org: string): void {
+    for (const key of this.holders.keys()) if (key.startsWith(`${org}\u0000`)) this.holders.delete(key);
+  }
+}
+
+/** `refused`: for `incarnation_in_use`, who sent it and when it may try again, so the server can tell it. */
+export type Dropped = {
+  ok: false;
+  reason: DropReason;
+  detail: string;
+  refused?: { org: string; node: string; identity: Buffer | undefined; retryAfterMs: number };
+};
+export type Decoded<M> = { ok: true; message: M; identity?: Buffer } | Dropped;
+
+function drop(reason: DropReason, detail: string): Dropped {
   return { ok: false, reason, detail };
 }
 
@@ -134,8 +185,14 @@ function parseJson(text: string): unknown {
  * frames, sizes, header, JSON, key lookup by the body's org/node (reference 2.5), HMAC over the body bytes as
  * received, and only then the zod schema, the timestamp and the sequence. Never throws for any input.
  */
-export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions & { schema: 'client' }): Decoded<ClientMessage>;
-export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions & { schema: 'server' }): Decoded<ServerMessage>;
+export function decodeFrames(
+  frames: readonly Buffer[],
+  opts: DecodeOptions & { schema: 'client' },
+): Decoded<ClientMessage>;
+export function decodeFrames(
+  frames: readonly Buffer[],
+  opts: DecodeOptions & { schema: 'server' },
+): Decoded<ServerMessage>;
 export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): Decoded<ClientMessage | ServerMessage>;
 export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): Decoded<ClientMessage | ServerMessage> {
   const expected = opts.expectIdentity ? 3 : 2;
@@ -155,7 +212,8 @@ export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): De
   if (!parsedHeader.ok) return drop('bad_header', parsedHeader.detail);
 
   const json = parseJson(body.toString('utf8'));
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return drop('bad_json', 'body is not a JSON object');
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    return drop('bad_json', 'body is not a JSON object');
   const org = 'org' in json ? json.org : undefined;
   const node = 'node' in json ? json.node : undefined;
   if (typeof org !== 'string' || typeof node !== 'string') return drop('bad_body', 'org and node must be strings');
@@ -164,22 +222,43 @@ export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): De
   if (key === undefined) return drop('unknown_node', `no session key for ${quote(org)}/${quote(node)}`);
   if (!hmacVerify(key, body, parsedHeader.signature)) return drop('bad_signature', `from ${quote(org)}/${quote(node)}`);
 
-  const schema = opts.schema === 'client' ? clientMessageSchema : serverMessageSchema;
-  const result = schema.safeParse(json);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    return drop('bad_body', issue === undefined ? 'invalid message' : `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  let message: ClientMessage | ServerMessage;
+  let sentAt: number;
+  if (opts.schema === 'client' && 'type' in json && json.type === 'heartbeat') {
+    // The message every node sends every interval: checked by hand, to the same rules as its schema.
+    const checked = checkClientHeartbeat(json as Record<string, unknown>);
+    if (!checked.ok) return drop('bad_body', checked.detail);
+    message = checked.message;
+    sentAt = checked.sentAt;
+  } else {
+    const schema = opts.schema === 'client' ? clientMessageSchema : serverMessageSchema;
+    const result = schema.safeParse(json);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      return drop(
+        'bad_body',
+        issue === undefined ? 'invalid message' : `${issue.path.join('.') || 'body'}: ${issue.message}`,
+      );
+    }
+    message = result.data;
+    sentAt = parseHttpDate(message.timestamp) ?? Number.NaN;
   }
-  const message = result.data;
-
-  const sentAt = parseHttpDate(message.timestamp) ?? Number.NaN;
   const maxSkewMs = (opts.maxSkewSeconds ?? DEFAULT_MAX_SKEW_SECONDS) * 1000;
   if (!(Math.abs(opts.now - sentAt) <= maxSkewMs)) {
     return drop('skew', `timestamp ${message.timestamp} is ${Math.round((opts.now - sentAt) / 1000)} s off`);
   }
+  // Ownership before the replay guard: a refused incarnation must not retire the one that holds the node.
+  const owner = opts.owners?.check(org, node, message.incarnation_id, opts.now);
+  if (owner !== undefined && !owner.ok) {
+    return {
+      ...drop('incarnation_in_use', `${quote(org)}/${quote(node)} is held by another client process`),
+      refused: { org, node, identity, retryAfterMs: owner.retryAfterMs },
+    };
+  }
   if (!opts.replay.accept(org, node, message.incarnation_id, message.sequence)) {
     return drop('replay', `sequence ${message.sequence} of incarnation ${message.incarnation_id} already seen`);
   }
+  opts.owners?.heard(org, node, message.incarnation_id, opts.now);
   return identity === undefined ? { ok: true, message } : { ok: true, message, identity };
 }
 
@@ -220,7 +299,10 @@ export class DropCounter {
     const skipped = this.unlogged.get(reason) ?? 0;
     this.lastLog.set(reason, now);
     this.unlogged.set(reason, 0);
-    this.log(`dropped message (${reason}): ${detail}${skipped > 0 ? `; ${skipped} more ${reason} drops not logged` : ''}`, reason);
+    this.log(
+      `dropped message (${reason}): ${detail}${skipped > 0 ? `; ${skipped} more ${reason} drops not logged` : ''}`,
+      reason,
+    );
   }
 
   count(reason: DropReason): number {

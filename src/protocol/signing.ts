@@ -1,5 +1,13 @@
 // Message signing with per-node session keys (hmac_sha256), and the RSA wrapping that hands a session key to its node.
-import { constants, createHmac, privateDecrypt, publicEncrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createHmac,
+  privateDecrypt,
+  publicEncrypt,
+  randomBytes,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto';
 
 /** The only signing method on our wire (decision: no rsa2048_sha1 heartbeats, unlike reference 2.4). */
 export const SIGNING_METHOD = 'hmac_sha256';
@@ -49,10 +57,14 @@ export function encryptSessionKey(key: Buffer, publicKey: KeyObject | string): s
 export function decryptSessionKey(b64: string, privateKey: KeyObject | string): Buffer {
   let key: Buffer;
   try {
-    key = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, Buffer.from(b64, 'base64'));
+    key = privateDecrypt(
+      { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+      Buffer.from(b64, 'base64'),
+    );
   } catch (cause) {
     throw new SessionKeyError('the session key does not decrypt with this private key', { cause });
   }
-  if (key.length !== SESSION_KEY_BYTES) throw new SessionKeyError(`the session key is ${key.length} bytes, expected ${SESSION_KEY_BYTES}`);
+  if (key.length !== SESSION_KEY_BYTES)
+    throw new SessionKeyError(`the session key is ${key.length} bytes, expected ${SESSION_KEY_BYTES}`);
   return key;
 }

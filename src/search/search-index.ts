@@ -103,7 +103,10 @@ export class SearchIndex {
     let current: FieldEntry | null = null;
     forEachTerm(old, (entry, value) => {
       if (fresh.get(entry.name)?.delete(value) !== true) return this.drop(entry, value, docNo);
-      if (current !== entry) terms.push((current = entry));
+      if (current !== entry) {
+        current = entry;
+        terms.push(entry);
+      }
       terms.push(value);
     });
     for (const [name, values] of fresh) {
@@ -136,7 +139,8 @@ export class SearchIndex {
   /** Matching ids in id order, `rows` of them from `start`; `total` counts every permitted match. */
   search(query: ParsedQuery, opts: SearchOptions): SearchResult {
     const { start, rows, filter } = opts;
-    if (!Number.isInteger(start) || start < 0) throw new RangeError(`start must be a non-negative integer, got ${start}`);
+    if (!Number.isInteger(start) || start < 0)
+      throw new RangeError(`start must be a non-negative integer, got ${start}`);
     if (!Number.isInteger(rows) || rows < 0) throw new RangeError(`rows must be a non-negative integer, got ${rows}`);
     const bits = this.evaluate(query);
     const ids: string[] = [];

@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import type { Ref } from 'nact';
 import { generateKeyPair } from '../auth/keys.js';
 import { hashPassword } from '../auth/passwords.js';
+import type { Logger } from '../lib/logger.js';
+import { GLOBAL, SETUP_DONE } from '../store/collections.js';
 import { ask, type InfraSystem } from '../../actors/system.js';
-import type { Reply, RequestContext } from '../../actors/reply.js';
-import type { OrgOp } from '../../actors/org.js';
-import type { UserOp } from '../../actors/user-ops.js';
-import { newUserAcl } from '../../actors/user-ops.js';
-import { GLOBAL_COLLECTION } from '../../actors/users.js';
+import type { Reply, RequestContext } from '../../actors/shared/reply.js';
+import type { OrgOp } from '../../actors/org/handlers.js';
+import type { UserOp } from '../../actors/users/user-ops.js';
+import { newUserAcl } from '../../actors/users/user-ops.js';
 
 export const SUPERUSER = 'pivotal';
 export const DEFAULT_USER = 'admin';
@@ -23,80 +24,137 @@ export interface SetupOptions {
   orgName: string;
   /** Where the API answers, for config.rb's server_url. */
   apiUrl: string;
+  /** Says what was created and where each file went. */
+  log: Logger;
 }
 
 /** Returns the files written (empty on a later start). */
 export async function firstStart(o: SetupOptions): Promise<string[]> {
   const { system } = o;
-  if ((await system.store.get(GLOBAL_COLLECTION, 'setup')) !== undefined) return [];
+  if ((await system.store.get(GLOBAL, SETUP_DONE.id)) !== undefined) return [];
   await mkdir(o.dataDir, { recursive: true });
   const written: string[] = [];
   const ctx: RequestContext = {
     requestor: { kind: 'user', name: SUPERUSER, superuser: true, serverAdmin: true, validator: false },
-    baseUrl: o.apiUrl, apiVersion: 1, authKey: '', authPublicKey: '',
+    baseUrl: o.apiUrl,
+    apiVersion: 1,
+    authKey: '',
+    authPublicKey: '',
   };
-  const users = (op: UserOp) => ask(system.users, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo }));
+  const users = (op: UserOp) =>
+    ask(system.users, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo }));
   const org = (op: OrgOp) => {
     const ref = system.org(o.orgName);
     if (!ref) throw new Error(`organization ${o.orgName} is missing`);
     return ask(ref, (replyTo: Ref<Reply>) => ({ type: 'request' as const, ctx, op, replyTo }));
   };
-  const exists = (name: string) => ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'exists' as const, name, replyTo }));
-  const saveKey = async (name: string, pem: string) => {
+  const exists = (name: string) =>
+    ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'exists' as const, name, replyTo }));
+  const saveKey = async (name: string, pem: string, created: string) => {
     const file = join(o.dataDir, `${name}.pem`);
     await writeFile(file, pem, { mode: 0o600 });
     await chmod(file, 0o600);
     written.push(file);
+    o.log.info(`first start: created ${created}`, { key: file });
   };
 
   if (!(await exists(SUPERUSER))) {
     const key = await generateKeyPair();
     const doc = {
-      username: SUPERUSER, email: `${SUPERUSER}@localhost`, display_name: SUPERUSER, superuser: true,
-      keys: { default: { public_key: key.publicKeyPem, expiration_date: 'infinity' } }, acl: newUserAcl(SUPERUSER),
+      username: SUPERUSER,
+      email: `${SUPERUSER}@localhost`,
+      display_name: SUPERUSER,
+      superuser: true,
+      keys: { default: { public_key: key.publicKeyPem, expiration_date: 'infinity' } },
+      acl: newUserAcl(SUPERUSER),
     };
-    expectOk(await ask(system.users, (replyTo: Ref<Reply>) => ({
-      type: 'apply' as const, writes: [{ coll: 'users' as const, id: SUPERUSER, doc }, { coll: 'server-admins' as const, users: [SUPERUSER] }], replyTo,
-    })), 'create the superuser');
-    await saveKey(SUPERUSER, key.privateKeyPem);
+    expectOk(
+      await ask(system.users, (replyTo: Ref<Reply>) => ({
+        type: 'apply' as const,
+        writes: [
+          { coll: 'users' as const, id: SUPERUSER, doc },
+          { coll: 'server-admins' as const, users: [SUPERUSER] },
+        ],
+        replyTo,
+      })),
+      'create the superuser',
+    );
+    await saveKey(SUPERUSER, key.privateKeyPem, `the superuser ${SUPERUSER}`);
   }
 
   if (!system.org(o.orgName)) {
     const validatorKey = await generateKeyPair();
-    expectOk(await ask(system.root, (replyTo: Ref<Reply>) => ({ type: 'create_org' as const, ctx, name: o.orgName, full_name: o.orgName, validatorKey, replyTo })), 'create the default organization');
-    await saveKey(`${o.orgName}-validator`, validatorKey.privateKeyPem);
+    expectOk(
+      await ask(system.root, (replyTo: Ref<Reply>) => ({
+        type: 'create_org' as const,
+        ctx,
+        name: o.orgName,
+        full_name: o.orgName,
+        validatorKey,
+        replyTo,
+      })),
+      'create the default organization',
+    );
+    await saveKey(
+      `${o.orgName}-validator`,
+      validatorKey.privateKeyPem,
+      `the organization '${o.orgName}' and its validator client ${o.orgName}-validator`,
+    );
   }
 
   if (!(await exists(DEFAULT_USER))) {
     const generated = await generateKeyPair();
-    expectOk(await users({
-      type: 'create_user',
-      input: { username: DEFAULT_USER, email: `${DEFAULT_USER}@localhost`, display_name: DEFAULT_USER, password_hash: await hashPassword(randomBytes(18).toString('base64url')), generated },
-    }), 'create the default user');
-    await saveKey(DEFAULT_USER, generated.privateKeyPem);
+    expectOk(
+      await users({
+        type: 'create_user',
+        input: {
+          username: DEFAULT_USER,
+          email: `${DEFAULT_USER}@localhost`,
+          display_name: DEFAULT_USER,
+          password_hash: await hashPassword(randomBytes(18).toString('base64url')),
+          generated,
+        },
+      }),
+      'create the default user',
+    );
+    await saveKey(DEFAULT_USER, generated.privateKeyPem, `the user ${DEFAULT_USER}`);
   }
 
   const member = await org({ type: 'get_member', username: DEFAULT_USER });
-  if (member.status === 404) expectOk(await org({ type: 'add_member', username: DEFAULT_USER }), 'associate the default user');
+  if (member.status === 404)
+    expectOk(await org({ type: 'add_member', username: DEFAULT_USER }), 'associate the default user');
   const admins = await org({ type: 'get_group', name: 'admins' });
   const adminUsers = (admins.body as { users?: string[] }).users ?? [];
   if (!adminUsers.includes(DEFAULT_USER)) {
-    expectOk(await org({ type: 'update_group', name: 'admins', newName: 'admins', members: { users: [...adminUsers, DEFAULT_USER] } }), 'add the default user to admins');
+    expectOk(
+      await org({
+        type: 'update_group',
+        name: 'admins',
+        newName: 'admins',
+        members: { users: [...adminUsers, DEFAULT_USER] },
+      }),
+      'add the default user to admins',
+    );
   }
 
   const configFile = join(o.dataDir, 'config.rb');
-  await writeFile(configFile, [
-    '# cli configuration for the default user, written at first start',
-    `server_url "${o.apiUrl}/organizations/${o.orgName}"`,
-    `node_name "${DEFAULT_USER}"`,
-    `client_key "${join(o.dataDir, `${DEFAULT_USER}.pem`)}"`,
-    '',
-  ].join('\n'));
+  await writeFile(
+    configFile,
+    [
+      '# cli configuration for the default user, written at first start',
+      `server_url "${o.apiUrl}/organizations/${o.orgName}"`,
+      `node_name "${DEFAULT_USER}"`,
+      `client_key "${join(o.dataDir, `${DEFAULT_USER}.pem`)}"`,
+      '',
+    ].join('\n'),
+  );
   written.push(configFile);
-  await system.store.put(GLOBAL_COLLECTION, 'setup', { done: true });
+  o.log.info(`first start: wrote the cli configuration of the user ${DEFAULT_USER}`, { file: configFile });
+  await system.store.put(GLOBAL, SETUP_DONE.id, SETUP_DONE.doc);
   return written;
 }
 
 function expectOk(reply: Reply, what: string): void {
-  if (reply.status >= 300) throw new Error(`first start could not ${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  if (reply.status >= 300)
+    throw new Error(`first start could not ${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
 }

@@ -10,9 +10,7 @@ const SEGMENT = /^[a-z0-9_.-]+$/;
  */
 export function checkCollection(collection: CollectionName): void {
   const segments = collection.split('/');
-  const bad = segments.find(
-    (s) => !SEGMENT.test(s) || s === '.' || s === '..' || s.endsWith('.json'),
-  );
+  const bad = segments.find((s) => !SEGMENT.test(s) || s === '.' || s === '..' || s.endsWith('.json'));
   if (bad !== undefined) {
     throw new RangeError(`invalid collection name ${JSON.stringify(collection)}`);
   }
@@ -33,6 +31,24 @@ export function encodeDoc(doc: unknown): string {
 /** Hash holding one collection: field = document id, value = the document as JSON. */
 export function collectionKey(prefix: string, collection: CollectionName): string {
   return `${prefix}c:${collection}`;
+}
+
+/** Hash holding one field map of a collection: field = the map's field, value = its value as JSON. */
+export function fieldsKey(prefix: string, collection: CollectionName, id: string): string {
+  return `${prefix}f:${collection}:${id}`;
+}
+
+/** Set of the ids of a collection's field maps, so drop finds them without SCAN. */
+export function fieldMapsKey(prefix: string, collection: CollectionName): string {
+  return `${prefix}fm:${collection}`;
+}
+
+/**
+ * Written once when a server first uses the prefix and checked afterwards: missing, it says Redis lost its data
+ * (restarted without persistence, or flushed) while the server held it in memory.
+ */
+export function markerKey(prefix: string): string {
+  return `${prefix}marker`;
 }
 
 /** Set of every collection name written through this prefix, so drop finds sub-collections without SCAN. */

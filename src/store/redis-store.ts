@@ -1,10 +1,22 @@
-// RedisStore: the persistence port over Redis, one hash per collection plus a registry of collection names.
+// RedisStore: the persistence port over Redis, one hash per collection and per field map, plus a registry of
+// collection names.
 import { Redis } from 'ioredis';
 import type { ChainableCommander } from 'ioredis';
-import { checkCollection, collectionKey, encodeDoc, isWithin, registryKey } from './keys.js';
-import type { CollectionName, Store, StoreState } from './store.js';
+import {
+  checkCollection,
+  collectionKey,
+  encodeDoc,
+  fieldMapsKey,
+  fieldsKey,
+  isWithin,
+  markerKey,
+  registryKey,
+} from './keys.js';
+import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
+/** How often the marker is looked for besides each reconnect: a FLUSHALL loses data without a reconnect. */
+const LOSS_CHECK_MS = 5000;
 const PING_TIMEOUT_MS = 1000;
 
 /** Redis did not become ready in time; the message names the URL (without password) and the last error. */
@@ -17,11 +29,17 @@ export class RedisStore implements Store {
   readonly #redis: Redis;
   readonly #url: string;
   #lastError: Error | undefined;
+  #lossTimer: NodeJS.Timeout | undefined;
 
   /** Connects in the background; commands wait in ioredis's offline queue until Redis is ready. */
-  constructor(url: string, readonly keyPrefix: string = 'infra:') {
+  constructor(
+    url: string,
+    readonly keyPrefix: string = 'infra:',
+  ) {
     this.#url = url;
-    this.#redis = new Redis(url);
+    // Fail fast while Redis is away: with no offline queue a command is refused at once instead of waiting, and
+    // none is resent after a reconnect, so a write refused to its caller never lands later behind its back.
+    this.#redis = new Redis(url, { enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
     // Without a listener ioredis prints every failed reconnect; keep the last one for messages.
     this.#redis.on('error', (err: Error) => {
       this.#lastError = err;
@@ -33,11 +51,34 @@ export class RedisStore implements Store {
     const store = new RedisStore(url, keyPrefix);
     try {
       await store.#whenReady(timeoutMs);
+      await store.#redis.set(markerKey(keyPrefix), 'written by infra-server', 'NX');
     } catch (err) {
       store.#redis.disconnect();
       throw err;
     }
     return store;
+  }
+
+  /** Watches the marker: on each reconnect and every LOSS_CHECK_MS. */
+  onLost(writeBack: () => Promise<void>): void {
+    let busy = false;
+    const check = async () => {
+      if (busy || this.#redis.status !== 'ready') return;
+      busy = true;
+      try {
+        if ((await this.#redis.exists(markerKey(this.keyPrefix))) === 0) {
+          await writeBack();
+          await this.#redis.set(markerKey(this.keyPrefix), 'written by infra-server');
+        }
+      } catch (e) {
+        this.#lastError = e instanceof Error ? e : new Error(String(e));
+      } finally {
+        busy = false;
+      }
+    };
+    this.#redis.on('ready', () => void check());
+    this.#lossTimer = setInterval(() => void check(), LOSS_CHECK_MS);
+    this.#lossTimer.unref();
   }
 
   /** HGETALL of the collection's hash; a missing hash is an empty map. */
@@ -72,19 +113,81 @@ export class RedisStore implements Store {
     await execAll(this.#redis.multi().sadd(registryKey(this.keyPrefix), collection).hset(key, fields));
   }
 
+  /** One HSET of the field map's hash, with SADDs to the registry and the collection's field maps, in one MULTI. */
+  async putFields(
+    collection: CollectionName,
+    id: string,
+    fields: ReadonlyArray<readonly [string, unknown]>,
+  ): Promise<void> {
+    checkCollection(collection);
+    if (fields.length === 0) return;
+    const encoded = new Map<string, string>();
+    for (const [field, value] of fields) encoded.set(field, encodeDoc(value));
+    await execAll(
+      this.#redis
+        .multi()
+        .sadd(registryKey(this.keyPrefix), collection)
+        .sadd(fieldMapsKey(this.keyPrefix, collection), id)
+        .hset(fieldsKey(this.keyPrefix, collection, id), encoded),
+    );
+  }
+
+  /** HGETALL of the field map's hash. */
+  async getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>> {
+    checkCollection(collection);
+    const key = fieldsKey(this.keyPrefix, collection, id);
+    const fields = new Map<string, unknown>();
+    for (const [field, json] of Object.entries(await this.#redis.hgetall(key)))
+      fields.set(field, decode(json, key, field));
+    return fields;
+  }
+
+  /** DEL of the field map's hash and SREM of its id. */
+  async removeFields(collection: CollectionName, id: string): Promise<void> {
+    checkCollection(collection);
+    await execAll(
+      this.#redis
+        .multi()
+        .del(fieldsKey(this.keyPrefix, collection, id))
+        .srem(fieldMapsKey(this.keyPrefix, collection), id),
+    );
+  }
+
+  /** Every HSET and HDEL in one MULTI, with SADDs of the collections to the registry: Redis runs all or none. */
+  async apply(ops: readonly StoreOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const chain = this.#redis.multi();
+    for (const op of ops) {
+      const key = this.#key(op.collection);
+      if ('remove' in op) chain.hdel(key, op.id);
+      else chain.sadd(registryKey(this.keyPrefix), op.collection).hset(key, op.id, encodeDoc(op.doc));
+    }
+    await execAll(chain);
+  }
+
   /** HDEL of one field. */
   async remove(collection: CollectionName, id: string): Promise<void> {
     await this.#redis.hdel(this.#key(collection), id);
   }
 
-  /** Reads the registry, then DELs every hash at or below `collection` and SREMs their names. */
+  /** Reads the registry and the field map ids, then DELs every hash at or below `collection` and SREMs their names. */
   async drop(collection: CollectionName): Promise<void> {
     checkCollection(collection);
     const registry = registryKey(this.keyPrefix);
     const names = (await this.#redis.smembers(registry)).filter((name) => isWithin(name, collection));
     if (names.length === 0) return;
-    const keys = names.map((name) => collectionKey(this.keyPrefix, name));
-    await execAll(this.#redis.multi().del(...keys).srem(registry, ...names));
+    const keys = names.flatMap((name) => [collectionKey(this.keyPrefix, name), fieldMapsKey(this.keyPrefix, name)]);
+    for (const name of names) {
+      for (const id of await this.#redis.smembers(fieldMapsKey(this.keyPrefix, name))) {
+        keys.push(fieldsKey(this.keyPrefix, name, id));
+      }
+    }
+    await execAll(
+      this.#redis
+        .multi()
+        .del(...keys)
+        .srem(registry, ...names),
+    );
   }
 
   /** PING answered within PING_TIMEOUT_MS. */
@@ -105,6 +208,7 @@ export class RedisStore implements Store {
 
   /** QUIT when connected (pending replies arrive first), otherwise drops the connection attempt. */
   async close(): Promise<void> {
+    clearInterval(this.#lossTimer);
     if (this.#redis.status === 'end') return;
     if (this.#redis.status !== 'ready') {
       this.#redis.disconnect();

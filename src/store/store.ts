@@ -7,6 +7,10 @@ export type CollectionName = string;
 
 export type StoreState = 'ok' | 'unavailable';
 
+/** One document to write, or to remove. */
+export type StoreOp =
+  { collection: CollectionName; id: string; doc: unknown } | { collection: CollectionName; id: string; remove: true };
+
 export interface Store {
   /** `file` or `redis`: shown by GET /_status. */
   readonly kind: 'file' | 'redis';
@@ -26,11 +30,36 @@ export interface Store {
    */
   putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void>;
 
+  /**
+   * Sets fields of one field map: a record made of many small fields, such as a job's per-node statuses. It
+   * costs the fields given, not the map's size; a field set twice keeps its last value; the fields of one call
+   * land together or not at all. Field maps live beside a collection's documents and are not documents.
+   */
+  putFields(collection: CollectionName, id: string, fields: ReadonlyArray<readonly [string, unknown]>): Promise<void>;
+
+  /** Every field of one field map; an empty map when there is none. */
+  getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>>;
+
+  /** Removes one field map; removing a missing one is not an error. */
+  removeFields(collection: CollectionName, id: string): Promise<void>;
+
+  /**
+   * Writes and removes several documents, possibly of several collections, as one: all land or none does (a
+   * reader may see the old documents or the new ones, and after a crash the store holds one or the other).
+   */
+  apply(ops: readonly StoreOp[]): Promise<void>;
+
   /** Removes one document; removing a missing one is not an error. */
   remove(collection: CollectionName, id: string): Promise<void>;
 
-  /** Removes `collection` and every collection below it (`org/acme` removes `org/acme/clients`). */
+  /** Removes `collection`, its field maps, and every collection below it (`org/acme` removes `org/acme/clients`). */
   drop(collection: CollectionName): Promise<void>;
+
+  /**
+   * Calls `writeBack` when the store is found to have lost what was written to it (a Redis restarted without its
+   * data); the store counts as whole again once the promise it returns resolves. Files lose nothing this way.
+   */
+  onLost(writeBack: () => Promise<void>): void;
 
   /** Whether the backing service answers right now. */
   state(): Promise<StoreState>;

@@ -2,9 +2,9 @@
 // must present the key its nodes were configured with, or their encrypted channels never come back.
 import { curveKeyPair } from 'zeromq';
 import { z } from 'zod';
+import { PUSH } from '../store/collections.js';
 import type { Store } from '../store/store.js';
 
-const CURVE_COLLECTION = 'push';
 const CURVE_ID = 'curve';
 
 /** Z85 text of 32-byte keys is 40 characters. */
@@ -15,11 +15,16 @@ export interface CurveKeys {
   secretKey: string;
 }
 
+/** Writes the key pair again (the store lost it). */
+export async function saveCurveKeys(store: Store, keys: CurveKeys): Promise<void> {
+  await store.put(PUSH, CURVE_ID, { public_key: keys.publicKey, secret_key: keys.secretKey });
+}
+
 /** The saved key pair, or a new one saved before it is used. */
 export async function loadCurveKeys(store: Store): Promise<CurveKeys> {
-  const saved = curveDocSchema.safeParse(await store.get(CURVE_COLLECTION, CURVE_ID));
+  const saved = curveDocSchema.safeParse(await store.get(PUSH, CURVE_ID));
   if (saved.success) return { publicKey: saved.data.public_key, secretKey: saved.data.secret_key };
   const pair = curveKeyPair();
-  await store.put(CURVE_COLLECTION, CURVE_ID, { public_key: pair.publicKey, secret_key: pair.secretKey });
+  await saveCurveKeys(store, pair);
   return pair;
 }

@@ -8,7 +8,10 @@ export class Outbox {
   private queue: Buffer[][] = [];
   private draining = false;
 
-  constructor(private readonly socket: Router, private readonly onError: (e: unknown) => void) {}
+  constructor(
+    private readonly socket: Router,
+    private readonly onError: (e: unknown) => void,
+  ) {}
 
   push(frames: Buffer[]): void {
     this.queue.push(frames);

@@ -2,30 +2,57 @@
 // one and job messages on the other. Every message is verified here, then handed to its node actor in one
 // hop; outbound messages are signed with the node's session key and written in order.
 import { randomUUID } from 'node:crypto';
-import { dispatch, type Ref } from 'nact';
 import { Router } from 'zeromq';
 import type { InfraSystem } from '../../actors/system.js';
-import type { NodeMsg } from '../../actors/node.js';
-import type { NodeAnswerMessage, OutboundMessage, PushDescription, PushPorts, PushSettings, SessionGrant } from '../../actors/push-ports.js';
+import type { NodeActor } from '../../actors/push/node.js';
+import type {
+  NodeAnswerMessage,
+  OutboundMessage,
+  PushDescription,
+  PushTransport,
+  PushSettings,
+  SessionGrant,
+} from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
+import type { Logger } from '../lib/logger.js';
 import { encodeMessage } from '../protocol/frames.js';
 import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
-import { decodeFrames, DropCounter, ReplayGuard, type DecodeOptions } from '../protocol/receive.js';
+import {
+  decodeFrames,
+  DropCounter,
+  IncarnationOwners,
+  ReplayGuard,
+  type DecodeOptions,
+  type Dropped,
+} from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
-import { loadCurveKeys, type CurveKeys } from './curve-keys.js';
+import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import { Outbox } from './outbox.js';
 import { SessionKeys } from './session-keys.js';
 
-type HubConfig = Pick<ServerConfig,
-  'command_port' | 'server_heartbeat_port' | 'queue_listen_address' | 'server_name' | 'heartbeat_interval' |
-  'offline_threshold' | 'online_threshold' | 'voting_timeout' | 'max_body_size' | 'max_message_skew' |
-  'curve_encryption' | 'session_key_lifetime'>;
+type HubConfig = Pick<
+  ServerConfig,
+  | 'command_port'
+  | 'server_heartbeat_port'
+  | 'queue_listen_address'
+  | 'server_name'
+  | 'heartbeat_interval'
+  | 'offline_threshold'
+  | 'online_threshold'
+  | 'voting_timeout'
+  | 'max_body_size'
+  | 'max_message_skew'
+  | 'curve_encryption'
+  | 'session_key_lifetime'
+>;
 
 type Channel = 'heartbeat' | 'command';
 
 /** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
  * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
 const BIND_RETRY_MS = 2000;
+/** Messages kept for a node not heard yet; a job sends a node at most commit, run and abort. */
+const UNSENT_PER_NODE = 4;
 /** Server heartbeats signed per turn of the event loop. */
 const BEAT_SLICE = 500;
 const BIND_RETRY_STEP_MS = 20;
@@ -45,10 +72,10 @@ interface Peer {
    */
   identity: Buffer | undefined;
   lastHeard: number;
-  actor: Ref<NodeMsg>;
+  actor: NodeActor;
 }
 
-export class PushHub implements PushPorts {
+export class PushHub implements PushTransport {
   readonly settings: PushSettings;
   readonly incarnationId = randomUUID();
   readonly drops: DropCounter;
@@ -59,27 +86,50 @@ export class PushHub implements PushPorts {
   private curve: CurveKeys | null = null;
   private sockets: Sockets | undefined;
   private readonly ports = { heartbeat: 0, command: 0 };
+  /** Which client process holds each node, for both channels (see IncarnationOwners). */
+  private readonly owners: IncarnationOwners;
+  /** Messages to nodes not heard since start, by `org\0node`, written when they are (see send). */
+  private readonly unsent = new Map<string, Array<{ frames: Buffer[]; at: number }>>();
+  /** When each refused node was last told so. */
+  private readonly refusedAt = new Map<string, number>();
   private sequence = 0;
   private system: InfraSystem | undefined;
   private ticker: NodeJS.Timeout | undefined;
 
-  constructor(private readonly config: HubConfig, readonly store: Store, readonly now: () => number = Date.now) {
+  constructor(
+    private readonly config: HubConfig,
+    readonly store: Store,
+    private readonly log: Logger,
+    readonly now: () => number = Date.now,
+  ) {
     this.settings = {
-      voting_timeout: config.voting_timeout, heartbeat_interval: config.heartbeat_interval,
-      offline_threshold: config.offline_threshold, online_threshold: config.online_threshold,
+      voting_timeout: config.voting_timeout,
+      heartbeat_interval: config.heartbeat_interval,
+      offline_threshold: config.offline_threshold,
+      online_threshold: config.online_threshold,
     };
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
-    this.drops = new DropCounter({ log: (line) => console.error(`push-jobs: ${line}`) });
+    this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);
+    this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
   }
 
   /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */
   async bind(): Promise<void> {
     this.curve = this.config.curve_encryption ? await loadCurveKeys(this.store) : null;
-    const options = { handover: true, linger: 0, ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}) };
+    const options = {
+      handover: true,
+      linger: 0,
+      ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
+    };
     const heartbeat = new Router(options);
     const command = new Router(options);
-    const report = (e: unknown) => console.error(`push-jobs: send failed: ${e instanceof Error ? e.message : String(e)}`);
-    this.sockets = { heartbeat, command, heartbeatOut: new Outbox(heartbeat, report), commandOut: new Outbox(command, report) };
+    const report = (e: unknown) => this.log.error('send failed', { error: errorText(e) });
+    this.sockets = {
+      heartbeat,
+      command,
+      heartbeatOut: new Outbox(heartbeat, report),
+      commandOut: new Outbox(command, report),
+    };
     const at = (port: number) => `${this.config.queue_listen_address}:${port === 0 ? '*' : port}`;
     await bindRetrying(heartbeat, at(this.config.server_heartbeat_port));
     await bindRetrying(command, at(this.config.command_port));
@@ -98,12 +148,25 @@ export class PushHub implements PushPorts {
   }
 
   send(org: string, node: string, message: OutboundMessage): void {
-    const peer = this.peers.get(org)?.get(node);
     const key = this.sessions.keyFor(org, node);
-    const identity = peer?.identity;
-    if (!identity || !key || !this.sockets) return; // not connected: the job's timers deal with silence
-    const body = { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now()) };
-    this.sockets.commandOut.push([identity, ...encodeMessage(body, key)]);
+    if (!key || !this.sockets) return; // no session: the job's timers deal with silence
+    const now = this.now();
+    const frames = encodeMessage(
+      { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now) },
+      key,
+    );
+    const identity = this.peers.get(org)?.get(node)?.identity;
+    if (identity) {
+      this.sockets.commandOut.push([identity, ...frames]);
+      return;
+    }
+    // Not heard since this server started (it restarted, or the node is reconnecting): kept for the offline
+    // window and written when the node is first heard, so a commit of a job resumed after a restart arrives.
+    const unsentKey = `${org}\u0000${node}`;
+    const waiting = this.unsent.get(unsentKey) ?? [];
+    waiting.push({ frames, at: now });
+    if (waiting.length > UNSENT_PER_NODE) waiting.shift();
+    this.unsent.set(unsentKey, waiting);
   }
 
   /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
@@ -128,13 +191,52 @@ export class PushHub implements PushPorts {
   status(): { connected_nodes: number; accepted: number; dropped: Record<string, number> } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
-    for (const nodes of this.peers.values()) for (const peer of nodes.values()) if (peer.lastHeard >= since) connected += 1;
+    for (const nodes of this.peers.values())
+      for (const peer of nodes.values()) if (peer.lastHeard >= since) connected += 1;
     return { connected_nodes: connected, accepted: this.accepted, dropped: this.drops.snapshot() };
+  }
+
+  /** Writes the session keys and the Curve key pair again (the store lost them). */
+  async writeBack(): Promise<void> {
+    await this.sessions.writeBack();
+    if (this.curve) await saveCurveKeys(this.store, this.curve);
   }
 
   closeOrg(org: string): void {
     this.sessions.forgetOrg(org);
+    this.owners.forgetOrg(org);
+    for (const key of this.unsent.keys()) if (key.startsWith(`${org}\u0000`)) this.unsent.delete(key);
     this.peers.delete(org);
+  }
+
+  /**
+   * Tells a refused client process, once per heartbeat interval, that another one holds its node: signed with
+   * the node's key, so only a holder of that key learns it, and sent to the refused process's own routing id.
+   */
+  private refuse(r: NonNullable<Dropped['refused']>, now: number): void {
+    const key = this.sessions.keyFor(r.org, r.node);
+    // On the command channel whichever channel it came on: the heartbeat channel carries heartbeats only.
+    const out = this.sockets?.commandOut;
+    const told = `${r.org}\u0000${r.node}`;
+    if (!key || !out || !r.identity || now - (this.refusedAt.get(told) ?? -Infinity) < this.config.heartbeat_interval)
+      return;
+    this.refusedAt.set(told, now);
+    const body = {
+      type: 'node_in_use',
+      ...envelopeFor(r.org, r.node, this.incarnationId, ++this.sequence, now),
+      retry_after_ms: r.retryAfterMs,
+    };
+    out.push([r.identity, ...encodeMessage(body, key)]);
+  }
+
+  /** What waited for a node that had not been heard yet, if it is still fresh. */
+  private writeUnsent(org: string, node: string, identity: Buffer, now: number): void {
+    const key = `${org}\u0000${node}`;
+    const waiting = this.unsent.get(key);
+    if (!waiting) return;
+    this.unsent.delete(key);
+    const window = this.config.offline_threshold * this.config.heartbeat_interval;
+    for (const { frames, at } of waiting) if (now - at <= window) this.sockets?.commandOut.push([identity, ...frames]);
   }
 
   close(): void {
@@ -145,8 +247,14 @@ export class PushHub implements PushPorts {
 
   private async receive(socket: Router, channel: Channel): Promise<void> {
     const opts: DecodeOptions & { schema: 'client' } = {
-      expectIdentity: true, maxBodySize: this.config.max_body_size, maxSkewSeconds: this.config.max_message_skew,
-      now: 0, keyFor: (org, node) => this.sessions.keyFor(org, node), replay: new ReplayGuard(), schema: 'client',
+      expectIdentity: true,
+      maxBodySize: this.config.max_body_size,
+      maxSkewSeconds: this.config.max_message_skew,
+      now: 0,
+      keyFor: (org, node) => this.sessions.keyFor(org, node),
+      replay: new ReplayGuard(),
+      schema: 'client',
+      owners: this.owners,
     };
     try {
       for await (const frames of socket) {
@@ -154,12 +262,13 @@ export class PushHub implements PushPorts {
         const d = decodeFrames(frames, opts);
         if (!d.ok) {
           this.drops.record(d.reason, d.detail);
+          if (d.refused) this.refuse(d.refused, opts.now);
           continue;
         }
         this.deliver(channel, d.message, d.identity, opts.now);
       }
     } catch (e) {
-      if (!socket.closed) console.error(`push-jobs: ${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+      if (!socket.closed) this.log.error('channel stopped', { channel, error: errorText(e) });
     }
   }
 
@@ -176,10 +285,12 @@ export class PushHub implements PushPorts {
       return;
     }
     peer.lastHeard = at;
+    if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, identity, at);
     peer.identity = identity;
     this.accepted += 1;
-    if (m.type === 'heartbeat') dispatch(peer.actor, { type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
-    else dispatch(peer.actor, { type: 'answer', at, message: answerOf(m) });
+    if (m.type === 'heartbeat')
+      peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
+    else peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
   }
 
   /** The peer of a verified sender, with its node actor spawned on its first message. */
@@ -205,6 +316,9 @@ export class PushHub implements PushPorts {
     const targets: Array<[string, string, Peer]> = [];
     for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) targets.push([org, node, peer]);
     void this.beatSlices(out, targets);
+    // Messages for nodes that never came back are let go once stale.
+    const stale = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
+    for (const [key, waiting] of this.unsent) if ((waiting.at(-1)?.at ?? 0) < stale) this.unsent.delete(key);
   }
 
   /**
@@ -220,8 +334,10 @@ export class PushHub implements PushPorts {
         const key = this.sessions.keyFor(org, node);
         if (!peer.identity || !key || now - peer.lastHeard > window) continue;
         const body = {
-          type: 'heartbeat', ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
-          server: this.config.server_name, interval_ms: this.config.heartbeat_interval,
+          type: 'heartbeat',
+          ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
+          server: this.config.server_name,
+          interval_ms: this.config.heartbeat_interval,
         };
         out.push([peer.identity, ...encodeMessage(body, key)]);
       }
@@ -251,6 +367,10 @@ async function bindRetrying(socket: Router, address: string): Promise<void> {
       await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
     }
   }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function portOf(endpoint: string | null): number {

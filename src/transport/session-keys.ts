@@ -2,13 +2,10 @@
 // They are saved, so clients keep talking to a restarted server without fetching a new config.
 import { z } from 'zod';
 import { newSessionKey } from '../protocol/signing.js';
+import { sessionsCollection } from '../store/collections.js';
 import type { Store } from '../store/store.js';
 
 const sessionSchema = z.object({ key: z.string(), expires_at: z.number() });
-
-export function sessionsCollection(org: string): string {
-  return `org/${org}/sessions`;
-}
 
 export interface Session {
   key: Buffer;
@@ -28,7 +25,8 @@ export class SessionKeys {
     for (const org of orgs) {
       for (const [node, raw] of await this.store.load(sessionsCollection(org))) {
         const parsed = sessionSchema.safeParse(raw);
-        if (parsed.success) this.set(org, node, { key: Buffer.from(parsed.data.key, 'base64'), expiresAt: parsed.data.expires_at });
+        if (parsed.success)
+          this.set(org, node, { key: Buffer.from(parsed.data.key, 'base64'), expiresAt: parsed.data.expires_at });
       }
     }
   }
@@ -44,9 +42,22 @@ export class SessionKeys {
     const live = this.byOrg.get(org)?.get(node);
     if (live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000) return live;
     const session = { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000 };
-    await this.store.put(sessionsCollection(org), node, { key: session.key.toString('base64'), expires_at: session.expiresAt });
+    await this.store.put(sessionsCollection(org), node, {
+      key: session.key.toString('base64'),
+      expires_at: session.expiresAt,
+    });
     this.set(org, node, session);
     return session;
+  }
+
+  /** Writes every live session again (the store lost them). */
+  async writeBack(): Promise<void> {
+    for (const [org, nodes] of this.byOrg) {
+      const docs = [...nodes].map(
+        ([node, s]) => [node, { key: s.key.toString('base64'), expires_at: s.expiresAt }] as const,
+      );
+      await this.store.putMany(sessionsCollection(org), docs);
+    }
   }
 
   /** The node's live key; the hot path of every message, so two map lookups and a compare. */

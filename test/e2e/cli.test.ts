@@ -12,7 +12,12 @@ import type { TestServer } from '../support/server.js';
 import { ack, fail, ignore, nack, poll, startTestNode, succeed, type TestNode } from '../support/test-node.js';
 
 const server = await startServerProcess(t, {
-  settings: { server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1', heartbeat_interval: 100, offline_threshold: 8 },
+  settings: {
+    server_name: '127.0.0.1',
+    queue_listen_address: 'tcp://127.0.0.1',
+    heartbeat_interval: 100,
+    offline_threshold: 8,
+  },
 });
 const pivotal = await server.client('pivotal');
 const admin = await server.client('admin');
@@ -23,7 +28,10 @@ t.teardown(() => rm(scratch, { recursive: true, force: true }));
 
 /** The scripted nodes need only the HTTP side of a server: its URL and signed clients. */
 const asTestServer: TestServer = {
-  url: server.url, dataDir: server.dataDir, pivotal, admin,
+  url: server.url,
+  dataDir: server.dataDir,
+  pivotal,
+  admin,
   as: (userId, keyPem, opts = {}) => new ApiClient({ baseUrl: server.url, userId, key: keyPem, ...opts }),
   keyOf: (name) => server.keyOf(name),
   get running(): RunningServer {
@@ -33,23 +41,35 @@ const asTestServer: TestServer = {
 };
 
 const nodes: TestNode[] = [];
-t.teardown(() => nodes.forEach((n) => n.stop()));
+t.teardown(() => {
+  for (const n of nodes) n.stop();
+});
 for (const name of ['n1', 'n2', 'n3']) nodes.push(await startTestNode(asTestServer, name));
 const [n1, n2, n3] = nodes as [TestNode, TestNode, TestNode];
 
 const configRb = join(server.dataDir, 'config.rb');
 const env = childEnv({ HOME: home });
 /** The cli with the config.rb the server wrote at first start. */
-const cli = (args: string[], cwd = scratch): Promise<RunResult> => runBin('cli', [...args, '-c', configRb], { cwd, env });
+const cli = (args: string[], cwd = scratch): Promise<RunResult> =>
+  runBin('cli', [...args, '-c', configRb], { cwd, env });
 const show = (r: RunResult) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 const jobIdOf = (r: RunResult): string => /Started\. {2}Job ID: ([0-9a-f]+)/.exec(r.stdout + r.stderr)?.[1] ?? '';
 const FAST = ['--poll-interval', '0.1'];
 
 /** A node stays unavailable until it answers the server's abort after a job it left (rehab), so wait for that. */
-const available = (...names: string[]) => Promise.all(names.map((name) => poll(`${name} to be available`, async () => {
-  const res = await admin.request('GET', `/organizations/default/pushy/node_states/${name}`);
-  return (res.body as { availability?: string }).availability === 'available' ? true : undefined;
-}, 10_000)));
+const available = (...names: string[]) =>
+  Promise.all(
+    names.map((name) =>
+      poll(
+        `${name} to be available`,
+        async () => {
+          const res = await admin.request('GET', `/organizations/default/pushy/node_states/${name}`);
+          return (res.body as { availability?: string }).availability === 'available' ? true : undefined;
+        },
+        10_000,
+      ),
+    ),
+  );
 
 t.test('job start runs on the nodes, shows progress and the report, and exits 0', async (t) => {
   n1.script = { run: succeed({ stdout: '{"a": 1}\n', stderr: 'warned\n' }) };
@@ -60,7 +80,11 @@ t.test('job start runs on the nodes, shows progress and the report, and exits 0'
   const id = jobIdOf(r);
   t.match(id, /^[0-9a-f]{32}$/);
   t.match(r.stdout, `Started.  Job ID: ${id}\n`);
-  t.match(r.stdout, /^complete: 0 voting, 0 ready, 0 running, 2 of 2 finished \(2 succeeded\)$/m, 'the final progress line');
+  t.match(
+    r.stdout,
+    /^complete: 0 voting, 0 ready, 0 running, 2 of 2 finished \(2 succeeded\)$/m,
+    'the final progress line',
+  );
   t.match(r.stdout, /^Command: +chef-client$/m);
   t.match(r.stdout, /^Created_at: +\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/m);
   t.match(r.stdout, /^unavailable: \(none\)$/m);
@@ -70,13 +94,21 @@ t.test('job start runs on the nodes, shows progress and the report, and exits 0'
   t.match(r.stdout, /^Node name +Status +Last updated\nn1 +succeeded +\w{3}, .* GMT\nn2 +succeeded +/m);
 
   const [status, json, out, err, list, listJson] = await Promise.all([
-    cli(['job', 'status', id]), cli(['job', 'status', id, '-F', 'json']),
-    cli(['job', 'output', id, 'n1']), cli(['job', 'output', id, 'n1', '--channel', 'stderr']),
-    cli(['job', 'list']), cli(['job', 'list', '-F', 'json']),
+    cli(['job', 'status', id]),
+    cli(['job', 'status', id, '-F', 'json']),
+    cli(['job', 'output', id, 'n1']),
+    cli(['job', 'output', id, 'n1', '--channel', 'stderr']),
+    cli(['job', 'list']),
+    cli(['job', 'list', '-F', 'json']),
   ]);
   t.equal(status.code, 0, show(status));
   t.match(status.stdout, /^n1 +succeeded +\w{3}, /m);
-  t.match(JSON.parse(json.stdout), { id, command: 'chef-client', status: 'complete', nodes: { succeeded: ['n1', 'n2'] } });
+  t.match(JSON.parse(json.stdout), {
+    id,
+    command: 'chef-client',
+    status: 'complete',
+    nodes: { succeeded: ['n1', 'n2'] },
+  });
   t.equal(out.code, 0, show(out));
   t.equal(out.stdout, '{"a": 1}\n', 'the output exactly as the node sent it, though it looks like JSON');
   t.equal(out.stderr, '', 'not truncated');
@@ -84,19 +116,47 @@ t.test('job start runs on the nodes, shows progress and the report, and exits 0'
   const uncaptured = await cli(['job', 'output', id, 'n3']);
   t.equal(uncaptured.code, 1, show(uncaptured));
   t.match(uncaptured.stderr, /^ERROR: .*n3.* \(404 Not Found\)$/m);
-  t.match(list.stdout, new RegExp(`^Job ID +Status +Created_at +Command\n${id} +complete +\\w{3}, .* GMT +chef-client$`, 'm'));
-  t.ok((JSON.parse(listJson.stdout) as Array<{ id: string }>).some((j) => j.id === id), 'job list -F json parses and holds the job');
+  t.match(
+    list.stdout,
+    new RegExp(`^Job ID +Status +Created_at +Command\n${id} +complete +\\w{3}, .* GMT +chef-client$`, 'm'),
+  );
+  t.ok(
+    (JSON.parse(listJson.stdout) as Array<{ id: string }>).some((j) => j.id === id),
+    'job list -F json parses and holds the job',
+  );
 });
 
 t.test('the job options reach the nodes', async (t) => {
   const file = join(scratch, 'payload.sh');
   await writeFile(file, '#!/bin/sh\necho payload\n');
   const before = n1.received.length;
-  const r = await cli(['job', 'start', 'deploy', 'n1', '--timeout', '120', '--env', '{"STAGE": "blue"}', '--in-dir', '/srv/app',
-    '--as-user', 'deploy', '--file', file, ...FAST]);
+  const r = await cli([
+    'job',
+    'start',
+    'deploy',
+    'n1',
+    '--timeout',
+    '120',
+    '--env',
+    '{"STAGE": "blue"}',
+    '--in-dir',
+    '/srv/app',
+    '--as-user',
+    'deploy',
+    '--file',
+    file,
+    ...FAST,
+  ]);
   t.equal(r.code, 0, show(r));
   const commit = await n1.waitFor('commit', { after: before });
-  t.match(commit, { command: 'deploy', run_timeout: 120, env: { STAGE: 'blue' }, dir: '/srv/app', user: 'deploy', file: 'raw:#!/bin/sh\necho payload\n' });
+  t.match(commit, {
+    command: 'deploy',
+    run_timeout: 120,
+    env: { STAGE: 'blue' },
+    dir: '/srv/app',
+    user: 'deploy',
+    file: 'raw:#!/bin/sh\necho payload\n',
+  });
   t.match(r.stdout, /^On_timeout: +120 seconds$/m);
 });
 
@@ -153,18 +213,26 @@ t.test('--nowait returns at once; job abort stops the running job', async (t) =>
   t.equal(r.code, 0, show(r));
   const id = jobIdOf(r);
   t.equal(r.stdout, `Started.  Job ID: ${id}\n`);
-  await poll('the job to run', async () => {
-    const s = await cli(['job', 'status', id, '-F', 'json']);
-    return (JSON.parse(s.stdout) as { status: string }).status === 'running' ? true : undefined;
-  }, 10_000);
+  await poll(
+    'the job to run',
+    async () => {
+      const s = await cli(['job', 'status', id, '-F', 'json']);
+      return (JSON.parse(s.stdout) as { status: string }).status === 'running' ? true : undefined;
+    },
+    10_000,
+  );
   const aborted = await cli(['job', 'abort', id]);
   t.equal(aborted.code, 0, show(aborted));
   t.match(aborted.stdout, `Abort sent.  Job ID: ${id}`);
-  const final = await poll('the job to end aborted', async () => {
-    const s = await cli(['job', 'status', id, '-F', 'json']);
-    const job = JSON.parse(s.stdout) as { status: string; nodes: Record<string, string[]> };
-    return job.status === 'aborted' ? job : undefined;
-  }, 10_000);
+  const final = await poll(
+    'the job to end aborted',
+    async () => {
+      const s = await cli(['job', 'status', id, '-F', 'json']);
+      const job = JSON.parse(s.stdout) as { status: string; nodes: Record<string, string[]> };
+      return job.status === 'aborted' ? job : undefined;
+    },
+    10_000,
+  );
   t.equal(final.status, 'aborted');
   const again = await cli(['job', 'abort', id]);
   t.equal(again.code, 1, show(again));
@@ -179,7 +247,10 @@ t.test('job start without nodes, with an unknown job, or with a bad option', asy
     cli(['job', 'start', 'chef-client', 'n1', '--env', '{"A": 1']),
   ]);
   t.equal(none.code, 1, show(none));
-  t.equal(none.stderr, 'ERROR: No nodes to run the job on. Name them after the command, or select them with --search QUERY.\n');
+  t.equal(
+    none.stderr,
+    'ERROR: No nodes to run the job on. Name them after the command, or select them with --search QUERY.\n',
+  );
   t.equal(unknown.code, 1, show(unknown));
   t.match(unknown.stderr, /^ERROR: .* \(404 Not Found\)$/m);
   t.equal(bad.code, 2, show(bad));
@@ -199,17 +270,32 @@ t.test('--search selects the nodes', async (t) => {
 
 t.test('node status lists up and down nodes in columns; an unknown node fails', async (t) => {
   n3.stop();
-  await poll('n3 to be down', async () => {
-    const res = await admin.request('GET', '/organizations/default/pushy/node_states/n3');
-    return (res.body as { status?: string }).status === 'down' ? true : undefined;
-  }, 10_000);
-  const [all, some, json] = await Promise.all([cli(['node', 'status']), cli(['node', 'status', 'n3', 'nosuch', 'n1']), cli(['node', 'status', '-F', 'json'])]);
+  await poll(
+    'n3 to be down',
+    async () => {
+      const res = await admin.request('GET', '/organizations/default/pushy/node_states/n3');
+      return (res.body as { status?: string }).status === 'down' ? true : undefined;
+    },
+    10_000,
+  );
+  const [all, some, json] = await Promise.all([
+    cli(['node', 'status']),
+    cli(['node', 'status', 'n3', 'nosuch', 'n1']),
+    cli(['node', 'status', '-F', 'json']),
+  ]);
   t.equal(all.code, 0, show(all));
-  t.match(all.stdout, /^Node name +Status +Availability +Last updated\nn1 +up +available +\w{3}, .* GMT\nn2 +up +available +.*\nn3 +down +unavailable +/);
+  t.match(
+    all.stdout,
+    /^Node name +Status +Availability +Last updated\nn1 +up +available +\w{3}, .* GMT\nn2 +up +available +.*\nn3 +down +unavailable +/,
+  );
   t.equal(some.code, 1, show(some));
   t.match(some.stdout, /\nn1 +up .*\nn3 +down /);
   t.equal(some.stderr, 'ERROR: no such node: nosuch\n');
-  t.match(JSON.parse(json.stdout), [{ node_name: 'n1', status: 'up' }, { node_name: 'n2', status: 'up' }, { node_name: 'n3', status: 'down' }]);
+  t.match(JSON.parse(json.stdout), [
+    { node_name: 'n1', status: 'up' },
+    { node_name: 'n2', status: 'up' },
+    { node_name: 'n3', status: 'down' },
+  ]);
 });
 
 t.test('node whitelist: set, list, remove round trip, keeping the other attributes', async (t) => {
@@ -219,14 +305,22 @@ t.test('node whitelist: set, list, remove round trip, keeping the other attribut
   const set1 = await cli(['node', 'whitelist', 'set', 'n1', 'restart', 'systemctl restart app']);
   t.equal(set1.code, 0, show(set1));
   t.equal((await cli(['node', 'whitelist', 'set', 'n1', 'chef-client', 'chef-client -o base'])).code, 0);
-  const [list, json] = await Promise.all([cli(['node', 'whitelist', 'list', 'n1']), cli(['node', 'whitelist', 'list', 'n1', '-F', 'json'])]);
+  const [list, json] = await Promise.all([
+    cli(['node', 'whitelist', 'list', 'n1']),
+    cli(['node', 'whitelist', 'list', 'n1', '-F', 'json']),
+  ]);
   t.equal(list.stdout, 'chef-client: chef-client -o base\nrestart:     systemctl restart app\n');
   t.same(JSON.parse(json.stdout), { 'chef-client': 'chef-client -o base', restart: 'systemctl restart app' });
-  t.match(await admin.call('GET', path), { name: 'n1', normal: { tags: ['web'], push_jobs: { whitelist: { restart: 'systemctl restart app' } } } });
+  t.match(await admin.call('GET', path), {
+    name: 'n1',
+    normal: { tags: ['web'], push_jobs: { whitelist: { restart: 'systemctl restart app' } } },
+  });
 
   const removed = await cli(['node', 'whitelist', 'remove', 'n1', 'restart']);
   t.equal(removed.code, 0, show(removed));
-  t.same(JSON.parse((await cli(['node', 'whitelist', 'list', 'n1', '-F', 'json'])).stdout), { 'chef-client': 'chef-client -o base' });
+  t.same(JSON.parse((await cli(['node', 'whitelist', 'list', 'n1', '-F', 'json'])).stdout), {
+    'chef-client': 'chef-client -o base',
+  });
   const again = await cli(['node', 'whitelist', 'remove', 'n1', 'restart']);
   t.equal(again.code, 1, show(again));
   t.equal(again.stderr, "ERROR: The whitelist of n1 has no entry 'restart'.\n");
@@ -235,17 +329,24 @@ t.test('node whitelist: set, list, remove round trip, keeping the other attribut
 
 t.test('user list: Missing read permission until the user is a server-admin (spec 5.7)', async (t) => {
   const created = (await pivotal.call('POST', '/users', {
-    username: 'bob', email: 'bob@example.com', display_name: 'Bob', password: 'secret123', create_key: true,
+    username: 'bob',
+    email: 'bob@example.com',
+    display_name: 'Bob',
+    password: 'secret123',
+    create_key: true,
   })) as { chef_key: { private_key: string } };
   const bobKey = join(scratch, 'bob.pem');
   await writeFile(bobKey, created.chef_key.private_key);
-  const bob = (args: string[]) => runBin('cli', [...args, '--server-url', server.url, '-u', 'bob', '-k', bobKey], { cwd: scratch, env });
+  const bob = (args: string[]) =>
+    runBin('cli', [...args, '--server-url', server.url, '-u', 'bob', '-k', bobKey], { cwd: scratch, env });
 
   const denied = await bob(['user', 'list']);
   t.equal(denied.code, 1, show(denied));
   t.equal(denied.stdout, '');
   t.match(denied.stderr, /^ERROR: Missing read permission\n/);
-  const grant = await runBin('infra-server-ctl', ['grant-server-admin-permissions', 'bob', '-c', server.settingsFile], { cwd: scratch });
+  const grant = await runBin('infra-server-ctl', ['grant-server-admin-permissions', 'bob', '-c', server.settingsFile], {
+    cwd: scratch,
+  });
   t.equal(grant.code, 0, show(grant));
   const allowed = await bob(['user', 'list']);
   t.equal(allowed.code, 0, show(allowed));
@@ -253,14 +354,35 @@ t.test('user list: Missing read permission until the user is a server-admin (spe
   t.same(JSON.parse((await bob(['user-list', '-F', 'json'])).stdout), ['admin', 'bob', 'pivotal']);
 
   const keyFile = join(scratch, 'carol.pem');
-  const create = await bob(['user', 'create', 'carol', '--email', 'carol@example.com', '--password', 'secret123', '--first-name', 'Carol', '--last-name', 'King', '-f', keyFile]);
+  const create = await bob([
+    'user',
+    'create',
+    'carol',
+    '--email',
+    'carol@example.com',
+    '--password',
+    'secret123',
+    '--first-name',
+    'Carol',
+    '--last-name',
+    'King',
+    '-f',
+    keyFile,
+  ]);
   t.equal(create.code, 0, show(create));
   t.equal(create.stderr, 'Created user carol\n');
   const carol = new ApiClient({ baseUrl: server.url, userId: 'carol', key: await readFile(keyFile, 'utf8') });
-  t.match(await carol.call('GET', '/users/carol'), { username: 'carol', display_name: 'Carol King' }, 'the written key signs as carol');
+  t.match(
+    await carol.call('GET', '/users/carol'),
+    { username: 'carol', display_name: 'Carol King' },
+    'the written key signs as carol',
+  );
   const edit = await bob(['user', 'edit', 'carol', '--display-name', 'Carol K.']);
   t.equal(edit.code, 0, show(edit));
-  t.match(JSON.parse((await bob(['user', 'show', 'carol', '-F', 'json'])).stdout), { email: 'carol@example.com', display_name: 'Carol K.' });
+  t.match(JSON.parse((await bob(['user', 'show', 'carol', '-F', 'json'])).stdout), {
+    email: 'carol@example.com',
+    display_name: 'Carol K.',
+  });
   const del = await bob(['user', 'delete', 'carol', '-y']);
   t.equal(del.code, 0, show(del));
   const gone = await bob(['user', 'show', 'carol']);
@@ -286,9 +408,49 @@ t.test('config.rb is found in the working folder or above; connection problems s
     runBin('cli', ['job', 'list'], { cwd: scratch, env }),
   ]);
   t.equal(wrongKey.code, 1, show(wrongKey));
-  t.match(wrongKey.stderr, /\(401 Unauthorized\)\nThe server at .* did not accept user 'admin' signing with the key .*pivotal\.pem\.\nCheck node_name and client_key in /);
+  t.match(
+    wrongKey.stderr,
+    /\(401 Unauthorized\)\nThe server at .* did not accept user 'admin' signing with the key .*pivotal\.pem\.\nCheck node_name and client_key in /,
+  );
   t.equal(nowhere.code, 1, show(nowhere));
-  t.match(nowhere.stderr, /^ERROR: cannot reach the server at http:\/\/127\.0\.0\.1:\d+\/organizations\/default: is it running\?/);
+  t.match(
+    nowhere.stderr,
+    /^ERROR: cannot reach the server at http:\/\/127\.0\.0\.1:\d+\/organizations\/default: is it running\?/,
+  );
   t.equal(missing.code, 2, show(missing));
   t.match(missing.stderr, /^ERROR: no server URL: no config\.rb was found/);
+});
+
+t.test('the options every command takes may come before the command', async (t) => {
+  const [json, status] = await Promise.all([
+    runBin('cli', ['-c', configRb, '--format', 'json', 'job', 'list'], { cwd: scratch, env }),
+    runBin('cli', ['--config', configRb, 'node', 'status', 'n1'], { cwd: scratch, env }),
+  ]);
+  t.equal(json.code, 0, show(json));
+  const jobs = JSON.parse(json.stdout) as unknown[];
+  t.ok(jobs.length > 0, 'the jobs started above are listed');
+  t.equal(status.code, 0, show(status));
+  t.match(status.stdout, /^n1 +up /m);
+});
+
+t.test('help at every level is printed on stdout and exits 0; a group alone is a usage error', async (t) => {
+  const levels = [['--help'], ['help'], ['job', '--help'], ['job', 'start', '--help'], ['node', 'whitelist', '--help']];
+  const runs = await Promise.all(levels.map((args) => runBin('cli', args, { cwd: scratch, env })));
+  for (const r of runs) {
+    t.equal(r.code, 0, show(r));
+    t.equal(r.stderr, '');
+  }
+  const [main, help, job, start, whitelist] = runs.map((r) => r.stdout);
+  t.match(main, /^Usage: cli COMMAND \[ARGUMENTS\] \[OPTIONS\]\n/);
+  t.match(main, /^Options, before or after the command:\n {2}-c, --config FILE /m);
+  t.equal(help, main);
+  t.match(job, /^Usage: cli job SUBCOMMAND \.\.\.\n\n {2}job list /);
+  t.match(start, /^Usage: cli job start COMMAND \[NODE \.\.\.\] \[options\]\n/);
+  t.match(start, /^ {2}-q, --quorum N\|N% +nodes that must commit/m);
+  t.match(whitelist, /^ {2}node whitelist remove +remove NAME from a node's whitelist$/m);
+
+  const group = await runBin('cli', ['job'], { cwd: scratch, env });
+  t.equal(group.code, 2, show(group));
+  t.equal(group.stdout, '');
+  t.match(group.stderr, /^Usage: cli job SUBCOMMAND/);
 });

@@ -36,8 +36,21 @@ t.test('help lists every command; a missing or unknown command is a usage error'
     runBin('infra-server-ctl', ['frobnicate']),
   ]);
   t.equal(help.code, 0, show(help));
-  for (const name of ['org-create', 'org-delete', 'org-list', 'org-show', 'org-user-add', 'org-user-remove', 'user-create',
-    'user-list', 'user-show', 'user-delete', 'grant-server-admin-permissions', 'remove-server-admin-permissions', 'list-server-admins']) {
+  for (const name of [
+    'org-create',
+    'org-delete',
+    'org-list',
+    'org-show',
+    'org-user-add',
+    'org-user-remove',
+    'user-create',
+    'user-list',
+    'user-show',
+    'user-delete',
+    'grant-server-admin-permissions',
+    'remove-server-admin-permissions',
+    'list-server-admins',
+  ]) {
     t.match(help.stdout, new RegExp(`^  ${name} `, 'm'), name);
   }
   t.equal(one.code, 0, show(one));
@@ -68,14 +81,22 @@ t.test('org-create of an existing organization shows the 409 text', async (t) =>
 });
 
 t.test('org-create -f writes the key with mode 0600 and -a makes the user an admin', async (t) => {
-  await pivotal.call('POST', '/users', { username: 'olivia', email: 'olivia@example.com', display_name: 'Olivia', password: 'secret123' });
+  await pivotal.call('POST', '/users', {
+    username: 'olivia',
+    email: 'olivia@example.com',
+    display_name: 'Olivia',
+    password: 'secret123',
+  });
   const file = join(scratch, 'beta-validator.pem');
   const r = await ctl(['org-create', 'beta', 'Beta Corp', '-a', 'olivia', '-f', file]);
   t.equal(r.code, 0, show(r));
   t.equal(r.stdout, '');
   t.equal((await stat(file)).mode & 0o777, 0o600);
   const validator = await server.client('beta-validator', await readFile(file, 'utf8'));
-  t.equal((await validator.request('POST', '/organizations/beta/clients', { name: 'web1', create_key: true })).status, 201);
+  t.equal(
+    (await validator.request('POST', '/organizations/beta/clients', { name: 'web1', create_key: true })).status,
+    201,
+  );
   t.equal(await statusOf('/organizations/beta/users/olivia'), 200);
   t.ok((await groupUsers('beta', 'admins')).includes('olivia'), 'olivia is in admins');
   t.ok((await groupUsers('beta', 'billing_admins')).includes('olivia'), 'olivia is in billing_admins');
@@ -89,7 +110,10 @@ t.test('org-create usage errors exit 2; an unknown -a user creates nothing', asy
     ctl(['org-create', 'gamma', 'Gamma', '-a', 'nobody']),
   ]);
   t.equal(short.code, 2, show(short));
-  t.match(short.stderr, /^ERROR: You must specify an ORG_NAME and an ORG_FULL_NAME\nUsage: infra-server-ctl org-create /);
+  t.match(
+    short.stderr,
+    /^ERROR: You must specify an ORG_NAME and an ORG_FULL_NAME\nUsage: infra-server-ctl org-create /,
+  );
   t.equal(option.code, 2, show(option));
   t.match(option.stderr, /--bogus/);
   t.equal(badName.code, 2, show(badName));
@@ -102,20 +126,30 @@ t.test('org-create usage errors exit 2; an unknown -a user creates nothing', asy
 t.test('org-list hides pre-created names unless -a; -w adds aligned URIs', async (t) => {
   await pivotal.call('POST', '/organizations', { name: 'abcdefghijklmnopqrst', full_name: 'Pre-created' });
   const [plain, all, uris, json] = await Promise.all([
-    ctl(['org-list']), ctl(['org-list', '-a']), ctl(['org-list', '-w']), ctl(['org-list', '-F', 'json']),
+    ctl(['org-list']),
+    ctl(['org-list', '-a']),
+    ctl(['org-list', '-w']),
+    ctl(['org-list', '-F', 'json']),
   ]);
   t.equal(plain.code, 0, show(plain));
   t.equal(plain.stdout, 'acme\nbeta\ndefault\n');
   t.equal(all.stdout, 'abcdefghijklmnopqrst\nacme\nbeta\ndefault\n');
   const u = server.url;
-  t.equal(uris.stdout, `acme:    ${u}/organizations/acme\nbeta:    ${u}/organizations/beta\ndefault: ${u}/organizations/default\n`);
+  t.equal(
+    uris.stdout,
+    `acme:    ${u}/organizations/acme\nbeta:    ${u}/organizations/beta\ndefault: ${u}/organizations/default\n`,
+  );
   t.same(JSON.parse(json.stdout), ['acme', 'beta', 'default']);
 });
 
 t.test('org-show prints the organization; an unknown one is an error', async (t) => {
-  const [r, json, missing] = await Promise.all([ctl(['org-show', 'acme']), ctl(['org-show', 'acme', '-F', 'json']), ctl(['org-show', 'nope'])]);
+  const [r, json, missing] = await Promise.all([
+    ctl(['org-show', 'acme']),
+    ctl(['org-show', 'acme', '-F', 'json']),
+    ctl(['org-show', 'nope']),
+  ]);
   t.equal(r.code, 0, show(r));
-  t.match(r.stdout, /^full_name: Acme Inc\nguid:      [0-9a-f]{32}\nname:      acme\n$/);
+  t.match(r.stdout, /^full_name: Acme Inc\nguid: {6}[0-9a-f]{32}\nname: {6}acme\n$/);
   t.same(JSON.parse(json.stdout), await pivotal.call('GET', '/organizations/acme'));
   t.equal(missing.code, 1, show(missing));
   t.equal(missing.stderr, "ERROR: organization 'nope' does not exist. (404 Not Found)\n");
@@ -126,11 +160,28 @@ t.test('user-create prints a working key; -f writes it 0600 and -o associates', 
   t.equal(r.code, 0, show(r));
   t.match(r.stdout, PEM);
   const alice = await server.client('alice', r.stdout);
-  t.match(await alice.call('GET', '/users/alice'), { username: 'alice', first_name: 'Alice', last_name: 'Smith', email: 'alice@example.com' });
+  t.match(await alice.call('GET', '/users/alice'), {
+    username: 'alice',
+    first_name: 'Alice',
+    last_name: 'Smith',
+    email: 'alice@example.com',
+  });
   await writeFile(join(scratch, 'alice.pem'), r.stdout);
 
   const file = join(scratch, 'carol.pem');
-  const carol = await ctl(['user-create', 'carol', 'Carol', 'Ann', 'King', 'carol@example.com', 'secret123', '-f', file, '-o', 'acme']);
+  const carol = await ctl([
+    'user-create',
+    'carol',
+    'Carol',
+    'Ann',
+    'King',
+    'carol@example.com',
+    'secret123',
+    '-f',
+    file,
+    '-o',
+    'acme',
+  ]);
   t.equal(carol.code, 0, show(carol));
   t.equal(carol.stdout, '');
   t.equal((await stat(file)).mode & 0o777, 0o600);
@@ -149,21 +200,36 @@ t.test('user-create prints a working key; -f writes it 0600 and -o associates', 
   t.match(short.stderr, /^ERROR: user-create takes 5 to 6 arguments, got 2\nUsage: /);
 });
 
-
 t.test('user-list and user-show print users; an unknown user is an error', async (t) => {
   const [list, uris, info, user, missing] = await Promise.all([
-    ctl(['user-list']), ctl(['user-list', '-w']), ctl(['user-list', '-a']), ctl(['user-show', 'carol', '-l']), ctl(['user-show', 'nobody']),
+    ctl(['user-list']),
+    ctl(['user-list', '-w']),
+    ctl(['user-list', '-a']),
+    ctl(['user-show', 'carol', '-l']),
+    ctl(['user-show', 'nobody']),
   ]);
   t.equal(list.code, 0, show(list));
   t.equal(list.stdout, 'admin\nalice\ncarol\nolivia\npivotal\n');
   t.match(uris.stdout, `alice:   ${server.url}/users/alice\n`);
   t.match(uris.stdout, `pivotal: ${server.url}/users/pivotal\n`);
-  t.match(info.stdout, 'alice:\n  display_name: Alice Smith\n  email:        alice@example.com\n  first_name:   Alice\n  last_name:    Smith\n');
+  t.match(
+    info.stdout,
+    'alice:\n  display_name: Alice Smith\n  email:        alice@example.com\n  first_name:   Alice\n  last_name:    Smith\n',
+  );
   t.equal(user.code, 0, show(user));
-  t.equal(user.stdout, [
-    'display_name:  Carol King', 'email:         carol@example.com', 'first_name:    Carol', 'last_name:     King',
-    'middle_name:   Ann', 'organizations: acme', 'username:      carol', '',
-  ].join('\n'));
+  t.equal(
+    user.stdout,
+    [
+      'display_name:  Carol King',
+      'email:         carol@example.com',
+      'first_name:    Carol',
+      'last_name:     King',
+      'middle_name:   Ann',
+      'organizations: acme',
+      'username:      carol',
+      '',
+    ].join('\n'),
+  );
   t.equal(missing.code, 1, show(missing));
   t.equal(missing.stderr, 'ERROR: Could not find user nobody (404 Not Found)\n');
 });
@@ -188,17 +254,28 @@ t.test('org-user-add associates, says when it already was, and --admin adds the 
 t.test('org-user-remove of an admin needs --force, and --force keeps one admin', async (t) => {
   const refused = await ctl(['org-user-remove', 'acme', 'alice']);
   t.equal(refused.code, 1, show(refused));
-  t.equal(refused.stderr, [
-    'ERROR: Error removing user alice from organization acme.',
-    "User alice is in the organization's admin group. Removing users from an organization without removing them from the admins group is not allowed.",
-    'Re-run this command with --force to remove this user from the admins prior to removing it from the organization.', '',
-  ].join('\n'));
+  t.equal(
+    refused.stderr,
+    [
+      'ERROR: Error removing user alice from organization acme.',
+      "User alice is in the organization's admin group. Removing users from an organization without removing them from the admins group is not allowed.",
+      'Re-run this command with --force to remove this user from the admins prior to removing it from the organization.',
+      '',
+    ].join('\n'),
+  );
   t.equal(await statusOf('/organizations/acme/users/alice'), 200, 'alice is still a member');
 
   const last = await ctl(['org-user-remove', 'acme', 'alice', '--force']);
   t.equal(last.code, 1, show(last));
-  t.match(last.stderr, /^ERROR: Error removing user alice from organization acme\.\n.*--force.*\n.*removing alice from the admins group would leave it empty/);
-  t.same(await groupUsers('acme', 'admins'), ['pivotal', 'alice'], 'the only admin besides the creating superuser stays');
+  t.match(
+    last.stderr,
+    /^ERROR: Error removing user alice from organization acme\.\n.*--force.*\n.*removing alice from the admins group would leave it empty/,
+  );
+  t.same(
+    await groupUsers('acme', 'admins'),
+    ['pivotal', 'alice'],
+    'the only admin besides the creating superuser stays',
+  );
 
   t.equal((await ctl(['org-user-add', 'acme', 'carol', '--admin'])).code, 0);
   const forced = await ctl(['org-user-remove', 'acme', 'alice', '--force']);
@@ -225,7 +302,10 @@ t.test('org-delete asks first: N keeps the organization, Y deletes it', async (t
   t.match(closed.stderr, 'no answer on standard input');
   const yes = await ctl(['org-delete', 'doomed'], { input: 'maybe\nY\n' });
   t.equal(yes.code, 0, show(yes));
-  t.match(yes.stdout, /^Do you want .*\nI have no idea what to do with 'maybe'\nJust say Y or N, please\.\nDo you want .*\nfull_name: Doomed Ltd\nguid:      [0-9a-f]{32}\nname:      doomed\n$/);
+  t.match(
+    yes.stdout,
+    /^Do you want .*\nI have no idea what to do with 'maybe'\nJust say Y or N, please\.\nDo you want .*\nfull_name: Doomed Ltd\nguid: {6}[0-9a-f]{32}\nname: {6}doomed\n$/,
+  );
   t.equal(await statusOf('/organizations/doomed'), 404, 'Y deletes it');
   const unknown = await ctl(['org-delete', 'doomed'], { input: 'Y\n' });
   t.equal(unknown.code, 1, show(unknown));
@@ -236,7 +316,12 @@ t.test('org-delete asks first: N keeps the organization, Y deletes it', async (t
 });
 
 t.test('user-delete asks first, never deletes pivotal', async (t) => {
-  await pivotal.call('POST', '/users', { username: 'dave', email: 'dave@example.com', display_name: 'Dave', password: 'secret123' });
+  await pivotal.call('POST', '/users', {
+    username: 'dave',
+    email: 'dave@example.com',
+    display_name: 'Dave',
+    password: 'secret123',
+  });
   const no = await ctl(['user-delete', 'dave'], { input: 'n\n' });
   t.equal(no.code, 3, show(no));
   t.equal(no.stdout, "Do you want to delete the user dave? (Y/N) \nYou said no, so I'm done here.\n");
@@ -260,7 +345,10 @@ t.test('server-admins: grant, list and remove; pivotal stays', async (t) => {
 
   const grant = await ctl(['grant-server-admin-permissions', 'alice']);
   t.equal(grant.code, 0, show(grant));
-  t.match(grant.stdout, /^User alice was added to server-admins\. This user can now list, read, create, and delete users/);
+  t.match(
+    grant.stdout,
+    /^User alice was added to server-admins\. This user can now list, read, create, and delete users/,
+  );
   t.equal((await ctl(['list-server-admins'])).stdout, 'alice\npivotal\n');
   t.equal((await alice.request('GET', '/users')).status, 200, 'a server-admin can list users');
   const twice = await ctl(['grant-server-admin-permissions', 'alice']);
@@ -288,7 +376,10 @@ t.test('server-admins: grant, list and remove; pivotal stays', async (t) => {
   t.equal(unknown.code, 1, show(unknown));
   t.match(unknown.stderr, 'User nobody was not found.');
   t.equal(two.code, 2, show(two));
-  t.match(two.stderr, /^ERROR: Username is the only argument to grant-server-admin-permissions\.\nPlease pass a single argument\.\n/);
+  t.match(
+    two.stderr,
+    /^ERROR: Username is the only argument to grant-server-admin-permissions\.\nPlease pass a single argument\.\n/,
+  );
   t.equal(extra.code, 2, show(extra));
   t.match(extra.stderr, /^ERROR: This command does not accept arguments\.\n/);
   t.equal(format.code, 2, show(format));
@@ -299,6 +390,41 @@ t.test('without -c the settings file in the working folder is read', async (t) =
   const r = await runBin('infra-server-ctl', ['org-list'], { cwd: server.dir });
   t.equal(r.code, 0, show(r));
   t.equal(r.stdout, 'acme\nbeta\ndefault\n');
+});
+
+t.test('-c and -F may come before the command as well as after it', async (t) => {
+  const [before, json, mixed] = await Promise.all([
+    runBin('infra-server-ctl', ['-c', server.settingsFile, 'org-list'], { cwd: scratch }),
+    runBin('infra-server-ctl', ['-F', 'json', '--config', server.settingsFile, 'org-list'], { cwd: scratch }),
+    runBin('infra-server-ctl', ['-c', server.settingsFile, 'org-show', 'acme', '-F', 'json'], { cwd: scratch }),
+  ]);
+  t.equal(before.code, 0, show(before));
+  t.equal(before.stdout, 'acme\nbeta\ndefault\n');
+  t.equal(before.stderr, '');
+  t.equal(json.code, 0, show(json));
+  t.same(JSON.parse(json.stdout), ['acme', 'beta', 'default']);
+  t.equal(mixed.code, 0, show(mixed));
+  t.match(JSON.parse(mixed.stdout), { name: 'acme', full_name: 'Acme Inc' });
+});
+
+t.test('help at every level is printed on stdout and exits 0', async (t) => {
+  const [help, create, helpCreate, withConfig] = await Promise.all([
+    runBin('infra-server-ctl', ['help']),
+    runBin('infra-server-ctl', ['org-create', '--help']),
+    runBin('infra-server-ctl', ['help', 'org-create']),
+    runBin('infra-server-ctl', ['-c', server.settingsFile, '-h']),
+  ]);
+  for (const r of [help, create, helpCreate, withConfig]) {
+    t.equal(r.code, 0, show(r));
+    t.equal(r.stderr, '');
+  }
+  t.match(help.stdout, /^Usage: infra-server-ctl COMMAND /);
+  t.match(help.stdout, /^ {2}org-create +create an organization/m);
+  t.match(help.stdout, /^Options, before or after the command:$/m);
+  t.match(create.stdout, /^Usage: infra-server-ctl org-create ORG_NAME "ORG_FULL_NAME" \[options\]\n/);
+  t.match(create.stdout, /^ {2}-a, --association_user USER +associate USER/m);
+  t.equal(helpCreate.stdout, create.stdout);
+  t.equal(withConfig.stdout, help.stdout);
 });
 
 t.test('a broken settings file exits 2 naming FILE:LINE', async (t) => {
@@ -336,5 +462,8 @@ t.test('a server that does not answer, a missing key or a wrong key is a clear e
   t.equal(r.code, 1, show(r));
   t.match(r.stderr, `ERROR: cannot read the superuser key ${join(scratch, 'empty', 'pivotal.pem')}`);
   t.equal(unknownKey.code, 1, show(unknownKey));
-  t.match(unknownKey.stderr, `(401 Unauthorized)\nThe key ${join(wrongDir, 'pivotal.pem')} is not the one the server at ${server.url} knows for pivotal.`);
+  t.match(
+    unknownKey.stderr,
+    `(401 Unauthorized)\nThe key ${join(wrongDir, 'pivotal.pem')} is not the one the server at ${server.url} knows for pivotal.`,
+  );
 });

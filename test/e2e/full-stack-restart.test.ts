@@ -12,8 +12,12 @@ import { until } from '../support/deadline.js';
 
 let server = await startServerProcess(t, {
   settings: {
-    server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1',
-    heartbeat_interval: 200, offline_threshold: 3, online_threshold: 2, voting_timeout: 5,
+    server_name: '127.0.0.1',
+    queue_listen_address: 'tcp://127.0.0.1',
+    heartbeat_interval: 200,
+    offline_threshold: 3,
+    online_threshold: 2,
+    voting_timeout: 5,
   },
 });
 const scratch = await mkdtemp(join(tmpdir(), 'infra-full-restart-'));
@@ -24,7 +28,9 @@ const home = join(scratch, 'home');
 await Promise.all([mkdir(markers), mkdir(home)]);
 
 const nodes = await startNodeFleet(t, {
-  serverUrl: server.url, validationKey: join(server.dataDir, 'default-validator.pem'), dir: join(scratch, 'nodes'),
+  serverUrl: server.url,
+  validationKey: join(server.dataDir, 'default-validator.pem'),
+  dir: join(scratch, 'nodes'),
   names: ['node1', 'node2', 'node3'],
   whitelist: () => ({
     ok: 'true',
@@ -42,17 +48,25 @@ const offlineLine = /WARN no heartbeat from the server for \d+ ms: finishing the
 /** Waits until every client has logged going offline `times` times in all. */
 async function allNoticed(times: number): Promise<void> {
   for (const node of nodes) {
-    await until(`${node.name} to notice the server is gone`, async () => ((await node.log()).match(offlineLine)?.length ?? 0) >= times ? true : undefined, 10_000);
+    await until(
+      `${node.name} to notice the server is gone`,
+      async () => (((await node.log()).match(offlineLine)?.length ?? 0) >= times ? true : undefined),
+      10_000,
+    );
   }
 }
 
 /** `cli node status` until it shows every node up: the clients come back without being restarted. */
 async function allUpByCli(): Promise<void> {
-  await until('cli node status to show every node up', async () => {
-    const r = await cli(['node', 'status', '-F', 'json']);
-    const states = r.code === 0 ? (JSON.parse(r.stdout) as Array<{ node_name: string; status: string }>) : [];
-    return ALL.every((name) => states.some((s) => s.node_name === name && s.status === 'up')) ? true : undefined;
-  }, 20_000);
+  await until(
+    'cli node status to show every node up',
+    async () => {
+      const r = await cli(['node', 'status', '-F', 'json']);
+      const states = r.code === 0 ? (JSON.parse(r.stdout) as Array<{ node_name: string; status: string }>) : [];
+      return ALL.every((name) => states.some((s) => s.node_name === name && s.status === 'up')) ? true : undefined;
+    },
+    20_000,
+  );
 }
 
 async function jobCompletes(t: Test): Promise<void> {
@@ -67,12 +81,21 @@ t.test('a job running when the server stops runs to its end; the clients return 
   const started = await cli(['job', 'start', 'slow', ...ALL, '--nowait']);
   t.equal(started.code, 0, show(started));
   const id = jobIdOf(started);
-  await until('every node to run the job', async () => ((await cliWaitForJob(cli, id, 'running')).nodes.running?.length === 3 ? true : undefined), 10_000);
+  await until(
+    'every node to run the job',
+    async () => ((await cliWaitForJob(cli, id, 'running')).nodes.running?.length === 3 ? true : undefined),
+    10_000,
+  );
 
   t.same(await server.stop(), { code: 0, signal: null }, 'the server stops cleanly on SIGTERM');
   await allNoticed(1);
   await writeFile(release, '');
-  for (const node of ALL) t.equal(await until(`the marker of ${node}`, () => markerOf(id, node), 10_000), 'done\n', `${node} finished the command while the server was away`);
+  for (const node of ALL)
+    t.equal(
+      await until(`the marker of ${node}`, () => markerOf(id, node), 10_000),
+      'done\n',
+      `${node} finished the command while the server was away`,
+    );
   for (const node of nodes) t.ok(node.running(), `${node.name} keeps running`);
 
   server = await server.restart();
@@ -89,7 +112,9 @@ t.test('a job started before the clients are back does not run on them', async (
   await allNoticed(2);
   // Frozen, the clients stay away from the restarted server for as long as this job needs to decide.
   for (const node of nodes) node.freeze();
-  t.teardown(() => nodes.forEach((node) => node.resume()));
+  t.teardown(() => {
+    for (const node of nodes) node.resume();
+  });
   server = await server.restart();
   const r = await cli(['job', 'start', 'ok', ...ALL, ...FAST]);
   t.equal(r.code, 1, show(r));

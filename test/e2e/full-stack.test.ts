@@ -13,8 +13,12 @@ import { until } from '../support/deadline.js';
 
 const server = await startServerProcess(t, {
   settings: {
-    server_name: '127.0.0.1', queue_listen_address: 'tcp://127.0.0.1',
-    heartbeat_interval: 200, offline_threshold: 3, online_threshold: 2, voting_timeout: 5,
+    server_name: '127.0.0.1',
+    queue_listen_address: 'tcp://127.0.0.1',
+    heartbeat_interval: 200,
+    offline_threshold: 3,
+    online_threshold: 2,
+    voting_timeout: 5,
   },
 });
 const admin = await server.client('admin');
@@ -31,8 +35,11 @@ const WHITELIST = {
   big: 'yes x | head -c 100000',
 };
 const nodes = await startNodeFleet(t, {
-  serverUrl: server.url, validationKey: join(server.dataDir, 'default-validator.pem'), dir: join(scratch, 'nodes'),
-  names: ['node1', 'node2', 'node3'], whitelist: () => WHITELIST,
+  serverUrl: server.url,
+  validationKey: join(server.dataDir, 'default-validator.pem'),
+  dir: join(scratch, 'nodes'),
+  names: ['node1', 'node2', 'node3'],
+  whitelist: () => WHITELIST,
 });
 const [node1, node2, node3] = nodes as [FleetNode, FleetNode, FleetNode];
 const ALL = ['node1', 'node2', 'node3'];
@@ -48,12 +55,17 @@ async function treePids(id: string, names: readonly string[]): Promise<number[]>
 }
 
 function allGone(list: readonly number[]): Promise<true> {
-  return until('the background sleeps to end', async () => ((await Promise.all(list.map(processGone))).every(Boolean) ? true : undefined), 10_000);
+  return until(
+    'the background sleeps to end',
+    async () => ((await Promise.all(list.map(processGone))).every(Boolean) ? true : undefined),
+    10_000,
+  );
 }
 
 t.test('three clients register through the validator and come up', async (t) => {
   await ready();
-  for (const node of nodes) t.match(await node.log(), /INFO registered client node\d/, `${node.name} registered itself`);
+  for (const node of nodes)
+    t.match(await node.log(), /INFO registered client node\d/, `${node.name} registered itself`);
   const r = await cli(['node', 'status']);
   t.equal(r.code, 0, show(r));
   t.match(r.stdout, /^node1 +up +available .*\nnode2 +up +available .*\nnode3 +up +available /m);
@@ -72,7 +84,10 @@ t.test('a job succeeds on three nodes: exit 0 and a report saying complete', asy
 });
 
 t.test('captured output is read back per node', async (t) => {
-  const [out2, err2] = await Promise.all([cli(['job', 'output', okJob, 'node2']), cli(['job', 'output', okJob, 'node2', '--channel', 'stderr'])]);
+  const [out2, err2] = await Promise.all([
+    cli(['job', 'output', okJob, 'node2']),
+    cli(['job', 'output', okJob, 'node2', '--channel', 'stderr']),
+  ]);
   t.equal(out2.code, 0, show(out2));
   t.equal(out2.stdout, 'ok from node2\n');
   t.equal(out2.stderr, '', 'not truncated');
@@ -115,7 +130,11 @@ t.test('a whitelist change through the cli applies without restarting the client
 
 t.test('--search selects the matching nodes only', async (t) => {
   // A node object without a client: selecting it would leave it unavailable and fail the job.
-  await admin.call('POST', '/organizations/default/nodes', { name: 'web9', json_class: 'Chef::Node', chef_type: 'node' });
+  await admin.call('POST', '/organizations/default/nodes', {
+    name: 'web9',
+    json_class: 'Chef::Node',
+    chef_type: 'node',
+  });
   await ready();
   const r = await cli(['job', 'start', 'ok', '--search', 'name:node*', ...FAST]);
   t.equal(r.code, 0, show(r));
@@ -123,7 +142,7 @@ t.test('--search selects the matching nodes only', async (t) => {
   t.notMatch(r.stdout, /^web9 /m);
 });
 
-t.test('--timeout stops the job and kills each node\'s whole process tree', async (t) => {
+t.test("--timeout stops the job and kills each node's whole process tree", async (t) => {
   await ready();
   const r = await cli(['job', 'start', 'tree', ...ALL, '--timeout', '2', ...FAST]);
   t.equal(r.code, 1, show(r));
@@ -162,10 +181,14 @@ t.test('output beyond 64 KiB is cut, and job output says so', async (t) => {
 t.test('quorum as a count and as a percentage with one node down', async (t) => {
   await ready();
   t.equal(await node3.stop(), 0, 'node3 stops cleanly');
-  await until('cli node status to show node3 down', async () => {
-    const r = await cli(['node', 'status', 'node3', '-F', 'json']);
-    return (JSON.parse(r.stdout) as Array<{ status: string }>)[0]?.status === 'down' ? true : undefined;
-  }, 10_000);
+  await until(
+    'cli node status to show node3 down',
+    async () => {
+      const r = await cli(['node', 'status', 'node3', '-F', 'json']);
+      return (JSON.parse(r.stdout) as Array<{ status: string }>)[0]?.status === 'down' ? true : undefined;
+    },
+    10_000,
+  );
   for (const quorum of ['2', '66%']) {
     await ready(node1, node2);
     const r = await cli(['job', 'start', 'ok', ...ALL, '-q', quorum, ...FAST]);
@@ -187,14 +210,24 @@ t.test('quorum as a count and as a percentage with one node down', async (t) => 
 
 t.test('user list: Missing read permission until infra-server-ctl grants server-admin (spec 5.7)', async (t) => {
   const keyFile = join(scratch, 'bob.pem');
-  const created = await runBin('infra-server-ctl', ['user-create', 'bob', 'Bob', 'Stone', 'bob@example.com', 'secret123', '-f', keyFile, '-c', server.settingsFile], { cwd: scratch });
+  const created = await runBin(
+    'infra-server-ctl',
+    ['user-create', 'bob', 'Bob', 'Stone', 'bob@example.com', 'secret123', '-f', keyFile, '-c', server.settingsFile],
+    { cwd: scratch },
+  );
   t.equal(created.code, 0, show(created));
-  const bob = () => runBin('cli', ['user', 'list', '--server-url', server.url, '-u', 'bob', '-k', keyFile], { cwd: scratch, env: childEnv({ HOME: home }) });
+  const bob = () =>
+    runBin('cli', ['user', 'list', '--server-url', server.url, '-u', 'bob', '-k', keyFile], {
+      cwd: scratch,
+      env: childEnv({ HOME: home }),
+    });
   const denied = await bob();
   t.not(denied.code, 0, show(denied));
   t.equal(denied.stdout, '');
   t.match(denied.stderr, /Missing read permission/);
-  const grant = await runBin('infra-server-ctl', ['grant-server-admin-permissions', 'bob', '-c', server.settingsFile], { cwd: scratch });
+  const grant = await runBin('infra-server-ctl', ['grant-server-admin-permissions', 'bob', '-c', server.settingsFile], {
+    cwd: scratch,
+  });
   t.equal(grant.code, 0, show(grant));
   const allowed = await bob();
   t.equal(allowed.code, 0, show(allowed));

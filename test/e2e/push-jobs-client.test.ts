@@ -15,7 +15,10 @@ const DEADLINE_MS = 15_000;
 
 const [apiPort, heartbeatPort, commandPort] = [await freePort(), await freePort(), await freePort()];
 let server: TestServer = await startTestServer(t, 'file', {
-  heartbeat_interval: 200, api_port: apiPort, server_heartbeat_port: heartbeatPort, command_port: commandPort,
+  heartbeat_interval: 200,
+  api_port: apiPort,
+  server_heartbeat_port: heartbeatPort,
+  command_port: commandPort,
 });
 const scratch = await mkdtemp(join(tmpdir(), 'push-client-'));
 t.teardown(() => rm(scratch, { recursive: true, force: true }));
@@ -46,17 +49,25 @@ async function startClient(name: string, whitelist: Record<string, string>): Pro
   await writeFile(join(scratch, `${name}-validation.pem`), validatorPem);
   const entries = Object.entries(whitelist).map(([k, v]) => `  ${JSON.stringify(k)} => ${JSON.stringify(v)},`);
   const rb = join(scratch, `${name}.rb`);
-  await writeFile(rb, [
-    `chef_server_url "${server.url}/organizations/default"`,
-    `node_name "${name}"`,
-    `client_key "${name}/client.pem"`,
-    `validation_key "${name}-validation.pem"`,
-    `file_dir "${name}/files"`,
-    'log_level :debug',
-    `log_location "${name}/client.log"`,
-    'whitelist({', ...entries, '})',
-  ].join('\n'));
-  const child = spawn(process.execPath, [distBin('push-jobs-client'), '-c', rb], { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  await writeFile(
+    rb,
+    [
+      `chef_server_url "${server.url}/organizations/default"`,
+      `node_name "${name}"`,
+      `client_key "${name}/client.pem"`,
+      `validation_key "${name}-validation.pem"`,
+      `file_dir "${name}/files"`,
+      'log_level :debug',
+      `log_location "${name}/client.log"`,
+      'whitelist({',
+      ...entries,
+      '})',
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [distBin('push-jobs-client'), '-c', rb], {
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -126,7 +137,8 @@ t.test('bad options and a broken client.rb exit 2 naming the problem', async (t)
     runBin('push-jobs-client', ['-l', 'loud']),
   ]);
   t.equal(help.code, 0);
-  for (const option of ['--config', '--client-key', '--log_level', '--logfile', '--node-name', '--server', '--version']) t.match(help.stdout, option);
+  for (const option of ['--config', '--client-key', '--log_level', '--logfile', '--node-name', '--server', '--version'])
+    t.match(help.stdout, option);
   t.equal(badConfig.code, 2);
   t.match(badConfig.stderr, `${broken}:2: whitelist: expected a hash of job name => command string`);
   t.equal(badLevel.code, 2);
@@ -135,17 +147,28 @@ t.test('bad options and a broken client.rb exit 2 naming the problem', async (t)
 
 t.test('first run registers through the validator, saves the key 0600 and creates the node', async (t) => {
   web1 = await startClient('web1', {
-    hello: 'echo hello; echo oops >&2', tree: TREE, big: "head -c 200000 /dev/zero | tr '\\0' x; echo small >&2",
-    env: 'echo "$PUSH_JOB_ID $PUSH_NODE_NAME $GREETING"; cat "$PUSH_JOB_FILE"', whoami: 'id -un; pwd; echo "$USER $LOGNAME $HOME"',
+    hello: 'echo hello; echo oops >&2',
+    tree: TREE,
+    big: "head -c 200000 /dev/zero | tr '\\0' x; echo small >&2",
+    env: 'echo "$PUSH_JOB_ID $PUSH_NODE_NAME $GREETING"; cat "$PUSH_JOB_FILE"',
+    whoami: 'id -un; pwd; echo "$USER $LOGNAME $HOME"',
   });
   await waitAvailable(web1);
   t.equal((await stat(join(web1.dir, 'client.pem'))).mode & 0o777, 0o600);
   const client = await server.admin.call('GET', '/organizations/default/clients/web1');
   t.match(client, { name: 'web1', validator: false });
-  const acl = (await server.admin.call('GET', '/organizations/default/nodes/web1/_acl')) as Record<string, { actors: string[] }>;
-  for (const perm of ['read', 'update', 'delete', 'grant']) t.ok(acl[perm]?.actors.includes('web1'), `the client holds ${perm} on its node`);
+  const acl = (await server.admin.call('GET', '/organizations/default/nodes/web1/_acl')) as Record<
+    string,
+    { actors: string[] }
+  >;
+  for (const perm of ['read', 'update', 'delete', 'grant'])
+    t.ok(acl[perm]?.actors.includes('web1'), `the client holds ${perm} on its node`);
   t.match(await web1.log(), /^\S+Z INFO registered client web1/m);
-  t.match(await web1.log(), /DEBUG received abort on the command channel/, 'the server reset the node, and the node answered');
+  t.match(
+    await web1.log(),
+    /DEBUG received abort on the command channel/,
+    'the server reset the node, and the node answered',
+  );
 });
 
 t.test('a whitelisted job succeeds and its output is captured', async (t) => {
@@ -155,22 +178,42 @@ t.test('a whitelisted job succeeds and its output is captured', async (t) => {
   const out = await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`);
   t.equal(out.body, 'hello\n');
   t.equal(out.headers.get('x-output-truncated'), null);
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stderr`)).body, 'oops\n');
+  t.equal(
+    (await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stderr`)).body,
+    'oops\n',
+  );
 });
 
 t.test('the job sees its env, its file and its id; the file is removed afterwards', async (t) => {
-  const job = await runJob({ command: 'env', nodes: ['web1'], capture_output: true, env: { GREETING: 'hi' }, file: `base64:${Buffer.from('file body\n').toString('base64')}` });
+  const job = await runJob({
+    command: 'env',
+    nodes: ['web1'],
+    capture_output: true,
+    env: { GREETING: 'hi' },
+    file: `base64:${Buffer.from('file body\n').toString('base64')}`,
+  });
   t.same(job.nodes.succeeded, ['web1']);
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body, `${job.id} web1 hi\nfile body\n`);
+  t.equal(
+    (await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body,
+    `${job.id} web1 hi\nfile body\n`,
+  );
   t.same(await readdir(join(web1.dir, 'files')), [], 'no job file is left');
 });
 
-t.test('a job runs as the user and in the folder it names', { skip: process.getuid?.() !== 0 && 'needs root' }, async (t) => {
-  const job = await runJob({ command: 'whoami', nodes: ['web1'], capture_output: true, user: 'nobody', dir: '/tmp' });
-  t.same(job.nodes.succeeded, ['web1']);
-  const home = execFileSync('getent', ['passwd', 'nobody'], { encoding: 'utf8' }).trim().split(':')[5];
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body, `nobody\n/tmp\nnobody nobody ${home}\n`, 'with the user\'s USER, LOGNAME and HOME');
-});
+t.test(
+  'a job runs as the user and in the folder it names',
+  { skip: process.getuid?.() !== 0 && 'needs root' },
+  async (t) => {
+    const job = await runJob({ command: 'whoami', nodes: ['web1'], capture_output: true, user: 'nobody', dir: '/tmp' });
+    t.same(job.nodes.succeeded, ['web1']);
+    const home = execFileSync('getent', ['passwd', 'nobody'], { encoding: 'utf8' }).trim().split(':')[5];
+    t.equal(
+      (await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stdout`)).body,
+      `nobody\n/tmp\nnobody nobody ${home}\n`,
+      "with the user's USER, LOGNAME and HOME",
+    );
+  },
+);
 
 t.test('a command not in the whitelist, an unknown user or a missing folder is nacked', async (t) => {
   const job = await runJob({ command: 'rm-everything', nodes: ['web1'] });
@@ -186,12 +229,22 @@ t.test('a whitelist change on the node applies to the next job without a restart
   const node = (await server.admin.call('GET', '/organizations/default/nodes/web1')) as Record<string, unknown>;
   const before = await runJob({ command: 'later', nodes: ['web1'] });
   t.same(before.nodes.nacked, ['web1'], 'not whitelisted yet');
-  await server.admin.call('PUT', '/organizations/default/nodes/web1', { ...node, normal: { push_jobs: { whitelist: { later: 'echo "from the node"', hello: 'echo overridden' } } } });
+  await server.admin.call('PUT', '/organizations/default/nodes/web1', {
+    ...node,
+    normal: { push_jobs: { whitelist: { later: 'echo "from the node"', hello: 'echo overridden' } } },
+  });
   const after = await runJob({ command: 'later', nodes: ['web1'], capture_output: true });
   t.same(after.nodes.succeeded, ['web1']);
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${after.id}/output/web1/stdout`)).body, 'from the node\n');
+  t.equal(
+    (await server.admin.request('GET', `/organizations/default/pushy/jobs/${after.id}/output/web1/stdout`)).body,
+    'from the node\n',
+  );
   const clash = await runJob({ command: 'hello', nodes: ['web1'], capture_output: true });
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${clash.id}/output/web1/stdout`)).body, 'overridden\n', 'the node attribute wins over client.rb');
+  t.equal(
+    (await server.admin.request('GET', `/organizations/default/pushy/jobs/${clash.id}/output/web1/stdout`)).body,
+    'overridden\n',
+    'the node attribute wins over client.rb',
+  );
 });
 
 t.test('output beyond max_body_size is cut and reported as truncated', async (t) => {
@@ -202,7 +255,10 @@ t.test('output beyond max_body_size is cut and reported as truncated', async (t)
   const text = String(out.body);
   t.ok(text.length > 30_000 && text.length < 65_536, `stdout cut to ${text.length} characters`);
   t.match(text, /^x+$/);
-  t.equal((await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stderr`)).body, 'small\n');
+  t.equal(
+    (await server.admin.request('GET', `/organizations/default/pushy/jobs/${job.id}/output/web1/stderr`)).body,
+    'small\n',
+  );
 });
 
 t.test('run_timeout stops the whole process tree', async (t) => {
@@ -210,7 +266,10 @@ t.test('run_timeout stops the whole process tree', async (t) => {
   const job = await runJob({ command: 'tree', nodes: ['web1'], run_timeout: 1, env: { PID_FILE: pidFile } });
   t.equal(job.status, 'timed_out');
   const pid = await pidFrom(pidFile);
-  t.ok(await until('the background sleep to end', async () => ((await processGone(pid)) ? true : undefined)), 'the grandchild is gone');
+  t.ok(
+    await until('the background sleep to end', async () => ((await processGone(pid)) ? true : undefined)),
+    'the grandchild is gone',
+  );
   await waitAvailable(web1);
 });
 
@@ -225,7 +284,10 @@ t.test('abort stops the whole process tree', async (t) => {
     return TERMINAL.includes(j.status) ? j : undefined;
   });
   t.equal(job.status, 'aborted');
-  t.ok(await until('the background sleep to end', async () => ((await processGone(pid)) ? true : undefined)), 'the grandchild is gone');
+  t.ok(
+    await until('the background sleep to end', async () => ((await processGone(pid)) ? true : undefined)),
+    'the grandchild is gone',
+  );
   const logged = new RegExp(`job ${id}: aborting \\(running\\)\\n[\\s\\S]*job ${id}: aborted\\n`);
   t.ok(await until('the client to log the abort', async () => (logged.test(await web1.log()) ? true : undefined)));
   await waitAvailable(web1);
@@ -233,8 +295,12 @@ t.test('abort stops the whole process tree', async (t) => {
 
 t.test('after a server restart the client reconnects by itself', async (t) => {
   server = await server.restart();
-  await until('a second connection', async () => (((await web1.log()).match(/INFO connected to/g)?.length ?? 0) >= 2 ? true : undefined));
-  await until('web1 to come back', async () => ((await availability(server.admin, 'web1')) === 'available' ? true : undefined));
+  await until('a second connection', async () =>
+    ((await web1.log()).match(/INFO connected to/g)?.length ?? 0) >= 2 ? true : undefined,
+  );
+  await until('web1 to come back', async () =>
+    (await availability(server.admin, 'web1')) === 'available' ? true : undefined,
+  );
   const job = await runJob({ command: 'hello', nodes: ['web1'] });
   t.same(job.nodes.succeeded, ['web1']);
   t.match(await web1.log(), /reconfiguring: the server (incarnation changed|stayed silent)/);

@@ -4,7 +4,15 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ApiClient } from '../../src/auth/api-client.js';
-import { createClient, createMember, createOrg, eachStore, expectAnswer, expectStatus, keyPair } from '../support/api-fixtures.js';
+import {
+  createClient,
+  createMember,
+  createOrg,
+  eachStore,
+  expectAnswer,
+  expectStatus,
+  keyPair,
+} from '../support/api-fixtures.js';
 import type { TestServer } from '../support/server.js';
 
 const ACME = '/organizations/acme';
@@ -23,15 +31,49 @@ eachStore(t, async (t, s) => {
   const acmeValidatorKey = await createOrg(t, s, 'acme');
   await createMember(t, s, 'acme', 'ruth', 0);
   expectStatus(t, await s.pivotal.request('POST', '/server-admins', { username: 'ruth' }), 200);
-  expectStatus(t, await s.pivotal.request('POST', '/users/ruth/keys', { name: 'second', expiration_date: '2099-01-01T00:00:00Z', public_key: (await keyPair(1)).publicKeyPem }), 201);
+  expectStatus(
+    t,
+    await s.pivotal.request('POST', '/users/ruth/keys', {
+      name: 'second',
+      expiration_date: '2099-01-01T00:00:00Z',
+      public_key: (await keyPair(1)).publicKeyPem,
+    }),
+    201,
+  );
   await createClient(t, s, 'acme', 'db1', 2);
-  expectStatus(t, await s.pivotal.request('POST', `${ACME}/clients/db1/keys`, { name: 'rotated', expiration_date: 'infinity', public_key: (await keyPair(3)).publicKeyPem }), 201);
-  expectStatus(t, await s.pivotal.request('POST', `${ACME}/clients/db1/keys`, { name: 'expired', expiration_date: '2000-01-01T00:00:00Z', public_key: (await keyPair(4)).publicKeyPem }), 201);
-  const validatorMade = expectStatus(t, await s.as('acme-validator', acmeValidatorKey).request('POST', `${ACME}/clients`, { name: 'app1', create_key: true }), 201);
-  const app1Key = String((validatorMade['chef_key'] as Record<string, unknown>)['private_key']);
+  expectStatus(
+    t,
+    await s.pivotal.request('POST', `${ACME}/clients/db1/keys`, {
+      name: 'rotated',
+      expiration_date: 'infinity',
+      public_key: (await keyPair(3)).publicKeyPem,
+    }),
+    201,
+  );
+  expectStatus(
+    t,
+    await s.pivotal.request('POST', `${ACME}/clients/db1/keys`, {
+      name: 'expired',
+      expiration_date: '2000-01-01T00:00:00Z',
+      public_key: (await keyPair(4)).publicKeyPem,
+    }),
+    201,
+  );
+  const validatorMade = expectStatus(
+    t,
+    await s
+      .as('acme-validator', acmeValidatorKey)
+      .request('POST', `${ACME}/clients`, { name: 'app1', create_key: true }),
+    201,
+  );
+  const app1Key = String((validatorMade.chef_key as Record<string, unknown>).private_key);
   expectStatus(t, await s.pivotal.request('POST', `${ACME}/groups`, { id: 'ops' }), 201);
   expectStatus(t, await s.pivotal.request('POST', `${ACME}/groups`, { id: 'oncall' }), 201);
-  expectStatus(t, await s.pivotal.request('PUT', `${ACME}/groups/oncall`, { actors: { users: ['ruth'], clients: ['db1'] } }), 200);
+  expectStatus(
+    t,
+    await s.pivotal.request('PUT', `${ACME}/groups/oncall`, { actors: { users: ['ruth'], clients: ['db1'] } }),
+    200,
+  );
   expectStatus(t, await s.pivotal.request('PUT', `${ACME}/groups/ops`, { actors: { groups: ['oncall'] } }), 200);
   expectStatus(t, await s.pivotal.request('PUT', `${ACME}/groups/admins`, { actors: { groups: ['ops'] } }), 200);
   expectStatus(t, await s.pivotal.request('PUT', `${ACME}`, { name: 'acme', full_name: 'Acme Renamed' }), 200);
@@ -63,13 +105,17 @@ eachStore(t, async (t, s) => {
   await t.test('everything is still there', async (t) => {
     const after = await snapshot(s2);
     // URIs carry the port, which a restart changes.
-    const port = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll(s.url, 'URL').replaceAll(s2.url, 'URL')) as unknown;
-    for (const key of Object.keys(before) as Array<keyof typeof before>) t.same(port(after[key]), port(before[key]), key);
+    const port = (v: unknown) =>
+      JSON.parse(JSON.stringify(v).replaceAll(s.url, 'URL').replaceAll(s2.url, 'URL')) as unknown;
+    for (const key of Object.keys(before) as Array<keyof typeof before>)
+      t.same(port(after[key]), port(before[key]), key);
     t.match(after.org, { name: 'acme', full_name: 'Acme Renamed' });
     t.notOk('gone' in after.orgs, 'a deleted organization stays deleted');
-    expectAnswer(t, await s2.pivotal.request('GET', '/organizations/gone'), 404, { error: ["organization 'gone' does not exist."] });
-    t.same(after.oncall['users'], ['ruth']);
-    t.same(after.ops['groups'], ['oncall']);
+    expectAnswer(t, await s2.pivotal.request('GET', '/organizations/gone'), 404, {
+      error: ["organization 'gone' does not exist."],
+    });
+    t.same(after.oncall.users, ['ruth']);
+    t.same(after.ops.groups, ['oncall']);
     t.same(after.serverAdmins, ['pivotal', 'ruth']);
   });
 
@@ -83,11 +129,36 @@ eachStore(t, async (t, s) => {
       ['db1', (await keyPair(3)).privateKeyPem, `${ACME}/clients/db1/keys`],
       ['app1', app1Key, `${ACME}/clients/app1`],
     ];
-    for (const [who, key, path] of keys) expectStatus(t, await s2.as(who, key).request('GET', path), 200, `${who} on ${path}`);
-    expectStatus(t, await s2.as('default-validator', await s2.keyOf('default-validator')).request('POST', '/organizations/default/clients', { name: 'after-restart' }), 201, 'default validator');
-    expectStatus(t, await s2.as('acme-validator', acmeValidatorKey).request('POST', `${ACME}/clients`, { name: 'app2' }), 201, 'acme validator');
-    expectAnswer(t, await s2.as('db1', (await keyPair(4)).privateKeyPem).request('GET', `${ACME}/clients/db1`), 401, { error: ["Invalid signature for user or client 'db1'"] }, 'expired key');
-    expectAnswer(t, await s2.as('acme-validator', acmeValidatorKey).request('GET', `${ACME}/clients`), 403, { error: ['missing read permission'] }, 'the validator is still only a validator');
+    for (const [who, key, path] of keys)
+      expectStatus(t, await s2.as(who, key).request('GET', path), 200, `${who} on ${path}`);
+    expectStatus(
+      t,
+      await s2
+        .as('default-validator', await s2.keyOf('default-validator'))
+        .request('POST', '/organizations/default/clients', { name: 'after-restart' }),
+      201,
+      'default validator',
+    );
+    expectStatus(
+      t,
+      await s2.as('acme-validator', acmeValidatorKey).request('POST', `${ACME}/clients`, { name: 'app2' }),
+      201,
+      'acme validator',
+    );
+    expectAnswer(
+      t,
+      await s2.as('db1', (await keyPair(4)).privateKeyPem).request('GET', `${ACME}/clients/db1`),
+      401,
+      { error: ["Invalid signature for user or client 'db1'"] },
+      'expired key',
+    );
+    expectAnswer(
+      t,
+      await s2.as('acme-validator', acmeValidatorKey).request('GET', `${ACME}/clients`),
+      403,
+      { error: ['missing read permission'] },
+      'the validator is still only a validator',
+    );
   });
 
   await t.test('the second start rewrites none of the first-start files', async (t) => {

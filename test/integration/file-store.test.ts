@@ -1,5 +1,5 @@
 // FileStore against the shared contract, plus what only a file layout can show.
-import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -55,10 +55,17 @@ t.test('an id too long for a file name is kept under its hash and reads back', a
   const long = '日'.repeat(100);
   const org255 = `a${'b'.repeat(254)}`;
   await store.put('orgs', long, { n: 1 });
-  await store.putMany('orgs', [[org255, { n: 2 }], ['short', { n: 3 }]]);
+  await store.putMany('orgs', [
+    [org255, { n: 2 }],
+    ['short', { n: 3 }],
+  ]);
   t.same(await store.get('orgs', long), { n: 1 });
   t.same(await store.get('orgs', org255), { n: 2 });
-  t.same(Object.fromEntries(await new FileStore(dir).load('orgs')), { [long]: { n: 1 }, [org255]: { n: 2 }, short: { n: 3 } });
+  t.same(Object.fromEntries(await new FileStore(dir).load('orgs')), {
+    [long]: { n: 1 },
+    [org255]: { n: 2 },
+    short: { n: 3 },
+  });
   await store.remove('orgs', long);
   t.equal(await store.get('orgs', long), undefined);
 });
@@ -82,4 +89,63 @@ t.test('openStore without a Redis URL keeps documents under <data_dir>/store', a
   t.same(await readdir(join(dir, 'store', 'orgs')), ['acme.json']);
   await writeFile(join(dir, 'taken'), '');
   await t.rejects(openStore({ data_dir: join(dir, 'taken') }), { message: /cannot be created or written/ });
+});
+
+t.test('a field map line cut short by a crash is skipped, and cut off before the next append', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const store = new FileStore(dir);
+  await store.putFields('org/acme/jobs', 'j1', [['n1', 'ready']]);
+  const file = join(dir, 'org/acme/jobs/j1.fields');
+  await appendFile(file, '[["n1","runn');
+  const crashed = new FileStore(dir);
+  t.same(
+    [...(await crashed.getFields('org/acme/jobs', 'j1')).entries()],
+    [['n1', 'ready']],
+    'the torn line is skipped',
+  );
+  await crashed.putFields('org/acme/jobs', 'j1', [['n2', 'new']]);
+  t.same(
+    [...(await crashed.getFields('org/acme/jobs', 'j1')).entries()],
+    [
+      ['n1', 'ready'],
+      ['n2', 'new'],
+    ],
+    'the next append starts on a line of its own',
+  );
+  t.equal((await readFile(file, 'utf8')).split('\n').length, 3, 'two whole lines and the final newline');
+});
+
+t.test('a field map written again and again is compacted to what it holds', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const store = new FileStore(dir);
+  for (let i = 0; i < 2500; i++) await store.putFields('org/acme/node_states', 'all', [[`n${i % 3}`, { i }]]);
+  await store.close();
+  const lines = (await readFile(join(dir, 'org/acme/node_states/all.fields'), 'utf8')).split('\n').length - 1;
+  t.ok(lines <= 1000, `${lines} lines after 2,500 writes`);
+  t.same(
+    [...(await new FileStore(dir).getFields('org/acme/node_states', 'all')).entries()],
+    [
+      ['n0', { i: 2499 }],
+      ['n1', { i: 2497 }],
+      ['n2', { i: 2498 }],
+    ],
+    'every field keeps its last value',
+  );
+});
+
+t.test('a journal left by a crash is finished when the store opens', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await new FileStore(dir).put('org/acme/clients', 'gone', { k: 0 });
+  await mkdir(join(dir, '~journal'), { recursive: true });
+  const journal = [
+    ['org/acme/clients', 'c1', JSON.stringify({ k: 1 })],
+    ['org/acme/clients', 'gone', null],
+  ];
+  await writeFile(join(dir, '~journal', '000000000000001-000000001.json'), JSON.stringify(journal));
+  const store = new FileStore(dir);
+  t.same([...(await store.load('org/acme/clients')).entries()], [['c1', { k: 1 }]], 'applied before the first read');
+  t.same(await readdir(join(dir, '~journal')), [], 'and removed');
 });

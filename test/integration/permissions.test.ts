@@ -8,7 +8,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 const ORG = '/organizations/default';
 type Perm = 'create' | 'read' | 'update' | 'delete';
 type Row = Record<Perm, boolean>;
-const row = (create: boolean, read: boolean, update: boolean, del: boolean): Row => ({ create, read, update, delete: del });
+const row = (create: boolean, read: boolean, update: boolean, del: boolean): Row => ({
+  create,
+  read,
+  update,
+  delete: del,
+});
 
 // Spec 5 tables (columns reordered to create, read, update, delete).
 const USERS: Record<string, Row> = {
@@ -68,7 +73,13 @@ async function attempt(s: TestServer, who: ApiClient, kind: string, perm: Perm):
 
 t.test('default permissions of the users, clients and admins groups', async (t) => {
   const s = await startTestServer(t, 'file');
-  const alice = await s.pivotal.request('POST', '/users', { username: 'alice', email: 'alice@example.com', display_name: 'Alice', password: 'secret123', create_key: true });
+  const alice = await s.pivotal.request('POST', '/users', {
+    username: 'alice',
+    email: 'alice@example.com',
+    display_name: 'Alice',
+    password: 'secret123',
+    create_key: true,
+  });
   t.equal(alice.status, 201);
   t.equal((await s.pivotal.request('POST', `${ORG}/users`, { username: 'alice' })).status, 201);
   const aliceKey = (alice.body as { chef_key: { private_key: string } }).chef_key.private_key;
@@ -85,7 +96,12 @@ t.test('default permissions of the users, clients and admins groups', async (t) 
         if (kind === 'organization' && (perm === 'delete' || perm === 'create')) {
           // Deleting the organization or creating another would end the test; creation is for superusers.
           // Clients are not principals on global paths at all (401); users lack the right (403).
-          if (perm === 'create') t.equal(await attempt(s, who, kind, perm), group === 'clients' ? 401 : 403, `${group}: create organization refused`);
+          if (perm === 'create')
+            t.equal(
+              await attempt(s, who, kind, perm),
+              group === 'clients' ? 401 : 403,
+              `${group}: create organization refused`,
+            );
           continue;
         }
         const status = await attempt(s, who, kind, perm);
@@ -96,7 +112,11 @@ t.test('default permissions of the users, clients and admins groups', async (t) 
     }
   }
   t.equal((await s.as('alice', aliceKey).request('DELETE', ORG)).status, 403, 'users cannot delete the organization');
-  t.equal((await s.as('worker', clientKey).request('DELETE', ORG)).status, 403, 'clients cannot delete the organization');
+  t.equal(
+    (await s.as('worker', clientKey).request('DELETE', ORG)).status,
+    403,
+    'clients cannot delete the organization',
+  );
 });
 
 t.test('containers without endpoints carry the spec tables in their ACLs', async (t) => {
@@ -109,7 +129,10 @@ t.test('containers without endpoints carry the spec tables in their ACLs', async
     sandboxes: { users: ['create'], clients: [] },
   };
   for (const [container, groups] of Object.entries(expected)) {
-    const acl = (await s.pivotal.request('GET', `${ORG}/containers/${container}/_acl`)).body as Record<string, { groups: string[] }>;
+    const acl = (await s.pivotal.request('GET', `${ORG}/containers/${container}/_acl`)).body as Record<
+      string,
+      { groups: string[] }
+    >;
     for (const perm of ['create', 'read', 'update', 'delete', 'grant'] as const) {
       const g = acl[perm]?.groups ?? [];
       t.ok(g.includes('admins'), `admins hold ${perm} on ${container}`);
@@ -121,8 +144,14 @@ t.test('containers without endpoints carry the spec tables in their ACLs', async
 
 t.test('billing_admins and public_key_read_access', async (t) => {
   const s = await startTestServer(t, 'file');
-  const billing = (await s.pivotal.request('GET', `${ORG}/groups/billing_admins/_acl`)).body as Record<string, { groups: string[] }>;
-  t.same(['create', 'read', 'update', 'delete'].map((p) => billing[p]?.groups.includes('billing_admins')), [false, true, true, false]);
+  const billing = (await s.pivotal.request('GET', `${ORG}/groups/billing_admins/_acl`)).body as Record<
+    string,
+    { groups: string[] }
+  >;
+  t.same(
+    ['create', 'read', 'update', 'delete'].map((p) => billing[p]?.groups.includes('billing_admins')),
+    [false, true, true, false],
+  );
   const pkra = (await s.pivotal.request('GET', `${ORG}/groups/public_key_read_access`)).body as { groups: string[] };
   t.same(pkra.groups.sort(), ['clients', 'users']);
 });

@@ -34,15 +34,31 @@ t.test('push-jobs API', async (t) => {
       // Nodes would drop a commit carrying these (reference 2.3), and the job would wait out its voting timeout.
       ['a command longer than a commit message allows', { ...valid, command: 'c'.repeat(256) }, /command/],
       ['an env name longer than a commit message allows', { ...valid, env: { [`E${'e'.repeat(255)}`]: 'v' } }, /env/],
-      ['options that make the commit message too big', { ...valid, file: `raw:${'f'.repeat(59_000)}`, env: { BIG: 'v'.repeat(8000) } }, /'env'.*'file'.*65536/],
+      [
+        'options that make the commit message too big',
+        { ...valid, file: `raw:${'f'.repeat(59_000)}`, env: { BIG: 'v'.repeat(8000) } },
+        /'env'.*'file'.*65536/,
+      ],
     ];
     for (const [what, body, field] of cases) {
       const res = await s.admin.request('POST', `${PUSHY}/jobs`, body);
       t.equal(res.status, 400, `${what}: 400`);
       t.match(res.body, { error: [field] }, `${what}: the error names the field (${JSON.stringify(res.body)})`);
     }
-    const headers = signedHeaders({ privateKey: await s.keyOf('admin'), userId: 'admin', method: 'POST', path: `${PUSHY}/jobs`, body: '{"command":' });
-    const garbled = await rawRequest(s.url, 'POST', `${PUSHY}/jobs`, { ...headers, 'Content-Type': 'application/json' }, '{"command":');
+    const headers = signedHeaders({
+      privateKey: await s.keyOf('admin'),
+      userId: 'admin',
+      method: 'POST',
+      path: `${PUSHY}/jobs`,
+      body: '{"command":',
+    });
+    const garbled = await rawRequest(
+      s.url,
+      'POST',
+      `${PUSHY}/jobs`,
+      { ...headers, 'Content-Type': 'application/json' },
+      '{"command":',
+    );
     t.equal(garbled.status, 400, 'a body that is not JSON is 400');
     t.same((await s.admin.request('GET', `${PUSHY}/jobs`)).body, [], 'no job was started');
   });
@@ -75,19 +91,34 @@ t.test('push-jobs API', async (t) => {
     t.equal((await s.admin.request('POST', `${PUSHY}/jobs/${id}/abort`)).status, 404, 'abort');
     t.equal((await s.admin.request('GET', `${PUSHY}/jobs/${id}/output/elsewhere/stdout`)).status, 404, 'output');
     const list = (await s.admin.request('GET', `${PUSHY}/jobs`)).body as Array<{ id: string }>;
-    t.notOk(list.some((j) => j.id === id), 'the job list leaves it out');
+    t.notOk(
+      list.some((j) => j.id === id),
+      'the job list leaves it out',
+    );
   });
 
-  t.test('the config endpoint: a node\'s own client, or a reader; never another node\'s client', async (t) => {
+  t.test("the config endpoint: a node's own client, or a reader; never another node's client", async (t) => {
     const pair = await keyPair(0);
     const n = await startTestNode(s, 'cfg-1', { run: ack() });
     t.teardown(() => n.stop());
     const own = await s.as('cfg-1', pair.privateKeyPem).request('GET', `${PUSHY}/config/cfg-1`);
     t.equal(own.status, 200);
     t.match(own.body, {
-      push_jobs: { heartbeat: { heartbeat_addr: /^tcp:\/\/127\.0\.0\.1:\d+$/, command_addr: /^tcp:\/\/127\.0\.0\.1:\d+$/, interval: 0.1, offline_threshold: FAST.offline_threshold, online_threshold: 2 } },
-      curve_public_key: /^.{40}$/, encoded_session_key: { method: 'hmac_sha256', key: String },
-      lifetime: Number, incarnation_id: /^[0-9a-f-]{36}$/, max_message_skew: Number, max_body_size: Number,
+      push_jobs: {
+        heartbeat: {
+          heartbeat_addr: /^tcp:\/\/127\.0\.0\.1:\d+$/,
+          command_addr: /^tcp:\/\/127\.0\.0\.1:\d+$/,
+          interval: 0.1,
+          offline_threshold: FAST.offline_threshold,
+          online_threshold: 2,
+        },
+      },
+      curve_public_key: /^.{40}$/,
+      encoded_session_key: { method: 'hmac_sha256', key: String },
+      lifetime: Number,
+      incarnation_id: /^[0-9a-f-]{36}$/,
+      max_message_skew: Number,
+      max_body_size: Number,
     });
 
     const other = await s.as('cfg-1', pair.privateKeyPem).request('GET', `${PUSHY}/config/cfg-2`);
@@ -99,12 +130,16 @@ t.test('push-jobs API', async (t) => {
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['cfg-1'] });
     await n.waitForSent('ack_run', { where: (m) => m.job_id === id });
     const read = await reader.request('GET', `${PUSHY}/config/cfg-1`);
-    t.equal(read.status, 200, 'a member reads a node\'s config');
+    t.equal(read.status, 200, "a member reads a node's config");
     const encoded = (read.body as { encoded_session_key: { key: string } }).encoded_session_key.key;
     t.equal(decryptSessionKey(encoded, (await keyPair(2)).privateKeyPem).length, 32, 'the reader can decrypt its copy');
     t.throws(() => decryptSessionKey(encoded, pair.privateKeyPem), 'and only the reader');
     n.finish();
-    t.same((await waitForJob(s.admin, id, 'complete')).nodes, { succeeded: ['cfg-1'] }, 'the node\'s answers still count');
-    t.same(n.problems, [], 'the node still verifies the server\'s messages');
+    t.same(
+      (await waitForJob(s.admin, id, 'complete')).nodes,
+      { succeeded: ['cfg-1'] },
+      "the node's answers still count",
+    );
+    t.same(n.problems, [], "the node still verifies the server's messages");
   });
 });

@@ -2,7 +2,7 @@
 // return, and messages that must be dropped, counted in GET /_status and change nothing.
 import t, { type Test } from 'tap';
 import { httpDate } from '../../src/lib/clock.js';
-import { parseHttpDate } from '../../src/protocol/messages.js';
+import { parseHttpDate } from '../../src/lib/clock.js';
 import { startTestServer } from '../support/server.js';
 import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
 import { ack, poll, replay, startTestNode, tamper, type Script, type TestNode } from '../support/test-node.js';
@@ -12,7 +12,12 @@ import { ack, poll, replay, startTestNode, tamper, type Script, type TestNode } 
 const FAST = { heartbeat_interval: 100, offline_threshold: 8, online_threshold: 2, voting_timeout: 2 };
 const STATES = '/organizations/default/pushy/node_states';
 
-interface NodeStateView { node_name: string; status: string; updated_at: string; availability?: string }
+interface NodeStateView {
+  node_name: string;
+  status: string;
+  updated_at: string;
+  availability?: string;
+}
 
 t.test('push-jobs transport', async (t) => {
   const s = await startTestServer(t, 'file', FAST);
@@ -41,39 +46,59 @@ t.test('push-jobs transport', async (t) => {
       const now = await droppedCounts();
       return (now[reason] ?? 0) - (before[reason] ?? 0) >= delta ? now : undefined;
     });
-    return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+    return Object.fromEntries(
+      Object.entries(after)
+        .map(([k, v]) => [k, v - (before[k] ?? 0)])
+        .filter(([, v]) => v !== 0),
+    );
   };
 
-  t.test('a silent node goes down after offline_threshold intervals and comes back after online_threshold heartbeats', async (t) => {
-    const n = await node(t, 'hb-1');
-    const up = await stateOf('hb-1');
-    t.match(up, { node_name: 'hb-1', status: 'up', availability: 'available' });
-    const connectedUp = await connected();
-    t.ok(parseHttpDate(up.updated_at) !== undefined, `updated_at is an HTTP-date (${up.updated_at})`);
+  t.test(
+    'a silent node goes down after offline_threshold intervals and comes back after online_threshold heartbeats',
+    async (t) => {
+      const n = await node(t, 'hb-1');
+      const up = await stateOf('hb-1');
+      t.match(up, { node_name: 'hb-1', status: 'up', availability: 'available' });
+      const connectedUp = await connected();
+      t.ok(parseHttpDate(up.updated_at) !== undefined, `updated_at is an HTTP-date (${up.updated_at})`);
 
-    n.pauseHeartbeats();
-    const lastBeat = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)?.at ?? 0;
-    const down = await waitStatus('hb-1', 'down');
-    t.ok(Date.now() - lastBeat > FAST.offline_threshold * FAST.heartbeat_interval, 'not down before offline_threshold intervals of silence');
-    t.equal(down.availability, 'unavailable');
-    t.equal(await connected(), connectedUp - 1, 'GET /_status counts one connected node fewer');
-    const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
-    t.match(listed.find((r) => r.node_name === 'hb-1'), { status: 'down' }, 'the node state list agrees');
+      n.pauseHeartbeats();
+      const lastBeat = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)?.at ?? 0;
+      const down = await waitStatus('hb-1', 'down');
+      t.ok(
+        Date.now() - lastBeat > FAST.offline_threshold * FAST.heartbeat_interval,
+        'not down before offline_threshold intervals of silence',
+      );
+      t.equal(down.availability, 'unavailable');
+      t.equal(await connected(), connectedUp - 1, 'GET /_status counts one connected node fewer');
+      const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
+      t.match(
+        listed.find((r) => r.node_name === 'hb-1'),
+        { status: 'down' },
+        'the node state list agrees',
+      );
 
-    // updated_at has one-second resolution: let the clock pass the second of going down.
-    await poll('the next second', () => (httpDate(Date.now()) !== down.updated_at ? true : undefined), 2000);
-    const received = n.received.length;
-    const sent = n.sent.length;
-    n.resumeHeartbeats();
-    await n.waitFor('abort', { after: received, where: (m) => m.job_id === null });
-    const beats = n.sent.slice(sent).filter((r) => r.body.type === 'heartbeat').length;
-    t.ok(beats >= FAST.online_threshold, `the server waited for ${FAST.online_threshold} heartbeats (${beats} sent) before taking the node back`);
-    await n.ready();
-    const back = await stateOf('hb-1');
-    t.match(back, { status: 'up', availability: 'available' });
-    t.ok(parseHttpDate(back.updated_at)! > parseHttpDate(down.updated_at)!, `updated_at moved on (${down.updated_at} -> ${back.updated_at})`);
-    t.equal(await connected(), connectedUp, 'and counts it again');
-  });
+      // updated_at has one-second resolution: let the clock pass the second of going down.
+      await poll('the next second', () => (httpDate(Date.now()) !== down.updated_at ? true : undefined), 2000);
+      const received = n.received.length;
+      const sent = n.sent.length;
+      n.resumeHeartbeats();
+      await n.waitFor('abort', { after: received, where: (m) => m.job_id === null });
+      const beats = n.sent.slice(sent).filter((r) => r.body.type === 'heartbeat').length;
+      t.ok(
+        beats >= FAST.online_threshold,
+        `the server waited for ${FAST.online_threshold} heartbeats (${beats} sent) before taking the node back`,
+      );
+      await n.ready();
+      const back = await stateOf('hb-1');
+      t.match(back, { status: 'up', availability: 'available' });
+      t.ok(
+        parseHttpDate(back.updated_at)! > parseHttpDate(down.updated_at)!,
+        `updated_at moved on (${down.updated_at} -> ${back.updated_at})`,
+      );
+      t.equal(await connected(), connectedUp, 'and counts it again');
+    },
+  );
 
   t.test('replayed heartbeats keep no node up, on their own channel or on the other', async (t) => {
     const n = await node(t, 'rp-hb');
@@ -97,7 +122,11 @@ t.test('push-jobs transport', async (t) => {
     clearInterval(replaying);
     t.ok(next < beats.length, `the node went down while replays were still coming (${next} of ${beats.length})`);
     const deltas = await dropsSince(before, 'replay', 1);
-    t.same(Object.keys(deltas).sort(), ['bad_body', 'replay'], 'replays are dropped, and so are heartbeats on the command channel');
+    t.same(
+      Object.keys(deltas).sort(),
+      ['bad_body', 'replay'],
+      'replays are dropped, and so are heartbeats on the command channel',
+    );
   });
 
   t.test('a replayed answer is dropped: the node stays ready and the job times out', async (t) => {
@@ -111,19 +140,77 @@ t.test('push-jobs transport', async (t) => {
     t.same(job.nodes, { timed_out: ['rp-ans'] }, 'the replay did not count as a second answer');
   });
 
-  t.test('forged, unsigned, oversize, malformed and invalid answers are dropped, counted, and change nothing', async (t) => {
-    const kinds = [
-      ['forge', 'bad_signature'], ['unsigned', 'bad_header'], ['oversize', 'oversize'], ['malformed', 'bad_json'],
-      ['bad_body', 'bad_body'], ['skew', 'skew'],
-    ] as const;
-    const names = kinds.map(([how]) => `tm-${how.replace('_', '-')}`);
-    await Promise.all(kinds.map(([how], i) => node(t, names[i]!, { commit: tamper(how, ack()) })));
+  t.test(
+    'forged, unsigned, oversize, malformed and invalid answers are dropped, counted, and change nothing',
+    async (t) => {
+      const kinds = [
+        ['forge', 'bad_signature'],
+        ['unsigned', 'bad_header'],
+        ['oversize', 'oversize'],
+        ['malformed', 'bad_json'],
+        ['bad_body', 'bad_body'],
+        ['skew', 'skew'],
+      ] as const;
+      const names = kinds.map(([how]) => `tm-${how.replace('_', '-')}`);
+      await Promise.all(kinds.map(([how], i) => node(t, names[i]!, { commit: tamper(how, ack()) })));
+      const before = await droppedCounts();
+      const id = await startJob(s.admin, { command: 'chef-client', nodes: names, voting_timeout: 1 });
+      const job = await waitForJob(s.admin, id, 'quorum_failed');
+      t.same(job.nodes, { unavailable: [...names].sort() }, 'no tampered ack made a node ready');
+      const deltas = await dropsSince(before, 'skew', 1);
+      t.same(
+        deltas,
+        Object.fromEntries(kinds.map(([, reason]) => [reason, 1])),
+        'each drop is counted under its reason',
+      );
+    },
+  );
+
+  t.test('a second client process for a running node is refused and told so; the first keeps the node', async (t) => {
+    const first = await node(t, 'dup-1');
     const before = await droppedCounts();
-    const id = await startJob(s.admin, { command: 'chef-client', nodes: names, voting_timeout: 1 });
-    const job = await waitForJob(s.admin, id, 'quorum_failed');
-    t.same(job.nodes, { unavailable: [...names].sort() }, 'no tampered ack made a node ready');
-    const deltas = await dropsSince(before, 'skew', 1);
-    t.same(deltas, Object.fromEntries(kinds.map(([, reason]) => [reason, 1])), 'each drop is counted under its reason');
+    const second = await startTestNode(s, 'dup-1', {}, { existing: true, waitReady: false });
+    t.teardown(() => second.stop());
+    const told = await second.waitFor('node_in_use');
+    t.ok(told.retry_after_ms > 0, `the refused process is told when it may try again (${told.retry_after_ms} ms)`);
+    await dropsSince(before, 'incarnation_in_use', 2);
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['dup-1'] });
+    t.same((await waitForJob(s.admin, id, 'complete')).nodes, { succeeded: ['dup-1'] }, 'a job runs on the node');
+    t.ok(
+      first.received.some((m) => m.type === 'commit' && m.job_id === id),
+      'on the first process',
+    );
+    t.notOk(
+      second.received.some((m) => m.type === 'commit'),
+      'not on the refused one',
+    );
+    t.notOk(
+      first.received.some((m) => m.type === 'abort' && m.job_id === null && m.sequence > told.sequence),
+      'the first process was never reset',
+    );
+
+    first.crash();
+    await second.ready();
+    const next = await startJob(s.admin, { command: 'chef-client', nodes: ['dup-1'] });
+    t.same((await waitForJob(s.admin, next, 'complete')).nodes, { succeeded: ['dup-1'] }, 'after the first stops');
+    t.ok(
+      second.received.some((m) => m.type === 'commit' && m.job_id === next),
+      'the second process takes the node',
+    );
+  });
+
+  t.test('one forged message under a new incarnation locks no node out', async (t) => {
+    const real = await node(t, 'forge-1');
+    const before = await droppedCounts();
+    // Anyone holding the node's session key can sign a message of an incarnation of its own choosing.
+    const forger = await startTestNode(s, 'forge-1', {}, { existing: true, waitReady: false });
+    forger.pauseHeartbeats();
+    t.teardown(() => forger.stop());
+    await dropsSince(before, 'incarnation_in_use', 1);
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['forge-1'] });
+    t.same((await waitForJob(s.admin, id, 'complete')).nodes, { succeeded: ['forge-1'] }, 'the real client runs jobs');
+    t.match(await stateOf('forge-1'), { status: 'up', availability: 'available' });
+    t.same(real.problems, [], 'and nothing it receives is dropped');
   });
 
   t.test('frames no client sends are dropped and the node stays available', async (t) => {
@@ -147,8 +234,13 @@ t.test('push-jobs transport', async (t) => {
     await n.ready();
     const before = n.received.filter((m) => m.type === 'abort').length;
     n.job = { state: 'running', id: 'f'.repeat(32), capture: false };
-    await poll('an abort for the unknown job', async () => (n.received.filter((m) => m.type === 'abort').length > before ? true : undefined));
-    t.ok(n.received.some((m) => m.type === 'abort' && m.job_id === null), 'the abort names no job: drop whatever you run');
+    await poll('an abort for the unknown job', async () =>
+      n.received.filter((m) => m.type === 'abort').length > before ? true : undefined,
+    );
+    t.ok(
+      n.received.some((m) => m.type === 'abort' && m.job_id === null),
+      'the abort names no job: drop whatever you run',
+    );
   });
 
   t.test('a node that never fetched a config creates no node state', async (t) => {
@@ -161,18 +253,34 @@ t.test('push-jobs transport', async (t) => {
       await startTestNode(s, 'ghost-known', {}, { register: false }),
       await startTestNode(s, 'ghost-unknown', {}, { register: false }),
     ];
-    t.teardown(() => ghosts.forEach((g) => g.stop()));
+    t.teardown(() => {
+      for (const g of ghosts) g.stop();
+    });
     const deltas = await dropsSince(before, 'unknown_node', 2 * (FAST.online_threshold + 2));
     t.same(Object.keys(deltas), ['unknown_node'], 'their heartbeats are dropped as unknown_node');
     t.same(await stateOf('ghost-known'), ghostBefore, 'the node object keeps its never-heard state');
-    t.equal((await s.admin.request('GET', `${STATES}/ghost-unknown`)).status, 404, 'no node state appears for a name with no node');
+    t.equal(
+      (await s.admin.request('GET', `${STATES}/ghost-unknown`)).status,
+      404,
+      'no node state appears for a name with no node',
+    );
     const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
-    t.notOk(listed.some((r) => r.node_name === 'ghost-unknown'), 'the node state list does not show it');
-    t.ok(await connected() <= nodesBefore, 'no node counts as connected');
-    t.same(ghosts.flatMap((g) => g.received), [], 'the server sent them nothing');
+    t.notOk(
+      listed.some((r) => r.node_name === 'ghost-unknown'),
+      'the node state list does not show it',
+    );
+    t.ok((await connected()) <= nodesBefore, 'no node counts as connected');
+    t.same(
+      ghosts.flatMap((g) => g.received),
+      [],
+      'the server sent them nothing',
+    );
   });
 
   t.test('every message the nodes received was signed, well formed and on its own channel', async (t) => {
-    t.same(started.flatMap((n) => n.problems.map((p) => `${n.name}: ${p}`)), []);
+    t.same(
+      started.flatMap((n) => n.problems.map((p) => `${n.name}: ${p}`)),
+      [],
+    );
   });
 });

@@ -53,12 +53,20 @@ t.test('each collection is one hash and the registry lists every collection', as
   const store = await RedisStore.connect(url, prefix);
   t.teardown(() => store.close());
   await store.put('org/acme/clients', 'c1', { k: 1 });
-  await store.putMany('org/acme/nodes', [['n1', { s: 1 }], ['n2', { s: 2 }]]);
-  t.same(await keysUnder(prefix), [`${prefix}c:org/acme/clients`, `${prefix}c:org/acme/nodes`, `${prefix}collections`]);
+  await store.putMany('org/acme/nodes', [
+    ['n1', { s: 1 }],
+    ['n2', { s: 2 }],
+  ]);
+  t.same(await keysUnder(prefix), [
+    `${prefix}c:org/acme/clients`,
+    `${prefix}c:org/acme/nodes`,
+    `${prefix}collections`,
+    `${prefix}marker`,
+  ]);
   t.same(await admin.hgetall(`${prefix}c:org/acme/nodes`), { n1: '{"s":1}', n2: '{"s":2}' });
   t.same((await admin.smembers(`${prefix}collections`)).sort(), ['org/acme/clients', 'org/acme/nodes']);
   await store.drop('org');
-  t.same(await keysUnder(prefix), [], 'dropping the top collection leaves no key behind');
+  t.same(await keysUnder(prefix), [`${prefix}marker`], 'dropping the top collection leaves no key but the marker');
 });
 
 t.test('connect rejects with a clear message when Redis does not answer', async (t) => {

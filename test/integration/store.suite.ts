@@ -96,7 +96,19 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
 
   t.test('ids with slashes, colons, spaces, dots, percent signs and unicode round trip', async (tt) => {
     const { store } = await fresh(tt);
-    const ids = ['a/b/c', 'host:8080', 'with space', 'ünï 日本', '..', '.', '100%', 'a%2Fb', 'clients', 'x.json', '~t.tmp'];
+    const ids = [
+      'a/b/c',
+      'host:8080',
+      'with space',
+      'ünï 日本',
+      '..',
+      '.',
+      '100%',
+      'a%2Fb',
+      'clients',
+      'x.json',
+      '~t.tmp',
+    ];
     for (const [i, id] of ids.entries()) await store.put('org/acme/nodes', id, { i });
     const all = await store.load('org/acme/nodes');
     tt.same([...all.keys()].sort(), [...ids].sort());
@@ -117,7 +129,13 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
       await tt.rejects(store.drop(bad), RangeError, `drop ${JSON.stringify(bad)}`);
     }
     await tt.rejects(store.put('orgs', 'x', undefined), TypeError);
-    await tt.rejects(store.putMany('orgs', [['y', { ok: 1 }], ['z', undefined]]), TypeError);
+    await tt.rejects(
+      store.putMany('orgs', [
+        ['y', { ok: 1 }],
+        ['z', undefined],
+      ]),
+      TypeError,
+    );
     tt.equal((await store.load('orgs')).size, 0, 'a refused batch writes nothing');
   });
 
@@ -131,14 +149,20 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
     tt.equal(all.size, 1000);
     tt.same(all.get('n0'), { status: 'online', seq: 0 });
     tt.same(all.get('n999'), { status: 'online', seq: 999 });
-    await store.putMany('org/acme/node_states', [['n1', { v: 1 }], ['n1', { v: 2 }]]);
+    await store.putMany('org/acme/node_states', [
+      ['n1', { v: 1 }],
+      ['n1', { v: 2 }],
+    ]);
     tt.same(await store.get('org/acme/node_states', 'n1'), { v: 2 }, 'a repeated id keeps its last document');
   });
 
   t.test('a reopened store sees what the first one wrote', async (tt) => {
     const { store, reopen } = await fresh(tt);
     await store.put('orgs', 'acme', nested);
-    await store.putMany('org/acme/clients', [['c1', { k: 1 }], ['c2', { k: 2 }]]);
+    await store.putMany('org/acme/clients', [
+      ['c1', { k: 1 }],
+      ['c2', { k: 2 }],
+    ]);
     await store.put('org/gone/clients', 'c', {});
     await store.drop('org/gone');
     await store.remove('org/acme/clients', 'c2');
@@ -156,7 +180,10 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
     await Promise.all(Array.from({ length: 200 }, (_, i) => store.put('org/acme/nodes', `n${i}`, { i })));
     const all = await store.load('org/acme/nodes');
     tt.equal(all.size, 200);
-    tt.ok([...all].every(([id, doc]) => JSON.stringify(doc) === `{"i":${id.slice(1)}}`), 'each id holds its own document');
+    tt.ok(
+      [...all].every(([id, doc]) => JSON.stringify(doc) === `{"i":${id.slice(1)}}`),
+      'each id holds its own document',
+    );
 
     await Promise.all(Array.from({ length: 200 }, (_, i) => store.put('orgs', 'acme', { version: i })));
     tt.same(await store.get('orgs', 'acme'), { version: 199 });
@@ -169,5 +196,102 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
   t.test('state is ok while the store is usable', async (tt) => {
     const { store } = await fresh(tt);
     tt.equal(await store.state(), 'ok');
+  });
+
+  t.test('a field map keeps the last value of each field and costs only what each call sets', async (tt) => {
+    const { store } = await fresh(tt);
+    const jobs = 'org/acme/jobs';
+    tt.same(await store.getFields(jobs, 'j1'), new Map(), 'a missing field map is empty');
+    await store.putFields(jobs, 'j1', [
+      ['web1', { s: 'new' }],
+      ['web2', { s: 'new' }],
+      ['ü 日本/x', nested],
+    ]);
+    await store.putFields(jobs, 'j1', [
+      ['web1', { s: 'ready' }],
+      ['web1', { s: 'running' }],
+    ]);
+    await store.putFields(jobs, 'j1', []);
+    await store.putFields(jobs, 'j2', [['web1', 'other job']]);
+    const fields = await store.getFields(jobs, 'j1');
+    tt.same([...fields.keys()].sort(), ['web1', 'web2', 'ü 日本/x'].sort());
+    tt.same(fields.get('web1'), { s: 'running' }, 'the last value set wins, within a call and across calls');
+    tt.same(fields.get('ü 日本/x'), nested, 'values are JSON and come back unchanged');
+    tt.same([...(await store.getFields(jobs, 'j2')).entries()], [['web1', 'other job']], 'maps are apart');
+    tt.equal((await store.load(jobs)).size, 0, 'field maps are not documents of the collection');
+    await store.put(jobs, 'j1', { header: true });
+    tt.same(await store.get(jobs, 'j1'), { header: true }, 'a document and a field map may share an id');
+    tt.equal((await store.getFields(jobs, 'j1')).size, 3);
+  });
+
+  t.test('field maps are removed one by one or with their collection, and survive a reopen', async (tt) => {
+    const { store, reopen } = await fresh(tt);
+    await store.putFields('org/a/jobs', 'j1', [['n1', 1]]);
+    await store.putFields('org/a/jobs', 'j2', [['n1', 2]]);
+    await store.putFields('org/ab/jobs', 'j1', [['n1', 3]]);
+    await store.removeFields('org/a/jobs', 'j1');
+    await tt.resolves(store.removeFields('org/a/jobs', 'never'), 'removing a missing map is not an error');
+    tt.equal((await store.getFields('org/a/jobs', 'j1')).size, 0);
+    await store.close();
+    const again = await reopen();
+    tt.teardown(() => again.close());
+    tt.same([...(await again.getFields('org/a/jobs', 'j2')).entries()], [['n1', 2]]);
+    await again.drop('org/a');
+    tt.equal((await again.getFields('org/a/jobs', 'j2')).size, 0, 'dropped with its collection');
+    tt.same([...(await again.getFields('org/ab/jobs', 'j1')).entries()], [['n1', 3]], 'a sibling keeps its maps');
+    await again.putFields('org/a/jobs', 'j2', [['n9', 9]]);
+    tt.same([...(await again.getFields('org/a/jobs', 'j2')).entries()], [['n9', 9]], 'and can be written again');
+  });
+
+  t.test('a field map refuses values JSON cannot hold, and writes nothing of that call', async (tt) => {
+    const { store } = await fresh(tt);
+    await store.putFields('org/acme/jobs', 'j1', [['a', 1]]);
+    await tt.rejects(
+      store.putFields('org/acme/jobs', 'j1', [
+        ['b', 2],
+        ['c', undefined],
+      ]),
+      TypeError,
+    );
+    tt.same([...(await store.getFields('org/acme/jobs', 'j1')).entries()], [['a', 1]]);
+  });
+
+  t.test('apply writes and removes documents of several collections as one', async (tt) => {
+    const { store, reopen } = await fresh(tt);
+    await store.put('org/acme/clients', 'old', { k: 0 });
+    await store.apply([
+      { collection: 'orgs', id: 'acme', doc: nested },
+      { collection: 'org/acme/clients', id: 'c1', doc: { k: 1 } },
+      { collection: 'org/acme/clients', id: 'old', remove: true },
+      { collection: 'org/acme/groups', id: 'admins', doc: null },
+      { collection: 'org/acme/clients', id: 'c1', doc: { k: 2 } },
+    ]);
+    await store.apply([]);
+    tt.same(await store.get('orgs', 'acme'), nested);
+    tt.same([...(await store.load('org/acme/clients')).entries()], [['c1', { k: 2 }]], 'the last op on an id wins');
+    tt.equal(await store.get('org/acme/groups', 'admins'), null, 'a null document is a document, not a removal');
+    await store.close();
+    const again = await reopen();
+    tt.teardown(() => again.close());
+    tt.same(await again.get('org/acme/clients', 'c1'), { k: 2 });
+  });
+
+  t.test('apply refusing one op writes none of them', async (tt) => {
+    const { store } = await fresh(tt);
+    await tt.rejects(
+      store.apply([
+        { collection: 'orgs', id: 'a', doc: { ok: 1 } },
+        { collection: 'orgs', id: 'b', doc: undefined },
+      ]),
+      TypeError,
+    );
+    await tt.rejects(
+      store.apply([
+        { collection: 'orgs', id: 'a', doc: { ok: 1 } },
+        { collection: 'Bad Name', id: 'b', doc: {} },
+      ]),
+      RangeError,
+    );
+    tt.equal((await store.load('orgs')).size, 0);
   });
 }

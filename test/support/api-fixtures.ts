@@ -1,7 +1,7 @@
 // Fixtures of the HTTP API integration tests: a server per store kind, reusable key pairs, accounts made
 // through the API itself, and raw requests for hand-made signed headers.
 import type { Test } from 'tap';
-import { ApiClient, type ApiResponse } from '../../src/auth/api-client.js';
+import type { ApiClient, ApiResponse } from '../../src/auth/api-client.js';
 import { generateKeyPair, type GeneratedKeyPair } from '../../src/auth/keys.js';
 import { signRequest, type SignOptions } from '../../src/auth/signed-headers.js';
 import { STORE_KINDS, startTestServer, type StoreKind, type TestServer } from './server.js';
@@ -45,7 +45,11 @@ export function expectAnswer(t: Test, res: ApiResponse, status: number, body: un
 /** A user created by pivotal with key pair `pair` as its default key, and a client signing as it. */
 export async function createUser(t: Test, s: TestServer, name: string, pair = 0): Promise<ApiClient> {
   const res = await s.pivotal.request('POST', '/users', {
-    username: name, email: `${name}@example.com`, display_name: name, password: 'secret123', public_key: (await keyPair(pair)).publicKeyPem,
+    username: name,
+    email: `${name}@example.com`,
+    display_name: name,
+    password: 'secret123',
+    public_key: (await keyPair(pair)).publicKeyPem,
   });
   expectStatus(t, res, 201, `create user ${name}`);
   return s.as(name, (await keyPair(pair)).privateKeyPem);
@@ -53,7 +57,12 @@ export async function createUser(t: Test, s: TestServer, name: string, pair = 0)
 
 /** Associates a user with an organization (superuser force-association). */
 export async function associate(t: Test, s: TestServer, org: string, username: string): Promise<void> {
-  expectStatus(t, await s.pivotal.request('POST', `/organizations/${org}/users`, { username }), 201, `associate ${username} with ${org}`);
+  expectStatus(
+    t,
+    await s.pivotal.request('POST', `/organizations/${org}/users`, { username }),
+    201,
+    `associate ${username} with ${org}`,
+  );
 }
 
 /** A user that is a member of `org` (in its users group). */
@@ -64,25 +73,48 @@ export async function createMember(t: Test, s: TestServer, org: string, name: st
 }
 
 /** A client of `org` created by `by` (default pivotal) with key pair `pair`, and a client signing as it. */
-export async function createClient(t: Test, s: TestServer, org: string, name: string, pair = 0, by: ApiClient = s.pivotal): Promise<ApiClient> {
-  const res = await by.request('POST', `/organizations/${org}/clients`, { name, public_key: (await keyPair(pair)).publicKeyPem });
+export async function createClient(
+  t: Test,
+  s: TestServer,
+  org: string,
+  name: string,
+  pair = 0,
+  by: ApiClient = s.pivotal,
+): Promise<ApiClient> {
+  const res = await by.request('POST', `/organizations/${org}/clients`, {
+    name,
+    public_key: (await keyPair(pair)).publicKeyPem,
+  });
   expectStatus(t, res, 201, `create client ${name}`);
   return s.as(name, (await keyPair(pair)).privateKeyPem);
 }
 
 /** An organization created by pivotal; returns its validator's private key. */
 export async function createOrg(t: Test, s: TestServer, name: string): Promise<string> {
-  const body = expectStatus(t, await s.pivotal.request('POST', '/organizations', { name, full_name: `${name} Inc` }), 201, `create org ${name}`);
-  return String(body['private_key']);
+  const body = expectStatus(
+    t,
+    await s.pivotal.request('POST', '/organizations', { name, full_name: `${name} Inc` }),
+    201,
+    `create org ${name}`,
+  );
+  return String(body.private_key);
 }
 
 /** Signed headers with defaults (version 1.3, API version 1, now), for requests made by hand. */
-export function signedHeaders(o: Omit<SignOptions, 'method' | 'path'> & { method?: string; path?: string }): Record<string, string> {
+export function signedHeaders(
+  o: Omit<SignOptions, 'method' | 'path'> & { method?: string; path?: string },
+): Record<string, string> {
   return signRequest({ method: 'GET', path: '/', ...o });
 }
 
 /** Sends exactly these headers and body; the answer is parsed like ApiClient's. */
-export async function rawRequest(url: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<ApiResponse> {
+export async function rawRequest(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<ApiResponse> {
   const init: RequestInit = { method, headers: { Accept: 'application/json', ...headers } };
   if (body !== undefined) init.body = body;
   const res = await fetch(new URL(path, url), init);

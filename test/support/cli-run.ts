@@ -1,5 +1,6 @@
 // The cli as a child process for end-to-end tests: a runner bound to one config.rb and a private HOME, the
 // job id from `job start`, a job's JSON through `job status -F json`, and a failure text showing the whole run.
+import { isFinished, jobSchema, type JobBody, type JobStatus } from '../../src/api/push-jobs.js';
 import { runBin, childEnv, type RunResult } from './process-run.js';
 import { until } from './deadline.js';
 
@@ -15,27 +16,24 @@ export function cliWith(configFile: string, cwd: string, home: string): CliRun {
 export const show = (r: RunResult): string => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 
 /** The id of `Started.  Job ID: ID`, or '' when the run printed none. */
-export const jobIdOf = (r: RunResult): string => /Started\. {2}Job ID: ([0-9a-f]+)/.exec(r.stdout + r.stderr)?.[1] ?? '';
-
-export interface CliJob {
-  id: string;
-  status: string;
-  nodes: Record<string, string[]>;
-}
-
-const FINISHED = new Set(['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+export const jobIdOf = (r: RunResult): string =>
+  /Started\. {2}Job ID: ([0-9a-f]+)/.exec(r.stdout + r.stderr)?.[1] ?? '';
 
 /** `cli job status ID -F json`, parsed. */
-export async function cliJob(cli: CliRun, id: string): Promise<CliJob> {
+export async function cliJob(cli: CliRun, id: string): Promise<JobBody> {
   const r = await cli(['job', 'status', id, '-F', 'json']);
   if (r.code !== 0) throw new Error(`cli job status ${id} failed: ${show(r)}`);
-  return JSON.parse(r.stdout) as CliJob;
+  return jobSchema.parse(JSON.parse(r.stdout));
 }
 
 /** Polls `cli job status` until the job is in `status` (any finished status when omitted). */
-export function cliWaitForJob(cli: CliRun, id: string, status?: string, timeoutMs = 20_000): Promise<CliJob> {
-  return until(`job ${id} to be ${status ?? 'finished'}`, async () => {
-    const job = await cliJob(cli, id);
-    return (status === undefined ? FINISHED.has(job.status) : job.status === status) ? job : undefined;
-  }, timeoutMs);
+export function cliWaitForJob(cli: CliRun, id: string, status?: JobStatus, timeoutMs = 20_000): Promise<JobBody> {
+  return until(
+    `job ${id} to be ${status ?? 'finished'}`,
+    async () => {
+      const job = await cliJob(cli, id);
+      return (status === undefined ? isFinished(job.status) : job.status === status) ? job : undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -2,7 +2,12 @@
 // benchmark can use it without loading the in-process test server that test-node.ts brings along.
 
 /** Calls `probe` every `pollMs` until it returns something other than undefined; fails after `timeoutMs` naming `what`. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, pollMs = 50): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  pollMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

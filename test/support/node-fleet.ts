@@ -77,18 +77,24 @@ async function fleetNode(scope: TeardownScope, o: FleetOptions, name: string): P
   await writeFile(configFile, clientRb(o, name));
   let child: ChildProcess | undefined;
   let stderr = '';
-  const alive = (c: ChildProcess | undefined): boolean => c !== undefined && c.exitCode === null && c.signalCode === null;
+  const alive = (c: ChildProcess | undefined): boolean =>
+    c !== undefined && c.exitCode === null && c.signalCode === null;
   scope.teardown(() => {
     if (alive(child)) child?.kill('SIGKILL');
   });
   return {
-    name, dir, configFile,
+    name,
+    dir,
+    configFile,
     pid: () => (alive(child) ? (child?.pid ?? 0) : 0),
     running: () => alive(child),
     log: async () => `${await readFile(join(dir, 'client.log'), 'utf8').catch(() => '')}${stderr}`,
     start: () => {
       if (alive(child)) throw new Error(`${name} is running already`);
-      child = spawn(process.execPath, [distBin('push-jobs-client'), '-c', configFile], { env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+      child = spawn(process.execPath, [distBin('push-jobs-client'), '-c', configFile], {
+        env: childEnv(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     },
     stop: () => {
@@ -132,17 +138,29 @@ async function nodeStates(api: ApiClient, org: string): Promise<Map<string, Node
  * Waits until every node named has the wanted availability (`available`: up and out of rehab) or status
  * (`down`), failing after `timeoutMs` with the states last seen and the log of any client that exited.
  */
-export async function waitForNodes(api: ApiClient, nodes: readonly FleetNode[], want: 'available' | 'down', timeoutMs = 15_000, org = 'default'): Promise<void> {
+export async function waitForNodes(
+  api: ApiClient,
+  nodes: readonly FleetNode[],
+  want: 'available' | 'down',
+  timeoutMs = 15_000,
+  org = 'default',
+): Promise<void> {
   let seen = new Map<string, NodeStateView>();
   try {
-    await until(`${nodes.map((n) => n.name).join(', ')} to be ${want}`, async () => {
-      for (const n of nodes) {
-        if (want === 'available' && !n.running()) throw new Error(`${n.name} is not running:\n${await n.log()}`);
-      }
-      seen = await nodeStates(api, org);
-      const ok = nodes.every((n) => (want === 'down' ? seen.get(n.name)?.status === 'down' : seen.get(n.name)?.availability === 'available'));
-      return ok ? true : undefined;
-    }, timeoutMs);
+    await until(
+      `${nodes.map((n) => n.name).join(', ')} to be ${want}`,
+      async () => {
+        for (const n of nodes) {
+          if (want === 'available' && !n.running()) throw new Error(`${n.name} is not running:\n${await n.log()}`);
+        }
+        seen = await nodeStates(api, org);
+        const ok = nodes.every((n) =>
+          want === 'down' ? seen.get(n.name)?.status === 'down' : seen.get(n.name)?.availability === 'available',
+        );
+        return ok ? true : undefined;
+      },
+      timeoutMs,
+    );
   } catch (e) {
     const states = [...seen.values()].map((s) => `${s.node_name} ${s.status} ${s.availability}`).join('; ');
     throw new Error(`${e instanceof Error ? e.message : String(e)} (node states: ${states || 'none'})`, { cause: e });
@@ -157,8 +175,12 @@ export async function processGone(pid: number): Promise<boolean> {
 
 /** The pid a job command wrote into `file` (a number and a newline). */
 export function pidFrom(file: string, timeoutMs = 10_000): Promise<number> {
-  return until(`a pid in ${file}`, async () => {
-    const text = await readFile(file, 'utf8').catch(() => '');
-    return /^\d+\n$/.test(text) ? Number(text) : undefined;
-  }, timeoutMs);
+  return until(
+    `a pid in ${file}`,
+    async () => {
+      const text = await readFile(file, 'utf8').catch(() => '');
+      return /^\d+\n$/.test(text) ? Number(text) : undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -40,7 +40,11 @@ export interface HeldJob {
 export const IDLE: HeldJob = { state: 'idle', id: null, capture: false };
 
 /** The messages that carry answer `a` to `m`, and the job the node holds once they are sent. */
-export function answerMessages(m: JobMessage, a: WireAnswer, held: HeldJob): { messages: SentMessage[]; held: HeldJob } {
+export function answerMessages(
+  m: JobMessage,
+  a: WireAnswer,
+  held: HeldJob,
+): { messages: SentMessage[]; held: HeldJob } {
   if (m.type === 'abort') {
     if (a.kind !== 'ack') throw new Error(`an abort is answered with ack, not ${a.kind}`);
     // A null job_id aborts whatever the node holds; the answer names it (reference 2.7).
@@ -51,24 +55,38 @@ export function answerMessages(m: JobMessage, a: WireAnswer, held: HeldJob): { m
   if (m.type === 'commit') {
     if (a.kind === 'nack') return { messages: [{ type: 'nack_commit', job_id, reason: a.reason }], held };
     if (a.kind !== 'ack') throw new Error(`a commit is answered with ack or nack, not ${a.kind}`);
-    return { messages: [{ type: 'ack_commit', job_id }], held: { state: 'committed', id: job_id, capture: m.capture === true } };
+    return {
+      messages: [{ type: 'ack_commit', job_id }],
+      held: { state: 'committed', id: job_id, capture: m.capture === true },
+    };
   }
   if (a.kind === 'nack') return { messages: [{ type: 'nack_run', job_id }], held };
   const capture = held.id === job_id && held.capture;
-  if (a.kind === 'ack') return { messages: [{ type: 'ack_run', job_id }], held: { state: 'running', id: job_id, capture } };
+  if (a.kind === 'ack')
+    return { messages: [{ type: 'ack_run', job_id }], held: { state: 'running', id: job_id, capture } };
   const exit_status = a.kind === 'succeed' ? 0 : a.exit_status;
   return { messages: [{ type: 'ack_run', job_id }, completion(job_id, exit_status, capture, a)], held: IDLE };
 }
 
 /** `succeeded` or `failed`; a job that asked for capture gets the output set, which always travels whole. */
-export function completion(job_id: string, exit_status: number, capture: boolean, output: { stdout?: string; stderr?: string }): SentMessage {
+export function completion(
+  job_id: string,
+  exit_status: number,
+  capture: boolean,
+  output: { stdout?: string; stderr?: string },
+): SentMessage {
   const done: SentMessage = { type: exit_status === 0 ? 'succeeded' : 'failed', job_id, exit_status };
   if (capture) Object.assign(done, { stdout: output.stdout ?? '', stderr: output.stderr ?? '', truncated: false });
   return done;
 }
 
 /** The frames of `body` damaged as `how` says; `key` is the node's real session key. */
-export function tamperedFrames(body: SentMessage, how: Tamper, key: Buffer, limits: { max_body_size: number; max_message_skew: number }): Buffer[] {
+export function tamperedFrames(
+  body: SentMessage,
+  how: Tamper,
+  key: Buffer,
+  limits: { max_body_size: number; max_message_skew: number },
+): Buffer[] {
   switch (how) {
     case 'forge':
       return encodeMessage(body, randomBytes(32));

@@ -57,7 +57,11 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
     const timeoutMs = opts.timeoutMs ?? 20_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${file} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `${file} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.once('error', (e) => {
       clearTimeout(timer);

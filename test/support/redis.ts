@@ -3,7 +3,7 @@ import { newGuid } from '../../src/lib/ids.js';
 
 /** The Redis URL for integration tests; throws when the tests were not started through the runner. */
 export async function testRedisUrl(): Promise<string> {
-  const url = process.env['TEST_REDIS_URL'] || process.env['REDIS_URL'];
+  const url = process.env.TEST_REDIS_URL || process.env.REDIS_URL;
   if (!url) {
     throw new Error(
       'no Redis for the tests: run them with `npm test` (or `node test/support/run-tests.mjs <files>`), ' +

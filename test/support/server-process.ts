@@ -1,5 +1,5 @@
 // Starts infra-server as a child process for end-to-end tests: free ports, a fresh folder holding its
-// push-jobs-server.rb and data_dir, and a wait for its "API listening on" line. Stopped at teardown.
+// push-jobs-server.rb and data_dir, and a wait for its "API listening on" log line. Stopped at teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -19,6 +19,8 @@ export interface ServerProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for the "API listening on" line (default 20 s). */
   startTimeoutMs?: number;
+  /** The line that says the server has started, its URL captured (default READY_LINE, for log_format :text). */
+  readyLine?: RegExp;
 }
 
 export interface ServerProcess {
@@ -57,10 +59,13 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 /** `name value` lines; strings are written double-quoted, which the settings reader takes literally. */
 export function settingsText(settings: Record<string, SettingLiteral>): string {
-  return Object.entries(settings).map(([k, v]) => `${k} ${typeof v === 'string' ? JSON.stringify(v) : String(v)}\n`).join('');
+  return Object.entries(settings)
+    .map(([k, v]) => `${k} ${typeof v === 'string' ? JSON.stringify(v) : String(v)}\n`)
+    .join('');
 }
 
-const READY = /^API listening on (\S+)/m;
+/** The info line the server logs once it has started, in the default text format. */
+export const READY_LINE = /^\S+ INFO API listening on (\S+)\n/m;
 const STOP_GRACE_MS = 5000;
 /** A port found free can be taken before the server binds it: so many fresh sets of ports are tried. */
 const PORT_ATTEMPTS = 3;
@@ -77,18 +82,24 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
 
   const launch = async (ports: ServerProcess['ports']): Promise<ServerProcess> => {
     const child = spawn(process.execPath, [distBin('infra-server'), '-c', settingsFile], {
-      cwd: dir, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: dir,
+      env: childEnv(opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     current = child;
     let output = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`infra-server did not print "API listening on" within ${opts.startTimeoutMs ?? 20_000} ms:\n${output}`));
+        reject(
+          new Error(
+            `infra-server did not print "API listening on" within ${opts.startTimeoutMs ?? 20_000} ms:\n${output}`,
+          ),
+        );
       }, opts.startTimeoutMs ?? 20_000);
       const onData = (d: string) => {
         output += d;
-        const m = READY.exec(output);
+        const m = (opts.readyLine ?? READY_LINE).exec(output);
         if (m?.[1] !== undefined) {
           clearTimeout(timer);
           resolve(m[1]);
@@ -103,7 +114,12 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
     });
     const keyOf = (name: string) => readFile(join(dataDir, `${name}.pem`), 'utf8');
     const handle: ServerProcess = {
-      url, dir, settingsFile, dataDir, ports, pid: child.pid ?? 0,
+      url,
+      dir,
+      settingsFile,
+      dataDir,
+      ports,
+      pid: child.pid ?? 0,
       output: () => output,
       keyOf,
       client: async (userId, keyPem) => new ApiClient({ baseUrl: url, userId, key: keyPem ?? (await keyOf(userId)) }),
@@ -122,10 +138,17 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
 
   for (let attempt = 1; ; attempt++) {
     const ports = { api: await freePort(), command: await freePort(), heartbeat: await freePort() };
-    await writeFile(settingsFile, settingsText({
-      api_listen_address: '127.0.0.1', api_port: ports.api, command_port: ports.command,
-      server_heartbeat_port: ports.heartbeat, data_dir: dataDir, ...opts.settings,
-    }));
+    await writeFile(
+      settingsFile,
+      settingsText({
+        api_listen_address: '127.0.0.1',
+        api_port: ports.api,
+        command_port: ports.command,
+        server_heartbeat_port: ports.heartbeat,
+        data_dir: dataDir,
+        ...opts.settings,
+      }),
+    );
     try {
       return await launch(ports);
     } catch (e) {
@@ -136,7 +159,11 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
 
 class ExitedEarly extends Error {
   override name = 'ExitedEarly';
-  constructor(code: number | null, signal: NodeJS.Signals | null, readonly output: string) {
+  constructor(
+    code: number | null,
+    signal: NodeJS.Signals | null,
+    readonly output: string,
+  ) {
     super(`infra-server exited (code ${code}, signal ${signal}) before it listened:\n${output}`);
   }
 }

@@ -11,6 +11,8 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/store.js';
+import type { Logger } from '../../src/lib/logger.js';
+import { quietLogger } from './logs.js';
 import { testRedisUrl, uniquePrefix } from './redis.js';
 
 export type StoreKind = 'file' | 'redis';
@@ -31,17 +33,30 @@ export interface TestServer {
   restart(): Promise<TestServer>;
 }
 
-export async function startTestServer(t: Test, kind: StoreKind, overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+export async function startTestServer(
+  t: Test,
+  kind: StoreKind,
+  overrides: Partial<ServerConfig> = {},
+  logger: Logger = quietLogger(),
+): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
   const prefix = uniquePrefix();
-  const redisUrl = kind === 'redis' ? await testRedisUrl() : undefined;
+  // `redis_url` among the overrides names the Redis to use (a private one a test stops and starts).
+  const redisUrl = kind === 'redis' ? (overrides.redis_url ?? (await testRedisUrl())) : undefined;
   // Port 0 everywhere: the system picks free ports, so test files run side by side.
   const config: ServerConfig = {
-    ...serverConfigSchema.parse({}), api_port: 0, api_listen_address: '127.0.0.1', data_dir: dataDir,
-    server_heartbeat_port: 0, command_port: 0, queue_listen_address: 'tcp://127.0.0.1', server_name: '127.0.0.1',
+    ...serverConfigSchema.parse({}),
+    api_port: 0,
+    api_listen_address: '127.0.0.1',
+    data_dir: dataDir,
+    server_heartbeat_port: 0,
+    command_port: 0,
+    queue_listen_address: 'tcp://127.0.0.1',
+    server_name: '127.0.0.1',
     ...overrides,
   };
-  const openStore = async (): Promise<Store> => (redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store')));
+  const openStore = async (): Promise<Store> =>
+    redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store'));
 
   let current: RunningServer | undefined;
   t.teardown(async () => {
@@ -56,13 +71,17 @@ export async function startTestServer(t: Test, kind: StoreKind, overrides: Parti
   });
 
   const boot = async (): Promise<TestServer> => {
-    const running = await startServer(config, { store: await openStore() });
+    const running = await startServer(config, { store: await openStore(), logger });
     current = running;
     const keyOf = (name: string) => readFile(join(dataDir, `${name}.pem`), 'utf8');
     const as = (userId: string, keyPem: string, opts: { apiVersion?: number } = {}) =>
       new ApiClient({ baseUrl: running.url, userId, key: keyPem, ...opts });
     return {
-      url: running.url, dataDir, running, as, keyOf,
+      url: running.url,
+      dataDir,
+      running,
+      as,
+      keyOf,
       pivotal: as('pivotal', await keyOf('pivotal')),
       admin: as('admin', await keyOf('admin')),
       restart: async () => {

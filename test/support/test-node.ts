@@ -5,7 +5,7 @@ import { until } from './deadline.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { curveKeyPair, Dealer } from 'zeromq';
-import { z } from 'zod';
+import { pushConfigSchema, type PushConfigBody } from '../../src/api/push-jobs.js';
 import type { ApiClient } from '../../src/auth/api-client.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
@@ -13,7 +13,15 @@ import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { keyPair } from './api-fixtures.js';
 import {
-  answerMessages, completion, IDLE, tamperedFrames, type Answer, type HeldJob, type JobMessage, type SentMessage, type Tamper,
+  answerMessages,
+  completion,
+  IDLE,
+  tamperedFrames,
+  type Answer,
+  type HeldJob,
+  type JobMessage,
+  type SentMessage,
+  type Tamper,
 } from './node-wire.js';
 import type { TestServer } from './server.js';
 
@@ -22,7 +30,11 @@ export const nack = (reason: NackCommitReason = 'busy'): Answer => ({ kind: 'nac
 export const ignore = (): Answer => ({ kind: 'ignore' });
 export const crash = (): Answer => ({ kind: 'crash' });
 export const succeed = (output: { stdout?: string; stderr?: string } = {}): Answer => ({ kind: 'succeed', ...output });
-export const fail = (exit_status: number, output: { stdout?: string; stderr?: string } = {}): Answer => ({ kind: 'fail', exit_status, ...output });
+export const fail = (exit_status: number, output: { stdout?: string; stderr?: string } = {}): Answer => ({
+  kind: 'fail',
+  exit_status,
+  ...output,
+});
 export const late = (ms: number, answer: Answer): Answer => ({ kind: 'late', ms, answer });
 export const replay = (): Answer => ({ kind: 'replay' });
 export const tamper = (how: Tamper, answer: Answer): Answer => ({ kind: 'tamper', how, answer });
@@ -57,24 +69,23 @@ export interface TestNodeOptions {
 
 export type Channel = 'heartbeat' | 'command';
 /** `at`: epoch ms when the message was handed to its socket. */
-export interface SentRecord { channel: Channel; frames: Buffer[]; body: SentMessage; tampered: boolean; at: number }
-
-const configSchema = z.object({
-  push_jobs: z.object({
-    heartbeat: z.object({ heartbeat_addr: z.string(), command_addr: z.string(), interval: z.number().positive() }),
-  }),
-  curve_public_key: z.string().nullable(),
-  encoded_session_key: z.object({ method: z.literal('hmac_sha256'), key: z.string() }),
-  max_body_size: z.number().int().positive(),
-  max_message_skew: z.number().int().positive(),
-});
-export type PushConfig = z.infer<typeof configSchema>;
+export interface SentRecord {
+  channel: Channel;
+  frames: Buffer[];
+  body: SentMessage;
+  tampered: boolean;
+  at: number;
+}
 
 const DEFAULT_WAIT_MS = 5000;
 const POLL_MS = 20;
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs` naming `what`. */
-export function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = DEFAULT_WAIT_MS): Promise<T> {
+export function poll<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = DEFAULT_WAIT_MS,
+): Promise<T> {
   return until(what, probe, timeoutMs, POLL_MS);
 }
 
@@ -91,7 +102,10 @@ export class TestNode {
   script: Script;
   private readonly events = new EventEmitter();
   private readonly dealers: Record<Channel, Dealer>;
-  private readonly queues: Record<Channel, Promise<void>> = { heartbeat: Promise.resolve(), command: Promise.resolve() };
+  private readonly queues: Record<Channel, Promise<void>> = {
+    heartbeat: Promise.resolve(),
+    command: Promise.resolve(),
+  };
   private readonly timers = new Set<NodeJS.Timeout>();
   private beating: NodeJS.Timeout | undefined;
   private sequence = 0;
@@ -102,15 +116,22 @@ export class TestNode {
     readonly name: string,
     readonly org: string,
     readonly key: Buffer,
-    readonly config: PushConfig,
+    readonly config: PushConfigBody,
     script: Script,
   ) {
     this.script = script;
     const routingId = randomBytes(8).toString('hex'); // one identity on both channels: the hub pairs them
-    const curve = config.curve_public_key === null ? {} : (() => {
-      const pair = curveKeyPair();
-      return { curveServerKey: config.curve_public_key, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
-    })();
+    const curve =
+      config.curve_public_key === null
+        ? {}
+        : (() => {
+            const pair = curveKeyPair();
+            return {
+              curveServerKey: config.curve_public_key,
+              curvePublicKey: pair.publicKey,
+              curveSecretKey: pair.secretKey,
+            };
+          })();
     this.events.setMaxListeners(0);
     this.dealers = {
       heartbeat: new Dealer({ routingId, linger: 0, ...curve }),
@@ -145,7 +166,10 @@ export class TestNode {
   /** Signs and sends one message with the envelope filled in; `tampered` damages it first. */
   send(channel: Channel, fields: SentMessage, how?: Tamper): void {
     if (this.closed) return;
-    const body: SentMessage = { ...fields, ...envelopeFor(this.org, this.name, this.incarnation, ++this.sequence, Date.now()) };
+    const body: SentMessage = {
+      ...fields,
+      ...envelopeFor(this.org, this.name, this.incarnation, ++this.sequence, Date.now()),
+    };
     const frames = how === undefined ? encodeMessage(body, this.key) : tamperedFrames(body, how, this.key, this.config);
     this.write(channel, frames, body, how !== undefined);
   }
@@ -156,7 +180,10 @@ export class TestNode {
   }
 
   /** Resends a message this node wrote earlier, byte for byte, on the channel it first took or on `channel`. */
-  replay(record: SentRecord | undefined = this.sent.filter((r) => r.channel === 'command' && !r.tampered).at(-1), channel?: Channel): void {
+  replay(
+    record: SentRecord | undefined = this.sent.filter((r) => r.channel === 'command' && !r.tampered).at(-1),
+    channel?: Channel,
+  ): void {
     if (record === undefined) throw new Error(`${this.name} has sent nothing to replay`);
     this.write(channel ?? record.channel, record.frames, record.body, true);
   }
@@ -168,12 +195,23 @@ export class TestNode {
   ): Promise<Extract<ServerMessage, { type: T }>> {
     const match = (m: ServerMessage): m is Extract<ServerMessage, { type: T }> =>
       m.type === type && (opts.where === undefined || opts.where(m as Extract<ServerMessage, { type: T }>));
-    return this.waitIn('received', this.received, match, opts.after ?? 0, opts.timeoutMs, `${this.name} to receive ${type}`);
+    return this.waitIn(
+      'received',
+      this.received,
+      match,
+      opts.after ?? 0,
+      opts.timeoutMs,
+      `${this.name} to receive ${type}`,
+    );
   }
 
   /** The first message of `type` this node sent (tampered ones excluded) at index `after` or later. */
-  waitForSent(type: string, opts: { where?: (m: SentMessage) => boolean; after?: number; timeoutMs?: number } = {}): Promise<SentRecord> {
-    const match = (r: SentRecord): r is SentRecord => !r.tampered && r.body.type === type && (opts.where === undefined || opts.where(r.body));
+  waitForSent(
+    type: string,
+    opts: { where?: (m: SentMessage) => boolean; after?: number; timeoutMs?: number } = {},
+  ): Promise<SentRecord> {
+    const match = (r: SentRecord): r is SentRecord =>
+      !r.tampered && r.body.type === type && (opts.where === undefined || opts.where(r.body));
     return this.waitIn('sent', this.sent, match, opts.after ?? 0, opts.timeoutMs, `${this.name} to send ${type}`);
   }
 
@@ -181,11 +219,15 @@ export class TestNode {
   async ready(timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
     await this.waitForSent('aborted', { where: (m) => m.job_id === null, timeoutMs });
     const client = this.server.admin;
-    await poll(`${this.name} to be available`, async () => {
-      const res = await client.request('GET', `/organizations/${this.org}/pushy/node_states/${this.name}`);
-      const body = res.body as { status?: unknown; availability?: unknown } | null;
-      return body?.status === 'up' && body.availability === 'available' ? true : undefined;
-    }, timeoutMs);
+    await poll(
+      `${this.name} to be available`,
+      async () => {
+        const res = await client.request('GET', `/organizations/${this.org}/pushy/node_states/${this.name}`);
+        const body = res.body as { status?: unknown; availability?: unknown } | null;
+        return body?.status === 'up' && body.availability === 'available' ? true : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** Ends the job this node runs, as its command exiting would (for jobs scripted to keep running). */
@@ -223,12 +265,21 @@ export class TestNode {
     this.sent.push(record);
     this.events.emit('sent', record);
     const dealer = this.dealers[channel];
-    this.queues[channel] = this.queues[channel].then(() => dealer.send(frames)).catch(() => {
-      // A closed socket: the node is gone, as a crashed client would be.
-    });
+    this.queues[channel] = this.queues[channel]
+      .then(() => dealer.send(frames))
+      .catch(() => {
+        // A closed socket: the node is gone, as a crashed client would be.
+      });
   }
 
-  private waitIn<R, M extends R>(event: string, list: readonly R[], match: (r: R) => r is M, after: number, timeoutMs = DEFAULT_WAIT_MS, what: string): Promise<M> {
+  private waitIn<R, M extends R>(
+    event: string,
+    list: readonly R[],
+    match: (r: R) => r is M,
+    after: number,
+    timeoutMs = DEFAULT_WAIT_MS,
+    what: string,
+  ): Promise<M> {
     const found = list.slice(after).find(match);
     if (found !== undefined) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
@@ -249,8 +300,15 @@ export class TestNode {
       };
       const timer = setTimeout(() => {
         done();
-        const seen = list.map((r) => (r as { type?: string; body?: { type?: string } }).type ?? (r as { body?: { type?: string } }).body?.type);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; seen: ${seen.filter((s) => s !== 'heartbeat').join(', ') || 'nothing but heartbeats'}`));
+        const seen = list.map(
+          (r) =>
+            (r as { type?: string; body?: { type?: string } }).type ?? (r as { body?: { type?: string } }).body?.type,
+        );
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; seen: ${seen.filter((s) => s !== 'heartbeat').join(', ') || 'nothing but heartbeats'}`,
+          ),
+        );
       }, timeoutMs);
       this.events.on(event, onItem);
       this.events.once('closed', onClosed);
@@ -259,7 +317,11 @@ export class TestNode {
 
   private async receive(channel: Channel): Promise<void> {
     const opts = {
-      expectIdentity: false, maxBodySize: this.config.max_body_size, now: 0, replay: new ReplayGuard(), schema: 'server' as const,
+      expectIdentity: false,
+      maxBodySize: this.config.max_body_size,
+      now: 0,
+      replay: new ReplayGuard(),
+      schema: 'server' as const,
       keyFor: (org: string, node: string) => (org === this.org && node === this.name ? this.key : undefined),
     };
     try {
@@ -276,7 +338,8 @@ export class TestNode {
         }
         this.received.push(d.message);
         this.events.emit('received', d.message);
-        if (d.message.type !== 'heartbeat') this.answer(d.message, this.ruleFor(d.message));
+        if (d.message.type !== 'heartbeat' && d.message.type !== 'node_in_use')
+          this.answer(d.message, this.ruleFor(d.message));
       }
     } catch (e) {
       if (!this.closed) this.problems.push(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
@@ -336,11 +399,17 @@ export class TestNode {
  * endpoint signed as that client), connects both channels and starts heartbeating. By default it returns
  * once the rehab abort is answered and the server lists the node available.
  */
-export async function startTestNode(server: TestServer, name: string, script: Script = {}, opts: TestNodeOptions = {}): Promise<TestNode> {
+export async function startTestNode(
+  server: TestServer,
+  name: string,
+  script: Script = {},
+  opts: TestNodeOptions = {},
+): Promise<TestNode> {
   const org = opts.org ?? 'default';
-  const node = opts.register === false
-    ? unregisteredNode(server, name, org, script)
-    : await registeredNode(server, name, org, script, opts.by ?? server.admin, opts.existing === true);
+  const node =
+    opts.register === false
+      ? unregisteredNode(server, name, org, script)
+      : await registeredNode(server, name, org, script, opts.by ?? server.admin, opts.existing === true);
   node.resumeHeartbeats();
   if (opts.waitReady !== false && opts.register !== false) {
     try {
@@ -353,29 +422,59 @@ export async function startTestNode(server: TestServer, name: string, script: Sc
   return node;
 }
 
-async function registeredNode(server: TestServer, name: string, org: string, script: Script, by: ApiClient, existing: boolean): Promise<TestNode> {
+async function registeredNode(
+  server: TestServer,
+  name: string,
+  org: string,
+  script: Script,
+  by: ApiClient,
+  existing: boolean,
+): Promise<TestNode> {
   const pair = await keyPair(0);
   if (!existing) await createObjects(name, org, by, pair.publicKeyPem);
   const res = await server.as(name, pair.privateKeyPem).request('GET', `/organizations/${org}/pushy/config/${name}`);
   if (res.status !== 200) throw new Error(`config of ${name}: ${res.status} ${JSON.stringify(res.body)}`);
-  const config = configSchema.parse(res.body);
-  return new TestNode(server, name, org, decryptSessionKey(config.encoded_session_key.key, pair.privateKeyPem), config, script);
+  const config = pushConfigSchema.parse(res.body);
+  return new TestNode(
+    server,
+    name,
+    org,
+    decryptSessionKey(config.encoded_session_key.key, pair.privateKeyPem),
+    config,
+    script,
+  );
 }
 
 async function createObjects(name: string, org: string, by: ApiClient, publicKeyPem: string): Promise<void> {
   const created = await by.request('POST', `/organizations/${org}/clients`, { name, public_key: publicKeyPem });
-  if (created.status !== 201) throw new Error(`creating client ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`creating client ${name}: ${created.status} ${JSON.stringify(created.body)}`);
   const node = await by.request('POST', `/organizations/${org}/nodes`, { name });
   if (node.status !== 201) throw new Error(`creating node ${name}: ${node.status} ${JSON.stringify(node.body)}`);
 }
 
-/** A node that skipped the config endpoint: the addresses are public, the key is its own invention. */
+/** A node that skipped the config endpoint: the addresses are public, the key and its lifetime are its own invention. */
 function unregisteredNode(server: TestServer, name: string, org: string, script: Script): TestNode {
   const d = server.running.hub.describe();
-  const config: PushConfig = {
-    push_jobs: { heartbeat: { heartbeat_addr: d.heartbeat_addr, command_addr: d.command_addr, interval: server.running.hub.settings.heartbeat_interval / 1000 } },
+  const settings = server.running.hub.settings;
+  const config: PushConfigBody = {
+    type: 'config',
+    host: d.server_name,
+    node: name,
+    organization: org,
+    push_jobs: {
+      heartbeat: {
+        heartbeat_addr: d.heartbeat_addr,
+        command_addr: d.command_addr,
+        interval: settings.heartbeat_interval / 1000,
+        offline_threshold: settings.offline_threshold,
+        online_threshold: settings.online_threshold,
+      },
+    },
     curve_public_key: d.curve_public_key,
     encoded_session_key: { method: 'hmac_sha256', key: '' },
+    lifetime: 3600,
+    incarnation_id: d.incarnation_id,
     max_body_size: d.max_body_size,
     max_message_skew: d.max_message_skew,
   };

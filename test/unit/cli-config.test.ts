@@ -6,7 +6,6 @@ import t, { type Test } from 'tap';
 import { findCliConfig, loadCliConfig } from '../../src/config/cli-config.js';
 import { configErrorOf } from '../support/config-error.js';
 
-
 const configRb = 'node_name "alice"\n';
 
 type Tree = { [name: string]: string | Tree };

@@ -4,12 +4,21 @@ import t from 'tap';
 import { fitLine, ProgressPrinter, progressText } from '../../src/cli/progress.js';
 
 t.test('the line counts nodes, not status names (reference 11: the Running count)', async (t) => {
-  t.equal(progressText({ status: 'voting', nodes: { new: ['a', 'b', 'c'], ready: ['d'] } }), 'voting: 3 voting, 1 ready, 0 running, 0 of 4 finished');
   t.equal(
-    progressText({ status: 'running', nodes: { running: ['a', 'b'], ready: ['c'], succeeded: ['d', 'e'], nacked: ['f'] } }),
+    progressText({ status: 'voting', nodes: { new: ['a', 'b', 'c'], ready: ['d'] } }),
+    'voting: 3 voting, 1 ready, 0 running, 0 of 4 finished',
+  );
+  t.equal(
+    progressText({
+      status: 'running',
+      nodes: { running: ['a', 'b'], ready: ['c'], succeeded: ['d', 'e'], nacked: ['f'] },
+    }),
     'running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)',
   );
-  t.equal(progressText({ status: 'complete', nodes: { failed: ['x'], succeeded: ['y'] } }), 'complete: 0 voting, 0 ready, 0 running, 2 of 2 finished (1 succeeded, 1 failed)');
+  t.equal(
+    progressText({ status: 'complete', nodes: { failed: ['x'], succeeded: ['y'] } }),
+    'complete: 0 voting, 0 ready, 0 running, 2 of 2 finished (1 succeeded, 1 failed)',
+  );
 });
 
 t.test('a line wider than the terminal is cut, so a carriage return can redraw it', async (t) => {

@@ -2,13 +2,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import {
-  DEFAULT_CLIENT_CONFIG_FILE,
-  loadClientConfig,
-  splitServerUrl,
-} from '../../src/config/client-config.js';
+import { DEFAULT_CLIENT_CONFIG_FILE, loadClientConfig, splitServerUrl } from '../../src/config/client-config.js';
 import { configErrorOf } from '../support/config-error.js';
-
 
 function load(t: Test, text: string) {
   return loadClientConfig(join(t.testdir({ 'client.rb': text }), 'client.rb'));
@@ -145,7 +140,10 @@ t.test('unknown settings are skipped but malformed lines are still refused', asy
 
 t.test('a missing client.rb is named', async (t) => {
   const dir = t.testdir({});
-  t.equal(configErrorOf(() => loadClientConfig(join(dir, 'client.rb'))).message, `${join(dir, 'client.rb')}: no such file`);
+  t.equal(
+    configErrorOf(() => loadClientConfig(join(dir, 'client.rb'))).message,
+    `${join(dir, 'client.rb')}: no such file`,
+  );
 });
 
 t.test('splitServerUrl gives the base URL and the organization', async (t) => {

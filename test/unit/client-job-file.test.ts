@@ -7,10 +7,21 @@ import { decodeJobFile, removeJobFile, writeJobFile } from '../../src/client/job
 t.test('raw: is taken as is, base64: is decoded, anything else is refused', async (t) => {
   t.strictSame(decodeJobFile('raw:#!/bin/sh\necho hi\n'), { ok: true, data: Buffer.from('#!/bin/sh\necho hi\n') });
   t.strictSame(decodeJobFile('raw:'), { ok: true, data: Buffer.alloc(0) });
-  t.strictSame(decodeJobFile(`base64:${Buffer.from([0, 255, 1]).toString('base64')}`), { ok: true, data: Buffer.from([0, 255, 1]) });
-  t.strictSame(decodeJobFile('base64:aGVs\nbG8='), { ok: true, data: Buffer.from('hello') }, 'line breaks inside base64 are fine');
+  t.strictSame(decodeJobFile(`base64:${Buffer.from([0, 255, 1]).toString('base64')}`), {
+    ok: true,
+    data: Buffer.from([0, 255, 1]),
+  });
+  t.strictSame(
+    decodeJobFile('base64:aGVs\nbG8='),
+    { ok: true, data: Buffer.from('hello') },
+    'line breaks inside base64 are fine',
+  );
   t.strictSame(decodeJobFile('base64:not base64!'), { ok: false, detail: 'the base64: content is not valid base64' });
-  t.strictSame(decodeJobFile('base64:abc'), { ok: false, detail: 'the base64: content is not valid base64' }, 'a truncated quantum is refused');
+  t.strictSame(
+    decodeJobFile('base64:abc'),
+    { ok: false, detail: 'the base64: content is not valid base64' },
+    'a truncated quantum is refused',
+  );
   t.strictSame(decodeJobFile('text:hello'), { ok: false, detail: 'the file must start with raw: or base64:' });
 });
 

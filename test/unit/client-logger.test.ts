@@ -5,7 +5,10 @@ import t from 'tap';
 import { createLogger, formatLine } from '../../src/client/logger.js';
 
 t.test('a line is the ISO time, the level and the message, with inner newlines escaped', async (t) => {
-  t.equal(formatLine('warn', 'no heartbeat\nfrom the server', Date.UTC(2026, 0, 2, 3, 4, 5, 6)), '2026-01-02T03:04:05.006Z WARN no heartbeat\\nfrom the server\n');
+  t.equal(
+    formatLine('warn', 'no heartbeat\nfrom the server', Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+    '2026-01-02T03:04:05.006Z WARN no heartbeat\\nfrom the server\n',
+  );
 });
 
 t.test('lines below the chosen level are not written; the file and its folder are created', async (t) => {
@@ -14,5 +17,8 @@ t.test('lines below the chosen level are not written; the file and its folder ar
   log.debug('hidden');
   log.info('shown');
   log.error('also shown');
-  t.equal(readFileSync(file, 'utf8'), '1970-01-01T00:00:00.000Z INFO shown\n1970-01-01T00:00:00.000Z ERROR also shown\n');
+  t.equal(
+    readFileSync(file, 'utf8'),
+    '1970-01-01T00:00:00.000Z INFO shown\n1970-01-01T00:00:00.000Z ERROR also shown\n',
+  );
 });

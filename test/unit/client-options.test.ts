@@ -20,13 +20,42 @@ const config = (settings: Record<string, unknown>) => clientConfigSchema.parse(s
 
 t.test('every option of spec 4.5 has its short and long form', async (t) => {
   const long = args([
-    '--config', 'c.rb', '--client-key', 'k.pem', '--log_level', 'debug', '--logfile', 'x.log',
-    '--node-name', 'web1', '--server', 'https://infra.example.com/organizations/acme',
+    '--config',
+    'c.rb',
+    '--client-key',
+    'k.pem',
+    '--log_level',
+    'debug',
+    '--logfile',
+    'x.log',
+    '--node-name',
+    'web1',
+    '--server',
+    'https://infra.example.com/organizations/acme',
   ]);
-  const short = args(['-c', 'c.rb', '-k', 'k.pem', '-l', 'debug', '-L', 'x.log', '-N', 'web1', '-S', 'https://infra.example.com/organizations/acme']);
+  const short = args([
+    '-c',
+    'c.rb',
+    '-k',
+    'k.pem',
+    '-l',
+    'debug',
+    '-L',
+    'x.log',
+    '-N',
+    'web1',
+    '-S',
+    'https://infra.example.com/organizations/acme',
+  ]);
   const expected = {
-    help: false, version: false, config: 'c.rb', clientKey: 'k.pem', logLevel: 'debug', logfile: 'x.log',
-    nodeName: 'web1', server: 'https://infra.example.com/organizations/acme',
+    help: false,
+    version: false,
+    config: 'c.rb',
+    clientKey: 'k.pem',
+    logLevel: 'debug',
+    logfile: 'x.log',
+    nodeName: 'web1',
+    server: 'https://infra.example.com/organizations/acme',
   };
   t.strictSame(long, expected);
   t.strictSame(short, expected);
@@ -37,7 +66,10 @@ t.test('every option of spec 4.5 has its short and long form', async (t) => {
 
 t.test('bad values are refused with the option named', async (t) => {
   t.match(refusal(['-l', 'loud']), "-l: unknown log level 'loud'");
-  t.match(refusal(['-S', 'https://infra.example.com/acme']), "-S: 'https://infra.example.com/acme' is not an http(s) URL ending in /organizations/ORG");
+  t.match(
+    refusal(['-S', 'https://infra.example.com/acme']),
+    "-S: 'https://infra.example.com/acme' is not an http(s) URL ending in /organizations/ORG",
+  );
   t.match(refusal(['-N', 'web 1']), "-N: 'web 1' is not a name");
   t.match(refusal(['--frobnicate']), "Unknown option '--frobnicate'");
   t.match(refusal(['-c']), "Option '-c, --config <value>' argument missing");
@@ -48,35 +80,76 @@ t.test('bad values are refused with the option named', async (t) => {
 t.test('the command line overrides client.rb; client.rb paths are taken from its folder', async (t) => {
   const file = join('/etc/infra', 'client.rb');
   const fromFile = config({
-    server_url: 'https://infra.example.com/organizations/acme', node_name: 'from-file', client_key: 'keys/client.pem',
-    validation_key: 'validation.pem', log_level: 'warn', log_location: 'logs/push.log', file_dir: 'files',
+    server_url: 'https://infra.example.com/organizations/acme',
+    node_name: 'from-file',
+    client_key: 'keys/client.pem',
+    validation_key: 'validation.pem',
+    log_level: 'warn',
+    log_location: 'logs/push.log',
+    file_dir: 'files',
     whitelist: { uptime: 'uptime' },
   });
   const plain = resolveSettings(args([]), fromFile, file, '/home/me');
   t.strictSame(plain, {
-    origin: 'https://infra.example.com', orgPath: '/organizations/acme', org: 'acme', nodeName: 'from-file',
-    clientKey: '/etc/infra/keys/client.pem', validationClientName: 'acme-validator', validationKey: '/etc/infra/validation.pem',
-    whitelist: { uptime: 'uptime' }, logLevel: 'warn', log: { file: '/etc/infra/logs/push.log' }, fileDir: '/etc/infra/files',
+    origin: 'https://infra.example.com',
+    orgPath: '/organizations/acme',
+    org: 'acme',
+    nodeName: 'from-file',
+    clientKey: '/etc/infra/keys/client.pem',
+    validationClientName: 'acme-validator',
+    validationKey: '/etc/infra/validation.pem',
+    whitelist: { uptime: 'uptime' },
+    logLevel: 'warn',
+    log: { file: '/etc/infra/logs/push.log' },
+    fileDir: '/etc/infra/files',
     allowUnencrypted: false,
   });
   const overridden = resolveSettings(
-    args(['-S', 'http://10.0.0.1:8080/infra/organizations/dev', '-N', 'web2', '-k', 'my.pem', '-l', 'debug', '-L', 'out.log']),
-    fromFile, file, '/home/me',
+    args([
+      '-S',
+      'http://10.0.0.1:8080/infra/organizations/dev',
+      '-N',
+      'web2',
+      '-k',
+      'my.pem',
+      '-l',
+      'debug',
+      '-L',
+      'out.log',
+    ]),
+    fromFile,
+    file,
+    '/home/me',
   );
   t.match(overridden, {
-    origin: 'http://10.0.0.1:8080', orgPath: '/infra/organizations/dev', org: 'dev', nodeName: 'web2',
-    clientKey: '/home/me/my.pem', validationClientName: 'dev-validator', logLevel: 'debug', log: { file: '/home/me/out.log' },
+    origin: 'http://10.0.0.1:8080',
+    orgPath: '/infra/organizations/dev',
+    org: 'dev',
+    nodeName: 'web2',
+    clientKey: '/home/me/my.pem',
+    validationClientName: 'dev-validator',
+    logLevel: 'debug',
+    log: { file: '/home/me/out.log' },
   });
 });
 
 t.test('validation_client_name and STDOUT/STDERR come from client.rb', async (t) => {
   const base = { server_url: 'https://h/organizations/acme' };
-  t.equal(resolveSettings(args([]), config({ ...base, validation_client_name: 'acme-bootstrap' }), null, '/').validationClientName, 'acme-bootstrap');
+  t.equal(
+    resolveSettings(args([]), config({ ...base, validation_client_name: 'acme-bootstrap' }), null, '/')
+      .validationClientName,
+    'acme-bootstrap',
+  );
   t.strictSame(resolveSettings(args([]), config(base), null, '/').log, { stream: 'stdout' });
-  t.strictSame(resolveSettings(args([]), config({ ...base, log_location: { constant: 'STDERR' } }), null, '/').log, { stream: 'stderr' });
+  t.strictSame(resolveSettings(args([]), config({ ...base, log_location: { constant: 'STDERR' } }), null, '/').log, {
+    stream: 'stderr',
+  });
 });
 
 t.test('without a server URL in client.rb or -S the client cannot run', async (t) => {
-  t.throws(() => resolveSettings(args([]), config({}), '/etc/infra/client.rb', '/'), new SettingsError('no server: set chef_server_url in /etc/infra/client.rb or pass -S URL'));
+  t.throws(
+    () => resolveSettings(args([]), config({}), '/etc/infra/client.rb', '/'),
+    new SettingsError('no server: set chef_server_url in /etc/infra/client.rb or pass -S URL'),
+  );
   t.equal(resolveSettings(args(['-S', 'https://h/organizations/acme']), config({}), null, '/').org, 'acme');
 });

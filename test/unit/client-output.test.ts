@@ -34,13 +34,21 @@ t.test('a cut never splits a surrogate pair and never exceeds the budget', async
 
 t.test('output that fits is sent whole and not marked truncated', async (t) => {
   t.strictSame(fitOutput('out', 'err', 6, 100), { stdout: 'out', stderr: 'err', truncated: false });
-  t.strictSame(fitOutput('out', 'err', 6, 100, true), { stdout: 'out', stderr: 'err', truncated: true }, 'a cut while collecting is reported');
+  t.strictSame(
+    fitOutput('out', 'err', 6, 100, true),
+    { stdout: 'out', stderr: 'err', truncated: true },
+    'a cut while collecting is reported',
+  );
 });
 
 t.test('when both streams do not fit, a short one stays whole and the long one takes the rest', async (t) => {
   t.strictSame(fitOutput('x'.repeat(100), 'err', 20, 1000), { stdout: 'x'.repeat(17), stderr: 'err', truncated: true });
   t.strictSame(fitOutput('ok', 'y'.repeat(100), 20, 1000), { stdout: 'ok', stderr: 'y'.repeat(18), truncated: true });
-  t.strictSame(fitOutput('x'.repeat(100), 'y'.repeat(100), 21, 1000), { stdout: 'x'.repeat(10), stderr: 'y'.repeat(11), truncated: true });
+  t.strictSame(fitOutput('x'.repeat(100), 'y'.repeat(100), 21, 1000), {
+    stdout: 'x'.repeat(10),
+    stderr: 'y'.repeat(11),
+    truncated: true,
+  });
 });
 
 t.test('the fitted output is within the budget for any mix of characters', async (t) => {
@@ -53,7 +61,8 @@ t.test('the fitted output is within the budget for any mix of characters', async
     const fitted = fitOutput(out, err, budget, 1000);
     if (jsonBytes(fitted.stdout) + jsonBytes(fitted.stderr) > budget) wrong.push(`sample ${i} exceeds ${budget} bytes`);
     if (!out.startsWith(fitted.stdout) || !err.startsWith(fitted.stderr)) wrong.push(`sample ${i} lost its heads`);
-    if (fitted.truncated !== (fitted.stdout !== out || fitted.stderr !== err)) wrong.push(`sample ${i} misreports truncated`);
+    if (fitted.truncated !== (fitted.stdout !== out || fitted.stderr !== err))
+      wrong.push(`sample ${i} misreports truncated`);
   }
   t.strictSame(wrong, []);
 });

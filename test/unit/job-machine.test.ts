@@ -1,7 +1,15 @@
 // The job machine: every cell of the voting and running tables, the job-level checks, quorum, timers, restore.
 import t from 'tap';
-import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/job-machine.js';
-import { isTerminal, jobStateSchema, type JobEffect, type JobEvent, type JobState, type NodeAnswer, type NodeJobStatus } from '../../actors/job-model.js';
+import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
+import { isFinished } from '../../src/api/push-jobs.js';
+import {
+  jobStateSchema,
+  type JobEffect,
+  type JobEvent,
+  type JobState,
+  type NodeAnswer,
+  type NodeJobStatus,
+} from '../../actors/push/job-model.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const VOTING_DEADLINE = T0 + 60_000;
@@ -9,16 +17,36 @@ const RUN_TIMEOUT = 300;
 
 type NodeEventType = NodeAnswer | 'node_down';
 const nodeEvents: NodeEventType[] = [
-  'ack_commit', 'nack_commit', 'ack_run', 'nack_run', 'succeeded', 'failed', 'aborted', 'node_down',
+  'ack_commit',
+  'nack_commit',
+  'ack_run',
+  'nack_run',
+  'succeeded',
+  'failed',
+  'aborted',
+  'node_down',
 ];
 const terminalNodeStatuses: NodeJobStatus[] = [
-  'succeeded', 'failed', 'aborted', 'crashed', 'nacked', 'unavailable', 'was_ready', 'timed_out',
+  'succeeded',
+  'failed',
+  'aborted',
+  'crashed',
+  'nacked',
+  'unavailable',
+  'was_ready',
+  'timed_out',
 ];
 
 function job(nodes: string[], quorum = nodes.length): JobState {
   return newJob({
-    id: 'job1', command: 'chef-client', nodes, run_timeout: RUN_TIMEOUT, voting_timeout: 60, quorum,
-    options: { capture: true, dir: '/tmp' }, at: T0,
+    id: 'job1',
+    command: 'chef-client',
+    nodes,
+    run_timeout: RUN_TIMEOUT,
+    voting_timeout: 60,
+    quorum,
+    options: { capture: true, dir: '/tmp' },
+    at: T0,
   });
 }
 
@@ -44,8 +72,7 @@ function sent(effects: JobEffect[], message: 'commit' | 'run' | 'abort'): string
   return undefined;
 }
 
-const reasons = (effects: JobEffect[]): string[] =>
-  effects.flatMap((e) => (e.type === 'ignored' ? [e.reason] : []));
+const reasons = (effects: JobEffect[]): string[] => effects.flatMap((e) => (e.type === 'ignored' ? [e.reason] : []));
 const types = (effects: JobEffect[]): string[] =>
   effects.map((e) => (e.type === 'send' ? `send ${e.message}` : e.type));
 
@@ -57,7 +84,11 @@ function restoredWith(s: JobState, edit: (doc: JobState) => void): JobState {
   return doc;
 }
 
-interface Expect { to?: NodeJobStatus; abort?: true; ignored?: string }
+interface Expect {
+  to?: NodeJobStatus;
+  abort?: true;
+  ignored?: string;
+}
 const LATE: Expect = { ignored: 'late_answer' };
 const LATE_ABORT: Expect = { abort: true, ignored: 'late_answer' };
 const DUPLICATE: Expect = { ignored: 'duplicate_answer' };
@@ -136,7 +167,11 @@ t.test('a terminal node never moves', async (t) => {
       doc.status = 'complete';
       doc.nodes = { a: status, b: 'succeeded' };
     });
-    for (const [phase, s] of [['voting', voting], ['running', runningDoc], ['finished', finished]] as const) {
+    for (const [phase, s] of [
+      ['voting', voting],
+      ['running', runningDoc],
+      ['finished', finished],
+    ] as const) {
       for (const event of nodeEvents) {
         const effects = run(s, nodeEvent(event, 'a'));
         t.equal(s.nodes.a, status, `${status} stays on ${event} while ${phase}`);
@@ -186,10 +221,15 @@ t.test('a job runs start to finish: commit, run, results, complete', async (t) =
   let effects = run(s, { type: 'start', at: T0, available: new Set(['a', 'b', 'c']) });
   t.equal(s.status, 'voting');
   t.same(effects, [
-    { type: 'persist' },
+    { type: 'persist', job: true, nodes: [] },
     {
-      type: 'send', message: 'commit', nodes: ['b', 'a', 'c'], job_id: 'job1', command: 'chef-client',
-      options: { capture: true, dir: '/tmp' }, run_timeout: RUN_TIMEOUT,
+      type: 'send',
+      message: 'commit',
+      nodes: ['b', 'a', 'c'],
+      job_id: 'job1',
+      command: 'chef-client',
+      options: { capture: true, dir: '/tmp' },
+      run_timeout: RUN_TIMEOUT,
     },
     { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
   ]);
@@ -371,7 +411,22 @@ t.test('restored after a server restart', async (t) => {
     run(s, nodeEvent('ack_commit', 'a'));
     const doc = jobStateSchema.parse(JSON.parse(JSON.stringify(s)));
     const effects = run(doc, { type: 'restored', at: T0 + 5000, available: new Set(['a', 'b']) });
-    t.same(effects, [{ type: 'arm', timer: 'voting', at: VOTING_DEADLINE }], 'nothing changed, nothing to persist');
+    t.same(
+      effects,
+      [
+        {
+          type: 'send',
+          message: 'commit',
+          nodes: ['b'],
+          job_id: 'job1',
+          command: 'chef-client',
+          options: { capture: true, dir: '/tmp' },
+          run_timeout: RUN_TIMEOUT,
+        },
+        { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
+      ],
+      'nothing to persist; the node yet to vote is asked again, its commit may have been lost with the server',
+    );
     run(doc, nodeEvent('ack_commit', 'b', T0 + 6000));
     t.equal(doc.status, 'running');
   });
@@ -410,6 +465,15 @@ t.test('restored after a server restart', async (t) => {
     run(s, nodeEvent('ack_commit', 'a'));
     const doc = jobStateSchema.parse(JSON.parse(JSON.stringify(s)));
     t.same(run(doc, { type: 'restored', at: VOTING_DEADLINE + 30_000, available: new Set(['a', 'b']) }), [
+      {
+        type: 'send',
+        message: 'commit',
+        nodes: ['b'],
+        job_id: 'job1',
+        command: 'chef-client',
+        options: { capture: true, dir: '/tmp' },
+        run_timeout: RUN_TIMEOUT,
+      },
       { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
     ]);
     run(doc, { type: 'voting_timeout', at: VOTING_DEADLINE });
@@ -424,9 +488,55 @@ t.test('restored after a server restart', async (t) => {
   });
 });
 
-t.test('isTerminal and jobNodesByStatus', async (t) => {
+t.test('isFinished and jobNodesByStatus', async (t) => {
   const all = ['new', 'voting', 'running', 'complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted'] as const;
-  t.same(all.filter(isTerminal), ['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
+  t.same(all.filter(isFinished), ['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
   const s = started(['zeta', 'alpha', 'mid'], 1, ['alpha', 'zeta']);
   t.same(jobNodesByStatus(s), { new: ['alpha', 'zeta'], unavailable: ['mid'] }, 'sorted, empty statuses left out');
+});
+
+t.test('crash: the job ends crashed and lets every unfinished node go, whatever its phase', async (t) => {
+  t.test('voting: new nodes are unavailable, ready ones were ready, finished ones stay', async (t) => {
+    const s = started(['a', 'b', 'c']);
+    run(s, nodeEvent('ack_commit', 'a'), nodeEvent('nack_commit', 'c'));
+    const effects = run(s, { type: 'crash', at: T0 + 2000 });
+    t.equal(s.status, 'crashed');
+    t.equal(s.updated_at, T0 + 2000);
+    t.same(jobNodesByStatus(s), { was_ready: ['a'], unavailable: ['b'], nacked: ['c'] });
+    t.same(effects, [
+      { type: 'persist', job: true, nodes: ['a', 'b'] },
+      { type: 'send', message: 'abort', nodes: ['a', 'b'], job_id: 'job1' },
+      { type: 'finished', status: 'crashed' },
+    ]);
+  });
+  t.test('running: running nodes crashed; counts are rebuilt, not trusted', async (t) => {
+    const s = started(['a', 'b']);
+    run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'), nodeEvent('ack_run', 'a'));
+    s.counts.running = 99; // a half-stepped state
+    run(s, { type: 'crash', at: T0 + 2000 });
+    t.same(jobNodesByStatus(s), { crashed: ['a'], was_ready: ['b'] });
+    t.equal(s.counts.crashed, 1);
+    t.equal(s.counts.running, 0);
+  });
+  t.test('a broken phase (a node running while voting) does not stop the crash', async (t) => {
+    const s = started(['a', 'b']);
+    s.nodes.a = 'running';
+    t.throws(() => stepJob(s, nodeEvent('ack_commit', 'a')), 'the invariant check throws');
+    run(s, { type: 'crash', at: T0 + 2000 });
+    t.equal(s.status, 'crashed');
+    t.same(jobNodesByStatus(s), { crashed: ['a'], unavailable: ['b'] });
+  });
+  t.test('a finished job is not crashed again', async (t) => {
+    const s = started(['a']);
+    run(s, nodeEvent('nack_commit', 'a'));
+    t.same(run(s, { type: 'crash', at: T0 + 2000 }), [{ type: 'ignored', reason: 'already_finished', event: 'crash' }]);
+    t.equal(s.status, 'quorum_failed');
+  });
+});
+
+t.test('persist names what changed: the job-level fields, and each node that moved', async (t) => {
+  const s = started(['a', 'b', 'c']);
+  t.same(run(s, nodeEvent('ack_commit', 'a'))[0], { type: 'persist', job: false, nodes: ['a'] }, 'one vote: one node');
+  const last = run(s, nodeEvent('ack_commit', 'b'), nodeEvent('ack_commit', 'c'));
+  t.same(last[0], { type: 'persist', job: true, nodes: ['c'] }, 'the vote that starts the run: that node and the job');
 });

@@ -3,8 +3,19 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
-import { generateKeyPair, parsePublicKey, readPrivateKey, toSpkiPem, PUBLIC_KEY_CACHE_SIZE } from '../../src/auth/keys.js';
-import { readAuthHeaders, signRequest, verifyRequest, DEFAULT_AUTH_SKEW_SECONDS } from '../../src/auth/signed-headers.js';
+import {
+  generateKeyPair,
+  parsePublicKey,
+  readPrivateKey,
+  toSpkiPem,
+  PUBLIC_KEY_CACHE_SIZE,
+} from '../../src/auth/keys.js';
+import {
+  readAuthHeaders,
+  signRequest,
+  verifyRequest,
+  DEFAULT_AUTH_SKEW_SECONDS,
+} from '../../src/auth/signed-headers.js';
 
 function hasOpenssl(): boolean {
   try {
@@ -18,8 +29,18 @@ function hasOpenssl(): boolean {
 /** Sign with `privatePem` and verify with `publicPem` the way the server does. */
 function roundTrip(privatePem: string, publicPem: string): number {
   const now = Date.now();
-  const headers = signRequest({ privateKey: privatePem, userId: 'alice', method: 'PUT', path: '/users/alice', body: '{"a":1}' });
-  const r = readAuthHeaders((name) => Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1], now, DEFAULT_AUTH_SKEW_SECONDS);
+  const headers = signRequest({
+    privateKey: privatePem,
+    userId: 'alice',
+    method: 'PUT',
+    path: '/users/alice',
+    body: '{"a":1}',
+  });
+  const r = readAuthHeaders(
+    (name) => Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1],
+    now,
+    DEFAULT_AUTH_SKEW_SECONDS,
+  );
   if (!r.ok) throw new Error(`headers refused: ${JSON.stringify(r.body)}`);
   const key = parsePublicKey(publicPem);
   return key === null ? -2 : verifyRequest(r.auth, [key], 'PUT', '/users/alice', '{"a":1}');
@@ -49,22 +70,37 @@ t.test('parsePublicKey accepts SPKI, PKCS#1 and certificate PEM', async (t) => {
   const crlf = `\n  ${pair.publicKeyPem.replace(/\n/g, '\r\n')}  \n`;
   t.equal(toSpkiPem(crlf), pair.publicKeyPem, 'CRLF line ends and surrounding blanks are accepted');
 
-  t.test('certificate', { skip: hasOpenssl() ? false : 'openssl is not on PATH, so no certificate can be made' }, async (t) => {
-    const dir = t.testdir({ 'key.pem': pair.privateKeyPem });
-    const cert = execFileSync('openssl', ['req', '-x509', '-new', '-key', join(dir, 'key.pem'), '-subj', '/CN=infra-server-test', '-days', '1'], {
-      encoding: 'utf8',
-    });
-    t.match(cert, /^-----BEGIN CERTIFICATE-----/);
-    t.equal(toSpkiPem(cert), pair.publicKeyPem, 'only the public key is taken from the certificate');
-    t.equal(roundTrip(pair.privateKeyPem, cert), 0);
-  });
+  t.test(
+    'certificate',
+    { skip: hasOpenssl() ? false : 'openssl is not on PATH, so no certificate can be made' },
+    async (t) => {
+      const dir = t.testdir({ 'key.pem': pair.privateKeyPem });
+      const cert = execFileSync(
+        'openssl',
+        ['req', '-x509', '-new', '-key', join(dir, 'key.pem'), '-subj', '/CN=infra-server-test', '-days', '1'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      t.match(cert, /^-----BEGIN CERTIFICATE-----/);
+      t.equal(toSpkiPem(cert), pair.publicKeyPem, 'only the public key is taken from the certificate');
+      t.equal(roundTrip(pair.privateKeyPem, cert), 0);
+    },
+  );
 });
 
 t.test('parsePublicKey returns null for anything that is not one RSA public key', async (t) => {
   const pair = await generateKeyPair();
   const pkcs8 = createPrivateKey(pair.privateKeyPem).export({ type: 'pkcs8', format: 'pem' }).toString();
-  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-  const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const ec = generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  const ed = generateKeyPairSync('ed25519', {
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   const lines = pair.publicKeyPem.split('\n');
   const junk: Array<[string, unknown]> = [
     ['empty string', ''],
@@ -121,13 +157,27 @@ t.test('readPrivateKey reads PKCS#1 and PKCS#8 RSA keys', async (t) => {
 
 t.test('readPrivateKey throws a clear error for anything else', async (t) => {
   const pair = await generateKeyPair();
-  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-  const encrypted = createPrivateKey(pair.privateKeyPem).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }).toString();
+  const ec = generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  const encrypted = createPrivateKey(pair.privateKeyPem)
+    .export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' })
+    .toString();
   const lines = pair.privateKeyPem.split('\n');
-  t.throws(() => readPrivateKey(pair.publicKeyPem), { message: /not an RSA private key: expected one PEM block/ }, 'a public key');
+  t.throws(
+    () => readPrivateKey(pair.publicKeyPem),
+    { message: /not an RSA private key: expected one PEM block/ },
+    'a public key',
+  );
   t.throws(() => readPrivateKey('hello'), { message: /not an RSA private key/ }, 'junk');
   t.throws(() => readPrivateKey(''), { message: /not an RSA private key/ }, 'empty');
   t.throws(() => readPrivateKey(ec.privateKey), { message: /key type 'ec'/ }, 'an EC key');
   t.throws(() => readPrivateKey(encrypted), { message: /encrypted/ }, 'an encrypted key');
-  t.throws(() => readPrivateKey([...lines.slice(0, 4), ...lines.slice(-2)].join('\n')), { message: /could not be decoded/ }, 'a truncated key');
+  t.throws(
+    () => readPrivateKey([...lines.slice(0, 4), ...lines.slice(-2)].join('\n')),
+    { message: /could not be decoded/ },
+    'a truncated key',
+  );
 });

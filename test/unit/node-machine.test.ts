@@ -1,15 +1,24 @@
 // The node machine: every cell of its table, thresholds at their edges, restore, and the allocation-free heartbeat.
 import t from 'tap';
 import {
-  isAvailable, newNode, nodeRecord, nodeRecordSchema, stepNode,
-  type NodeConfig, type NodeEffect, type NodeEvent, type NodeState, type NodeStep,
-} from '../../actors/node-machine.js';
+  isAvailable,
+  newNode,
+  nodeRecord,
+  nodeRecordSchema,
+  stepNode,
+  type NodeConfig,
+  type NodeEffect,
+  type NodeEvent,
+  type NodeState,
+  type NodeStep,
+} from '../../actors/push/node-machine.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 
-const hb = (at: number, incarnation = 'inc-1'): NodeEvent => ({ type: 'heartbeat', at, incarnation });
+const hb = (at: number, incarnation = 'inc-1'): NodeEvent => ({ type: 'heartbeat', at, incarnation, job: 'none' });
+const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none' });
 const tick = (at: number): NodeEvent => ({ type: 'tick', at });
 
 /** Steps each event in turn, feeding each result's state to the next; returns the last step. */
@@ -23,13 +32,17 @@ const down = (cfg = config): NodeState => newNode({ node_name: 'web1', config: c
 /** Up and waiting for `aborted`; last heartbeat and abort at T0 + I. */
 const inRehab = (): NodeState => run(down(), hb(T0), hb(T0 + I)).state;
 /** Up and available; last heartbeat at T0 + I. */
-const available = (): NodeState => run(inRehab(), { type: 'aborted', at: T0 + I + 10 }).state;
+const available = (): NodeState => run(inRehab(), aborted(T0 + I + 10)).state;
 
 const availabilityChanged = (status: 'up' | 'down', isAvail: boolean, updated_at: number): NodeEffect => ({
-  type: 'availability_changed', node_name: 'web1', status, available: isAvail, updated_at,
+  type: 'availability_changed',
+  node_name: 'web1',
+  status,
+  available: isAvail,
+  updated_at,
 });
 const SEND_ABORT: NodeEffect = { type: 'send', message: 'abort' };
-const SEND_ACK: NodeEffect = { type: 'send', message: 'ack' };
+const FORWARD: NodeEffect = { type: 'forward' };
 const NOT_IN_REHAB: NodeEffect = { type: 'ignored', reason: 'not_in_rehab' };
 const INCARNATION: NodeEffect = { type: 'incarnation_changed', node_name: 'web1', from: 'inc-1', to: 'inc-2' };
 
@@ -47,7 +60,10 @@ t.test('table row beat: a heartbeat that completes nothing changes nothing visib
   const step = stepNode(d, hb(T0 + 5 * I));
   t.equal(step.state, d, 'down: a restarted streak keeps the node down');
   t.same(step.effects, []);
-  for (const [name, s] of [['rehab', inRehab()], ['available', available()]] as const) {
+  for (const [name, s] of [
+    ['rehab', inRehab()],
+    ['available', available()],
+  ] as const) {
     const r = stepNode(s, hb(T0 + 2 * I));
     t.equal(r.state, s, `${name}: same state object`);
     t.same(r.effects, [], `${name}: no effects`);
@@ -59,7 +75,10 @@ t.test('table row online: the streak completing brings a down node up, into reha
   const step = stepNode(first, hb(T0 + I));
   t.match(step.state, { status: 'up', rehab: true, updated_at: T0 + I });
   t.same(step.effects, [availabilityChanged('up', false, T0 + I), SEND_ABORT]);
-  for (const [name, s] of [['rehab', inRehab()], ['available', available()]] as const) {
+  for (const [name, s] of [
+    ['rehab', inRehab()],
+    ['available', available()],
+  ] as const) {
     const r = run(s, hb(T0 + 2 * I), hb(T0 + 3 * I), hb(T0 + 4 * I));
     t.equal(r.state, s, `${name}: more heartbeats do not bring it up again`);
     t.same(r.effects, []);
@@ -100,7 +119,10 @@ t.test('table row silence: more than offline_threshold intervals without a heart
   const quiet = stepNode(d, tick(T0 + 100 * I));
   t.equal(quiet.state, d, 'down: stays as it is');
   t.same(quiet.effects, []);
-  for (const [name, s] of [['rehab', inRehab()], ['available', available()]] as const) {
+  for (const [name, s] of [
+    ['rehab', inRehab()],
+    ['available', available()],
+  ] as const) {
     const at = T0 + I + 3 * I + 1;
     const step = stepNode(s, tick(at));
     t.match(step.state, { status: 'down', rehab: false, updated_at: at }, `${name} goes down`);
@@ -124,33 +146,55 @@ t.test('table row resend: abort is sent again every heartbeat interval until ans
 });
 
 t.test('table row aborted: only ends rehab', async (t) => {
-  const step = stepNode(inRehab(), { type: 'aborted', at: T0 + 1500 });
+  const step = stepNode(inRehab(), aborted(T0 + 1500));
   t.match(step.state, { status: 'up', rehab: false, updated_at: T0 + I }, 'status did not change, nor updated_at');
   t.same(step.effects, [availabilityChanged('up', true, T0 + I)]);
-  for (const [name, s] of [['down', down()], ['available', available()]] as const) {
-    const r = stepNode(s, { type: 'aborted', at: T0 + 1500 });
+  for (const [name, s] of [
+    ['down', down()],
+    ['available', available()],
+  ] as const) {
+    const r = stepNode(s, aborted(T0 + 1500));
     t.equal(r.state, s, `${name}: no move`);
     t.same(r.effects, [NOT_IN_REHAB]);
   }
 });
 
-t.test('table row reconnected: acked, with no rehab (the client may be finishing a job, spec 3.3)', async (t) => {
-  for (const [name, s] of [['down', down()], ['rehab', inRehab()], ['available', available()]] as const) {
-    const r = stepNode(s, { type: 'reconnected', at: T0 + 1500 });
-    t.equal(r.state, s, `${name}: same state`);
-    t.same(r.effects, [SEND_ACK]);
-  }
-});
-
-t.test('table row rehab: a requested reset of an available node', async (t) => {
-  const step = stepNode(available(), { type: 'rehab', at: T0 + 1500 });
+t.test('table row unknown_job: a client holding a job the server does not run is reset', async (t) => {
+  const holding = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'ack_run', job: 'unknown' });
+  const step = stepNode(available(), holding(T0 + 1500));
   t.match(step.state, { status: 'up', rehab: true, updated_at: T0 + I });
   t.same(step.effects, [availabilityChanged('up', false, T0 + I), SEND_ABORT]);
-  for (const [name, s] of [['down', down()], ['rehab', inRehab()]] as const) {
-    const r = stepNode(s, { type: 'rehab', at: T0 + 1500 });
+  for (const [name, s] of [
+    ['down', down()],
+    ['rehab', inRehab()],
+  ] as const) {
+    const r = stepNode(s, holding(T0 + 1500));
     t.equal(r.state, s, `${name}: nothing to do`);
     t.same(r.effects, []);
   }
+  const beat = stepNode(available(), { type: 'heartbeat', at: T0 + 2 * I, incarnation: 'inc-1', job: 'unknown' });
+  t.match(beat.state, { rehab: true }, 'a heartbeat naming an unknown job resets the node too');
+  t.same(beat.effects, [availabilityChanged('up', false, T0 + I), SEND_ABORT]);
+});
+
+t.test('answers: one about a live job goes on to it; a refusal of an unknown job is only ignored', async (t) => {
+  const a = available();
+  const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known' });
+  t.equal(live.state, a, 'no move');
+  t.same(live.effects, [FORWARD]);
+  const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown' });
+  t.equal(late.state, a, 'a node refusing a job it does not hold needs no reset');
+  t.same(late.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }]);
+  const abortedLive = stepNode(inRehab(), { type: 'answer', at: T0 + 1500, answer: 'aborted', job: 'known' });
+  t.same(
+    abortedLive.effects,
+    [availabilityChanged('up', true, T0 + I), FORWARD],
+    'aborted ends rehab and reaches its job',
+  );
+});
+
+t.test("an event without a time breaks an invariant and throws (the actor's crash policy takes over)", async (t) => {
+  t.throws(() => stepNode(available(), tick(Number.NaN)), RangeError);
 });
 
 t.test('offline_threshold at its edge', async (t) => {
@@ -205,9 +249,11 @@ t.test('restored from a saved record after a server restart', async (t) => {
   t.equal(stepNode(s, tick(at + 3 * I)).state, s, 'the silence clock starts at the restart');
   t.equal(stepNode(s, tick(at + 3 * I + 1)).state.status, 'down');
   t.equal(stepNode(s, hb(at + 500)).state, s, 'the same client carries on unchanged');
-  t.same(stepNode(restored(), hb(at + 500, 'inc-2')).effects, [
-    INCARNATION, availabilityChanged('up', false, T0 + I), SEND_ABORT,
-  ], 'a client that restarted meanwhile is reset');
+  t.same(
+    stepNode(restored(), hb(at + 500, 'inc-2')).effects,
+    [INCARNATION, availabilityChanged('up', false, T0 + I), SEND_ABORT],
+    'a client that restarted meanwhile is reset',
+  );
   const wasDown = newNode({ node_name: 'web1', config, at, saved: { ...saved, status: 'down' } });
   t.equal(run(wasDown, hb(at + I), hb(at + 2 * I)).state.rehab, true, 'a node saved down comes back through rehab');
 });

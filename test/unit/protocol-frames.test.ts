@@ -1,6 +1,12 @@
 // Header and body frames: what encodeMessage writes, and every header parseHeader must refuse.
 import t, { type Test } from 'tap';
-import { DEFAULT_MAX_BODY_SIZE, encodeMessage, MAX_HEADER_SIZE, parseHeader, PROTOCOL_VERSION } from '../../src/protocol/frames.js';
+import {
+  DEFAULT_MAX_BODY_SIZE,
+  encodeMessage,
+  MAX_HEADER_SIZE,
+  parseHeader,
+  PROTOCOL_VERSION,
+} from '../../src/protocol/frames.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../../src/protocol/signing.js';
 
 const key = newSessionKey();
@@ -45,7 +51,12 @@ t.test('parseHeader refuses each header defect with its own detail', async (t) =
   refused(t, `Version:1.0;${ok.m};${ok.s}`, /unsupported version/, 'version 1.0');
   refused(t, `Version:2.00;${ok.m};${ok.s}`, /unsupported version/, 'version 2.00');
   refused(t, `${ok.m};${ok.s}`, /Version missing/, 'no version');
-  refused(t, `${ok.v};SigningMethod:rsa2048_sha1;${ok.s}`, /signing method/, 'the RSA heartbeat method of the original');
+  refused(
+    t,
+    `${ok.v};SigningMethod:rsa2048_sha1;${ok.s}`,
+    /signing method/,
+    'the RSA heartbeat method of the original',
+  );
   refused(t, `${ok.v};${ok.s}`, /SigningMethod missing/, 'no signing method');
   refused(t, `${ok.v};${ok.m}`, /Signature missing/, 'no signature');
   refused(t, `${ok.v};${ok.m};SignedChecksum:${sig}`, /unknown header field/, 'the legacy SignedChecksum field');
@@ -60,7 +71,10 @@ t.test('parseHeader refuses each header defect with its own detail', async (t) =
   refused(t, `${ok.v};${ok.m};Signature: ${sig.slice(1)}`, /base64/, 'a signature with a space');
   // The second-to-last character may only carry zero bits below the padding: 'B' is 'A' plus one stray bit.
   const canonical = `${'A'.repeat(42)}A=`;
-  t.same(parseHeader(Buffer.from(`${ok.v};${ok.m};Signature:${canonical}`, 'latin1')), { ok: true, signature: canonical });
+  t.same(parseHeader(Buffer.from(`${ok.v};${ok.m};Signature:${canonical}`, 'latin1')), {
+    ok: true,
+    signature: canonical,
+  });
   refused(t, `${ok.v};${ok.m};Signature:${'A'.repeat(42)}B=`, /base64/, 'a non-canonical spelling of a valid digest');
 });
 

@@ -1,12 +1,11 @@
 // Message schemas: every type accepted as the wire writes it, strictness, length limits, and HTTP-date parsing.
 import t from 'tap';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate, parseHttpDate } from '../../src/lib/clock.js';
 import {
   clientMessageSchema,
   envelopeFor,
   MAX_JOB_ID_LENGTH,
   NACK_COMMIT_REASONS,
-  parseHttpDate,
   serverMessageSchema,
   type ClientMessage,
   type ServerMessage,
@@ -77,8 +76,10 @@ t.test('every client message survives JSON and the client union unchanged', asyn
 });
 
 t.test('a message of one direction is refused by the other union', async (t) => {
-  for (const m of serverSamples) t.notOk(clientMessageSchema.safeParse(m).success, `server ${m.type} is not a client message`);
-  for (const m of clientSamples) t.notOk(serverMessageSchema.safeParse(m).success, `client ${m.type} is not a server message`);
+  for (const m of serverSamples)
+    t.notOk(clientMessageSchema.safeParse(m).success, `server ${m.type} is not a client message`);
+  for (const m of clientSamples)
+    t.notOk(serverMessageSchema.safeParse(m).success, `client ${m.type} is not a server message`);
 });
 
 t.test('unknown fields and missing fields are refused', async (t) => {
@@ -91,8 +92,14 @@ t.test('unknown fields and missing fields are refused', async (t) => {
     delete copy[field];
     t.notOk(serverMessageSchema.safeParse(copy).success, `without ${field}`);
   }
-  t.notOk(clientMessageSchema.safeParse({ type: 'heartbeat', ...env, job_state: 'idle' }).success, 'heartbeat without job_id');
-  t.notOk(serverMessageSchema.safeParse({ type: 'commit', ...env, job_id: 'j', command: 'c' }).success, 'commit without run_timeout');
+  t.notOk(
+    clientMessageSchema.safeParse({ type: 'heartbeat', ...env, job_state: 'idle' }).success,
+    'heartbeat without job_id',
+  );
+  t.notOk(
+    serverMessageSchema.safeParse({ type: 'commit', ...env, job_id: 'j', command: 'c' }).success,
+    'commit without run_timeout',
+  );
 });
 
 t.test('field values outside their domain are refused', async (t) => {
@@ -111,7 +118,10 @@ t.test('field values outside their domain are refused', async (t) => {
     ['an empty org', { org: '' }],
   ];
   for (const [label, change] of bad) t.notOk(clientMessageSchema.safeParse({ ...hb, ...change }).success, label);
-  t.ok(clientMessageSchema.safeParse({ ...hb, job_id: 'j'.repeat(MAX_JOB_ID_LENGTH) }).success, 'a 64-character job id');
+  t.ok(
+    clientMessageSchema.safeParse({ ...hb, job_id: 'j'.repeat(MAX_JOB_ID_LENGTH) }).success,
+    'a 64-character job id',
+  );
 
   const commit = { type: 'commit', ...env, job_id: 'j', command: 'c', run_timeout: 10 };
   t.notOk(serverMessageSchema.safeParse({ ...commit, file: 'hello' }).success, 'a file without raw: or base64:');
@@ -119,7 +129,10 @@ t.test('field values outside their domain are refused', async (t) => {
   t.notOk(serverMessageSchema.safeParse({ ...commit, env: { A: 1 } }).success, 'an env value that is not a string');
   t.notOk(serverMessageSchema.safeParse({ ...commit, run_timeout: 0 }).success, 'a zero run_timeout');
   t.notOk(serverMessageSchema.safeParse({ ...commit, capture: 'yes' }).success, 'capture as a string');
-  t.notOk(serverMessageSchema.safeParse({ type: 'heartbeat', ...env, server: 's', interval_ms: 0 }).success, 'a zero interval');
+  t.notOk(
+    serverMessageSchema.safeParse({ type: 'heartbeat', ...env, server: 's', interval_ms: 0 }).success,
+    'a zero interval',
+  );
 
   const nack = { type: 'nack_commit', ...env, job_id: 'j' };
   t.notOk(clientMessageSchema.safeParse({ ...nack, reason: 'lock_held' }).success, 'an unknown nack reason');
@@ -130,13 +143,26 @@ t.test('captured output comes with stdout, stderr and truncated together', async
   const done = { type: 'succeeded', ...env, job_id: 'j', exit_status: 0 };
   t.notOk(clientMessageSchema.safeParse({ ...done, stdout: 'a', stderr: 'b' }).success, 'output without truncated');
   t.notOk(clientMessageSchema.safeParse({ ...done, stdout: 'a', truncated: false }).success, 'stdout without stderr');
-  t.notOk(clientMessageSchema.safeParse({ ...done, type: 'failed', truncated: true }).success, 'truncated without output');
+  t.notOk(
+    clientMessageSchema.safeParse({ ...done, type: 'failed', truncated: true }).success,
+    'truncated without output',
+  );
   t.notOk(clientMessageSchema.safeParse({ ...done, exit_status: 1.5 }).success, 'a fractional exit status');
-  t.notOk(clientMessageSchema.safeParse({ ...done, stdout: 'x'.repeat(65537), stderr: '', truncated: false }).success, 'stdout over the limit');
+  t.notOk(
+    clientMessageSchema.safeParse({ ...done, stdout: 'x'.repeat(65537), stderr: '', truncated: false }).success,
+    'stdout over the limit',
+  );
 });
 
 t.test('parseHttpDate reads back what httpDate writes, to the second', async (t) => {
-  const instants = [0, NOW, NOW + 999, Date.UTC(2024, 1, 29, 23, 59, 59), Date.UTC(2000, 0, 1), Date.UTC(2100, 11, 31, 12)];
+  const instants = [
+    0,
+    NOW,
+    NOW + 999,
+    Date.UTC(2024, 1, 29, 23, 59, 59),
+    Date.UTC(2000, 0, 1),
+    Date.UTC(2100, 11, 31, 12),
+  ];
   for (const ms of instants) t.equal(parseHttpDate(httpDate(ms)), Math.floor(ms / 1000) * 1000, httpDate(ms));
 });
 

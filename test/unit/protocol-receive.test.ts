@@ -3,7 +3,15 @@
 import t, { type Test } from 'tap';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type ClientMessage, type ServerMessage } from '../../src/protocol/messages.js';
-import { decodeFrames, DropCounter, DROP_REASONS, ReplayGuard, type DecodeOptions, type DropReason } from '../../src/protocol/receive.js';
+import {
+  decodeFrames,
+  DropCounter,
+  DROP_REASONS,
+  IncarnationOwners,
+  ReplayGuard,
+  type DecodeOptions,
+  type DropReason,
+} from '../../src/protocol/receive.js';
 import { hmacSign, newSessionKey } from '../../src/protocol/signing.js';
 
 const NOW = Date.UTC(2026, 10, 21, 10, 35, 19);
@@ -21,7 +29,10 @@ interface Lookups {
   calls: string[];
 }
 
-function serverSide(lookups: Lookups = { calls: [] }, replay = new ReplayGuard()): DecodeOptions & { schema: 'client' } {
+function serverSide(
+  lookups: Lookups = { calls: [] },
+  replay = new ReplayGuard(),
+): DecodeOptions & { schema: 'client' } {
   return {
     expectIdentity: true,
     now: NOW,
@@ -35,11 +46,23 @@ function serverSide(lookups: Lookups = { calls: [] }, replay = new ReplayGuard()
 }
 
 function clientSide(): DecodeOptions & { schema: 'server' } {
-  return { expectIdentity: false, now: NOW, keyFor: (org, node) => keys.get(`${org}/${node}`), replay: new ReplayGuard(), schema: 'server' };
+  return {
+    expectIdentity: false,
+    now: NOW,
+    keyFor: (org, node) => keys.get(`${org}/${node}`),
+    replay: new ReplayGuard(),
+    schema: 'server',
+  };
 }
 
 function heartbeat(sequence: number, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { type: 'heartbeat', ...envelopeFor('acme', 'web01', CLIENT_INC, sequence, NOW), job_state: 'idle', job_id: null, ...over };
+  return {
+    type: 'heartbeat',
+    ...envelopeFor('acme', 'web01', CLIENT_INC, sequence, NOW),
+    job_state: 'idle',
+    job_id: null,
+    ...over,
+  };
 }
 
 /** The frames a ROUTER reads for `body` sent by web01. */
@@ -76,7 +99,16 @@ t.test('every server message round-trips to the node', async (t) => {
   const env = envelopeFor('acme', 'web01', SERVER_INC, 1, NOW);
   const messages: ServerMessage[] = [
     { type: 'heartbeat', ...env, server: 'push.example.com', interval_ms: 1000 },
-    { type: 'commit', ...env, job_id: 'j1', command: 'deploy', run_timeout: 30, env: { A: 'b' }, file: 'raw:x', capture: true },
+    {
+      type: 'commit',
+      ...env,
+      job_id: 'j1',
+      command: 'deploy',
+      run_timeout: 30,
+      env: { A: 'b' },
+      file: 'raw:x',
+      capture: true,
+    },
     { type: 'run', ...env, job_id: 'j1' },
     { type: 'abort', ...env, job_id: null },
   ];
@@ -102,9 +134,24 @@ t.test('frame_count: anything but exactly [identity,] header, body', async (t) =
 t.test('oversize: header over 2048 bytes, body over max_body_size', async (t) => {
   const [header, body] = encodeMessage(heartbeat(1), web01);
   expectDrop(t, [IDENTITY, Buffer.alloc(2049, 0x41), body], serverSide(), 'oversize', 'a 2049-byte header');
-  expectDrop(t, [IDENTITY, header, Buffer.alloc(65537, 0x20)], serverSide(), 'oversize', 'a body over the default 65536');
-  expectDrop(t, [IDENTITY, header, body], { ...serverSide(), maxBodySize: body.length - 1 }, 'oversize', 'a body one byte over a configured limit');
-  t.ok(decodeFrames([IDENTITY, header, body], { ...serverSide(), maxBodySize: body.length }).ok, 'a body exactly at the limit');
+  expectDrop(
+    t,
+    [IDENTITY, header, Buffer.alloc(65537, 0x20)],
+    serverSide(),
+    'oversize',
+    'a body over the default 65536',
+  );
+  expectDrop(
+    t,
+    [IDENTITY, header, body],
+    { ...serverSide(), maxBodySize: body.length - 1 },
+    'oversize',
+    'a body one byte over a configured limit',
+  );
+  t.ok(
+    decodeFrames([IDENTITY, header, body], { ...serverSide(), maxBodySize: body.length }).ok,
+    'a body exactly at the limit',
+  );
 });
 
 t.test('bad_header: each header defect', async (t) => {
@@ -118,7 +165,8 @@ t.test('bad_header: each header defect', async (t) => {
     ['no colon', 'Version2.0'],
     ['empty', ''],
   ];
-  for (const [label, h] of variants) expectDrop(t, [IDENTITY, Buffer.from(h, 'latin1'), body], serverSide(), 'bad_header', label);
+  for (const [label, h] of variants)
+    expectDrop(t, [IDENTITY, Buffer.from(h, 'latin1'), body], serverSide(), 'bad_header', label);
 });
 
 t.test('bad_json: the body must be a JSON object', async (t) => {
@@ -146,8 +194,20 @@ t.test('without string org and node there is no key to look up', async (t) => {
 t.test('unknown_node: no session key, and nothing is created for it', async (t) => {
   const lookups = { calls: [] };
   const replay = new ReplayGuard();
-  expectDrop(t, routed({ ...heartbeat(1), node: 'intruder' }), serverSide(lookups, replay), 'unknown_node', 'a node without a key');
-  expectDrop(t, routed({ ...heartbeat(1), org: 'other' }), serverSide(lookups, replay), 'unknown_node', 'a known node name in another org');
+  expectDrop(
+    t,
+    routed({ ...heartbeat(1), node: 'intruder' }),
+    serverSide(lookups, replay),
+    'unknown_node',
+    'a node without a key',
+  );
+  expectDrop(
+    t,
+    routed({ ...heartbeat(1), org: 'other' }),
+    serverSide(lookups, replay),
+    'unknown_node',
+    'a known node name in another org',
+  );
   t.same(lookups.calls, ['acme/intruder', 'other/web01'], 'looked up by the body org and node');
   t.equal(replay.size, 0, 'the replay guard learned nothing');
 });
@@ -155,7 +215,13 @@ t.test('unknown_node: no session key, and nothing is created for it', async (t) 
 t.test('bad_signature: forged, moved or mis-keyed signatures', async (t) => {
   const frames = routed(heartbeat(1));
   const forged = Buffer.from(`Version:2.0;SigningMethod:hmac_sha256;Signature:${newSessionKey().toString('base64')}`);
-  expectDrop(t, [IDENTITY, forged, frames[2] ?? Buffer.alloc(0)], serverSide(), 'bad_signature', 'random signature bytes');
+  expectDrop(
+    t,
+    [IDENTITY, forged, frames[2] ?? Buffer.alloc(0)],
+    serverSide(),
+    'bad_signature',
+    'random signature bytes',
+  );
   const other = routed(heartbeat(2));
   const swapped = [IDENTITY, other[1] ?? Buffer.alloc(0), frames[2] ?? Buffer.alloc(0)];
   expectDrop(t, swapped, serverSide(), 'bad_signature', 'the signature of a different body');
@@ -166,16 +232,32 @@ t.test('bad_signature: forged, moved or mis-keyed signatures', async (t) => {
   expectDrop(t, [IDENTITY, header, tampered], serverSide(), 'bad_signature', 'a body changed after signing');
 });
 
-t.test('the HMAC is checked before the schema: an unsigned invalid body is bad_signature, a signed one bad_body', async (t) => {
-  const invalid = { ...heartbeat(1), job_state: 'dancing', extra: true };
-  expectDrop(t, routed(invalid, web02), serverSide(), 'bad_signature', 'unauthenticated');
-  expectDrop(t, routed(invalid), serverSide(), 'bad_body', 'authenticated');
-  expectDrop(t, routed({ ...heartbeat(1), type: 'commit' }), serverSide(), 'bad_body', 'a server message type sent by a client');
-  expectDrop(t, encodeMessage({ ...heartbeat(1), type: 'ack_run' }, web01), clientSide(), 'bad_body', 'a client message type sent to a client');
-});
+t.test(
+  'the HMAC is checked before the schema: an unsigned invalid body is bad_signature, a signed one bad_body',
+  async (t) => {
+    const invalid = { ...heartbeat(1), job_state: 'dancing', extra: true };
+    expectDrop(t, routed(invalid, web02), serverSide(), 'bad_signature', 'unauthenticated');
+    expectDrop(t, routed(invalid), serverSide(), 'bad_body', 'authenticated');
+    expectDrop(
+      t,
+      routed({ ...heartbeat(1), type: 'commit' }),
+      serverSide(),
+      'bad_body',
+      'a server message type sent by a client',
+    );
+    expectDrop(
+      t,
+      encodeMessage({ ...heartbeat(1), type: 'ack_run' }, web01),
+      clientSide(),
+      'bad_body',
+      'a client message type sent to a client',
+    );
+  },
+);
 
 t.test('skew: timestamps more than max_message_skew away, in either direction', async (t) => {
-  const at = (ms: number, seq: number) => routed({ ...heartbeat(seq), ...envelopeFor('acme', 'web01', CLIENT_INC, seq, ms) });
+  const at = (ms: number, seq: number) =>
+    routed({ ...heartbeat(seq), ...envelopeFor('acme', 'web01', CLIENT_INC, seq, ms) });
   const opts = serverSide();
   expectDrop(t, at(NOW - 301_000, 1), opts, 'skew', '301 s old');
   expectDrop(t, at(NOW + 301_000, 1), opts, 'skew', '301 s in the future');
@@ -197,7 +279,10 @@ t.test('replay: the sequence must rise within an incarnation; a new incarnation 
   const restarted = '11111111-2222-4333-8444-555555555555';
   t.ok(decodeFrames(routed(heartbeat(1, { incarnation_id: restarted })), opts).ok, 'a new incarnation with sequence 1');
   expectDrop(t, routed(heartbeat(10)), opts, 'replay', 'the old incarnation after the restart');
-  t.ok(decodeFrames(routed({ ...heartbeat(2, { node: 'web02' }) }, web02), opts).ok, 'another node keeps its own count');
+  t.ok(
+    decodeFrames(routed({ ...heartbeat(2, { node: 'web02' }) }, web02), opts).ok,
+    'another node keeps its own count',
+  );
 });
 
 t.test('ReplayGuard stays bounded and can forget a sender', async (t) => {
@@ -248,8 +333,35 @@ t.test('no frame set throws: 5000 seeded random and mutated inputs', async (t) =
   const rand = prng(20261121);
   const int = (n: number) => Math.floor(rand() * n);
   const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  const pieces: unknown[] = [null, true, 1, -1, 1.5, '', 'x', 'acme', 'web01', [], {}, 'heartbeat', 'commit', NOW, 'j'.repeat(70)];
-  const fields = ['type', 'org', 'node', 'incarnation_id', 'sequence', 'timestamp', 'job_state', 'job_id', 'reason', '__proto__'];
+  const pieces: unknown[] = [
+    null,
+    true,
+    1,
+    -1,
+    1.5,
+    '',
+    'x',
+    'acme',
+    'web01',
+    [],
+    {},
+    'heartbeat',
+    'commit',
+    NOW,
+    'j'.repeat(70),
+  ];
+  const fields = [
+    'type',
+    'org',
+    'node',
+    'incarnation_id',
+    'sequence',
+    'timestamp',
+    'job_state',
+    'job_id',
+    'reason',
+    '__proto__',
+  ];
   const valid = routed(heartbeat(1));
   const validBody = valid[2] ?? Buffer.alloc(0);
   const seen = new Set<string>();
@@ -294,5 +406,43 @@ t.test('no frame set throws: 5000 seeded random and mutated inputs', async (t) =
   }
   t.equal(threw, 0, 'every input gave a result with a known DropReason');
   t.equal(mutatedAccepted, 0, 'no altered message was accepted');
-  t.ok(seen.has('bad_signature') && seen.has('bad_body') && seen.has('frame_count'), `reached deep checks: ${[...seen].join(', ')}`);
+  t.ok(
+    seen.has('bad_signature') && seen.has('bad_body') && seen.has('frame_count'),
+    `reached deep checks: ${[...seen].join(', ')}`,
+  );
 });
+
+t.test(
+  'incarnations: the live one holds its node; another waits out its silence, and a refusal retires nothing',
+  async (t) => {
+    const OTHER = '7a1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f';
+    const owners = new IncarnationOwners(3000);
+    const opts = { ...serverSide(), owners };
+    const at = (now: number) => ({ ...opts, now });
+    t.ok(decodeFrames(routed(heartbeat(1)), at(NOW)).ok, 'the first incarnation heard holds the node');
+    const refused = decodeFrames(routed(heartbeat(1, { incarnation_id: OTHER })), at(NOW + 1000));
+    t.match(refused, {
+      ok: false,
+      reason: 'incarnation_in_use',
+      refused: { org: 'acme', node: 'web01', retryAfterMs: 2001 },
+    });
+    t.ok(decodeFrames(routed(heartbeat(2)), at(NOW + 1500)).ok, 'the holder goes on: the refusal retired nothing');
+    expectDrop(
+      t,
+      routed(heartbeat(2, { incarnation_id: OTHER })),
+      at(NOW + 4500),
+      'incarnation_in_use',
+      'heard 3 s ago: still held',
+    );
+    t.ok(decodeFrames(routed(heartbeat(3, { incarnation_id: OTHER })), at(NOW + 4501)).ok, 'silent longer: taken over');
+    expectDrop(
+      t,
+      routed(heartbeat(3)),
+      at(NOW + 4600),
+      'incarnation_in_use',
+      'and the old process is the one refused now',
+    );
+    const web02beat = { ...heartbeat(1), node: 'web02' };
+    t.ok(decodeFrames(routed(web02beat, web02), at(NOW + 4600)).ok, 'nodes are held apart');
+  },
+);

@@ -15,7 +15,9 @@ const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 20
 const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 t.test('hmacSign matches RFC 4231 test case 2', async (t) => {
-  const expected = Buffer.from('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843', 'hex').toString('base64');
+  const expected = Buffer.from('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843', 'hex').toString(
+    'base64',
+  );
   t.equal(hmacSign(Buffer.from('Jefe'), Buffer.from('what do ya want for nothing?')), expected);
 });
 
@@ -56,14 +58,25 @@ t.test('a session key encrypted to a node public key decrypts with its private k
   const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   t.same(decryptSessionKey(encryptSessionKey(key, pem), privatePem), key, 'PEM strings work as well as KeyObjects');
-  t.not(encryptSessionKey(key, publicKey), wrapped, 'OAEP is randomized: the same key never encrypts the same way twice');
+  t.not(
+    encryptSessionKey(key, publicKey),
+    wrapped,
+    'OAEP is randomized: the same key never encrypts the same way twice',
+  );
 });
 
 t.test('decryptSessionKey refuses what it cannot trust', async (t) => {
   const key = newSessionKey();
-  t.throws(() => decryptSessionKey(encryptSessionKey(key, other.publicKey), privateKey), SessionKeyError, 'encrypted to another node');
+  t.throws(
+    () => decryptSessionKey(encryptSessionKey(key, other.publicKey), privateKey),
+    SessionKeyError,
+    'encrypted to another node',
+  );
   const pkcs1 = publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, key).toString('base64');
   t.throws(() => decryptSessionKey(pkcs1, privateKey), SessionKeyError, 'PKCS#1 v1.5 padding, as the original sent');
-  t.throws(() => decryptSessionKey(encryptSessionKey(key.subarray(0, 16), publicKey), privateKey), { name: 'SessionKeyError', message: /16 bytes/ });
+  t.throws(() => decryptSessionKey(encryptSessionKey(key.subarray(0, 16), publicKey), privateKey), {
+    name: 'SessionKeyError',
+    message: /16 bytes/,
+  });
   t.throws(() => decryptSessionKey('not base64 at all', privateKey), SessionKeyError);
 });

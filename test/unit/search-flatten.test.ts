@@ -84,7 +84,15 @@ t.test('node top-level fields: name, chef_environment, chef_type, run_list entri
 t.test('run-list expansion gives role and recipe fields', async (t) => {
   const fields = flattenDocument('node', {
     name: 'web01',
-    run_list: ['role[web]', 'role[base]', 'recipe[nginx]', 'recipe[postgresql::server]', 'recipe[ntp::default]', 'recipe[app@1.2.0]', 'users'],
+    run_list: [
+      'role[web]',
+      'role[base]',
+      'recipe[nginx]',
+      'recipe[postgresql::server]',
+      'recipe[ntp::default]',
+      'recipe[app@1.2.0]',
+      'users',
+    ],
   });
   t.same(sorted(fields.get('role')), ['base', 'web']);
   t.same(sorted(fields.get('recipe')), [

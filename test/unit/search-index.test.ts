@@ -21,9 +21,22 @@ function find(index: SearchIndex, q: string): string[] {
 const fleet = () =>
   indexOf({
     web1: { name: 'web1', role: ['web', 'base'], chef_environment: 'prod', platform: 'Ubuntu', uptime_seconds: '9' },
-    web2: { name: 'web2', role: ['web', 'base'], chef_environment: 'staging', platform: 'ubuntu', uptime_seconds: '10' },
+    web2: {
+      name: 'web2',
+      role: ['web', 'base'],
+      chef_environment: 'staging',
+      platform: 'ubuntu',
+      uptime_seconds: '10',
+    },
     db1: { name: 'db1', role: ['db', 'base'], chef_environment: 'prod', platform: 'centos', uptime_seconds: '100' },
-    cache1: { name: 'cache-1', role: 'cache', chef_environment: 'prod', platform: 'centos', tags: 'canary', uptime_seconds: 'n/a' },
+    cache1: {
+      name: 'cache-1',
+      role: 'cache',
+      chef_environment: 'prod',
+      platform: 'centos',
+      tags: 'canary',
+      uptime_seconds: 'n/a',
+    },
   });
 
 t.test('an exact term finds the documents holding that value', async (t) => {
@@ -54,11 +67,19 @@ t.test('NOT, - and + in lists of clauses', async (t) => {
   const index = fleet();
   t.same(find(index, 'NOT role:web'), ['cache1', 'db1'], 'a lone NOT finds everything else');
   t.same(find(index, '-role:web'), ['cache1', 'db1']);
-  t.same(find(index, 'NOT role:web AND chef_environment:prod'), ['cache1', 'db1'], 'NOT applies to the next clause only');
+  t.same(
+    find(index, 'NOT role:web AND chef_environment:prod'),
+    ['cache1', 'db1'],
+    'NOT applies to the next clause only',
+  );
   t.same(find(index, 'NOT (role:web OR role:db)'), ['cache1']);
   t.same(find(index, 'role:base -chef_environment:staging'), ['db1', 'web1']);
   t.same(find(index, 'role:base NOT chef_environment:staging'), ['db1', 'web1']);
-  t.same(find(index, 'role:base OR NOT chef_environment:staging'), ['db1', 'web1'], 'NOT in a list prohibits, as in Lucene');
+  t.same(
+    find(index, 'role:base OR NOT chef_environment:staging'),
+    ['db1', 'web1'],
+    'NOT in a list prohibits, as in Lucene',
+  );
   t.same(find(index, '+role:base chef_environment:staging'), ['db1', 'web1', 'web2'], 'optional clauses do not narrow');
   t.same(find(index, '+role:base +chef_environment:staging'), ['web2']);
   t.same(find(index, 'role:base AND !chef_environment:prod'), ['web2']);
@@ -107,7 +128,11 @@ t.test('ranges: inclusive, exclusive, open, numeric and string comparison', asyn
   t.same(find(index, 'uptime_seconds:[9 TO 10]'), ['web1', 'web2'], 'numbers compare as numbers');
   t.same(find(index, 'uptime_seconds:{9 TO 100}'), ['web2'], 'exclusive ends');
   t.same(find(index, 'uptime_seconds:[9 TO 100}'), ['web1', 'web2']);
-  t.same(find(index, 'uptime_seconds:[10 TO *]'), ['cache1', 'db1', 'web2'], "open upper end; 'n/a' compares as a string");
+  t.same(
+    find(index, 'uptime_seconds:[10 TO *]'),
+    ['cache1', 'db1', 'web2'],
+    "open upper end; 'n/a' compares as a string",
+  );
   t.same(find(index, 'uptime_seconds:[10 TO 1000]'), ['db1', 'web2'], "'n/a' is above '1000' as a string");
   t.same(find(index, 'uptime_seconds:[* TO 9]'), ['web1'], 'open lower end');
   t.same(find(index, 'uptime_seconds:[* TO *]'), ['cache1', 'db1', 'web1', 'web2']);
@@ -204,8 +229,14 @@ t.test('flattened nodes are searchable by role, recipe, environment and attribut
   const index = new SearchIndex();
   const node = (name: string, env: string, runList: string[], automatic: object) =>
     index.put(name, flattenDocument('node', { name, chef_environment: env, run_list: runList, automatic }));
-  node('web01', 'prod', ['role[web]', 'recipe[nginx]'], { platform: 'ubuntu', languages: { ruby: { version: '3.1.4' } } });
-  node('db01', 'prod', ['role[db]', 'recipe[postgresql::server]'], { platform: 'centos', languages: { python: { version: '3.10' } } });
+  node('web01', 'prod', ['role[web]', 'recipe[nginx]'], {
+    platform: 'ubuntu',
+    languages: { ruby: { version: '3.1.4' } },
+  });
+  node('db01', 'prod', ['role[db]', 'recipe[postgresql::server]'], {
+    platform: 'centos',
+    languages: { python: { version: '3.10' } },
+  });
   t.same(find(index, 'role:web AND chef_environment:prod'), ['web01']);
   t.same(find(index, 'recipe:nginx\\:\\:default'), ['web01']);
   t.same(find(index, 'recipe:postgresql*'), ['db01']);
@@ -219,16 +250,29 @@ t.test('values that change on every save, or flip back and forth, never match st
   const index = new SearchIndex();
   for (let n = 0; n < 40; n++) index.put(`n${n}`, fields({ uptime: `u${n}`, state: 'a' }));
   for (let round = 1; round <= 5; round++) {
-    for (let n = 0; n < 40; n++) index.put(`n${n}`, fields({ uptime: `u${n}-${round}`, state: round % 2 === 0 ? 'a' : 'b' }));
-    t.equal(index.search(parseQuery('uptime:*'), { start: 0, rows: 0 }).total, 40, `round ${round}: every node has one uptime`);
-    t.same(find(index, `uptime:u0-${round} OR uptime:u39-${round}`), ['n0', 'n39'], `round ${round}: current values match`);
+    for (let n = 0; n < 40; n++)
+      index.put(`n${n}`, fields({ uptime: `u${n}-${round}`, state: round % 2 === 0 ? 'a' : 'b' }));
+    t.equal(
+      index.search(parseQuery('uptime:*'), { start: 0, rows: 0 }).total,
+      40,
+      `round ${round}: every node has one uptime`,
+    );
+    t.same(
+      find(index, `uptime:u0-${round} OR uptime:u39-${round}`),
+      ['n0', 'n39'],
+      `round ${round}: current values match`,
+    );
   }
   t.same(find(index, 'uptime:u7'), [], 'the first value is gone');
   t.same(find(index, 'uptime:u7-4'), [], 'an intermediate value is gone');
   t.same(find(index, 'uptime:u7-5'), ['n7']);
   t.equal(index.search(parseQuery('uptime:*'), { start: 0, rows: 0 }).total, 40);
   t.equal(index.search(parseQuery('uptime:u1*'), { start: 0, rows: 0 }).total, 11, 'wildcards see only current values');
-  t.equal(index.search(parseQuery('uptime:[u0 TO u1]'), { start: 0, rows: 0 }).total, 1, 'ranges see only current values');
+  t.equal(
+    index.search(parseQuery('uptime:[u0 TO u1]'), { start: 0, rows: 0 }).total,
+    1,
+    'ranges see only current values',
+  );
   t.equal(index.search(parseQuery('state:b'), { start: 0, rows: 0 }).total, 40);
   t.same(find(index, 'state:a'), []);
   index.put('n3', fields({ uptime: 'u3-5', state: 'a' }));

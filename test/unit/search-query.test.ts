@@ -20,7 +20,10 @@ t.test('AND binds tighter than OR', async (t) => {
   const expected = bool([], [term('a', '1'), bool([term('b', '2'), term('c', '3')], [], [])], []);
   t.same(parseQuery('a:1 OR b:2 AND c:3'), expected);
   t.same(parseQuery('a:1 || b:2 && c:3'), expected, '|| and && are the same operators');
-  t.same(parseQuery('b:2 AND c:3 OR a:1'), bool([], [bool([term('b', '2'), term('c', '3')], [], []), term('a', '1')], []));
+  t.same(
+    parseQuery('b:2 AND c:3 OR a:1'),
+    bool([], [bool([term('b', '2'), term('c', '3')], [], []), term('a', '1')], []),
+  );
 });
 
 t.test('adjacent clauses are joined by OR', async (t) => {
@@ -50,7 +53,10 @@ t.test('operators are upper case words; lower-case and/or/not are terms', async 
 });
 
 t.test('parentheses group, and field:(...) applies the field inside', async (t) => {
-  t.same(parseQuery('(a:1 OR b:2) AND c:3'), bool([bool([], [term('a', '1'), term('b', '2')], []), term('c', '3')], [], []));
+  t.same(
+    parseQuery('(a:1 OR b:2) AND c:3'),
+    bool([bool([], [term('a', '1'), term('b', '2')], []), term('c', '3')], [], []),
+  );
   t.same(parseQuery('role:(web OR db)'), bool([], [term('role', 'web'), term('role', 'db')], []));
   t.same(parseQuery('((a:1))'), term('a', '1'));
 });
@@ -91,7 +97,13 @@ t.test('quoted phrases are one value, with spaces and literal wildcards', async 
 });
 
 t.test('ranges: inclusive, exclusive, mixed, open ends, quoted ends', async (t) => {
-  const range = (field: string, lower: string | null, upper: string | null, includeLower: boolean, includeUpper: boolean) => ({
+  const range = (
+    field: string,
+    lower: string | null,
+    upper: string | null,
+    includeLower: boolean,
+    includeUpper: boolean,
+  ) => ({
     kind: 'range',
     field,
     lower,

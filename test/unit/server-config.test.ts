@@ -5,7 +5,6 @@ import t, { type Test } from 'tap';
 import { configErrorOf } from '../support/config-error.js';
 import { loadServerConfig, SERVER_SETTINGS_DOC, serverConfigSchema } from '../../src/config/server-config.js';
 
-
 /** Loads `text` as ./push-jobs-server.rb in a fresh folder. */
 function loadText(t: Test, text: string, env: NodeJS.ProcessEnv = {}) {
   const cwd = t.testdir({ 'push-jobs-server.rb': text });
@@ -38,7 +37,9 @@ t.test('without a file every setting has its default', async (t) => {
     online_threshold: 2,
     curve_encryption: true,
     session_key_lifetime: 3600,
+    store_timeout: 2,
     log_level: 'info',
+    log_format: 'text',
   });
 });
 
@@ -65,7 +66,9 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       'online_threshold 1',
       'curve_encryption false',
       'session_key_lifetime 7200',
+      'store_timeout 0.5',
       'log_level :debug',
+      'log_format :json',
     ].join('\n'),
   );
   t.equal(file, join(cwd, 'push-jobs-server.rb'));
@@ -88,8 +91,17 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     online_threshold: 1,
     curve_encryption: false,
     session_key_lifetime: 7200,
+    store_timeout: 0.5,
     log_level: 'debug',
+    log_format: 'json',
   });
+});
+
+t.test('log_format is :text or :json, written as a symbol or a string like log_level', async (t) => {
+  t.equal(loadText(t, 'log_format :text').config.log_format, 'text');
+  t.equal(loadText(t, 'log_format "json"').config.log_format, 'json');
+  t.equal(loadText(t, "log_format 'text'").config.log_format, 'text');
+  t.equal(loadText(t, 'log_level "warn"\nlog_format :json').config.log_level, 'warn');
 });
 
 t.test('-c names the file, relative to the working folder, and it must exist', async (t) => {
@@ -170,6 +182,11 @@ t.test('wrong values name the file, line, setting and what was expected', async 
     errorText(t, 'log_level :verbose'),
     'push-jobs-server.rb:1: log_level: expected one of :debug, :info, :warn, :error, got "verbose"',
   );
+  t.equal(
+    errorText(t, 'log_level :info\nlog_format :yaml'),
+    'push-jobs-server.rb:2: log_format: expected one of :text, :json, got "yaml"',
+  );
+  t.equal(errorText(t, 'log_format true'), 'push-jobs-server.rb:1: log_format: expected one of :text, :json, got true');
   t.equal(
     errorText(t, 'server_name "bad name"'),
     'push-jobs-server.rb:1: server_name: expected a host name or IP address, got "bad name"',

@@ -5,57 +5,56 @@ import { readSettings } from '../../src/config/settings-file.js';
 import { configErrorOf } from '../support/config-error.js';
 import { parseSettings, type SettingValue } from '../../src/config/ruby-literals.js';
 
-
-const valueOf = (text: string): SettingValue | undefined => parseSettings(`x ${text}`, 'f.rb')[0]?.value;
+const valueFor = (text: string): SettingValue | undefined => parseSettings(`x ${text}`, 'f.rb')[0]?.value;
 const parseError = (text: string): string => configErrorOf(() => parseSettings(text, 'f.rb')).message;
 
 t.test('double-quoted strings decode their escapes', async (t) => {
-  t.equal(valueOf('"a\\nb\\tc"'), 'a\nb\tc');
-  t.equal(valueOf('"say \\"hi\\""'), 'say "hi"');
-  t.equal(valueOf('"C:\\\\infra\\\\client.pem"'), 'C:\\infra\\client.pem');
-  t.equal(valueOf('"caf\\u00e9"'), 'café');
-  t.equal(valueOf('"\\u{1F600} \\u{41 42}"'), '😀 AB');
-  t.equal(valueOf('"\\#{not interpolated}"'), '#{not interpolated}');
-  t.equal(valueOf('""'), '');
+  t.equal(valueFor('"a\\nb\\tc"'), 'a\nb\tc');
+  t.equal(valueFor('"say \\"hi\\""'), 'say "hi"');
+  t.equal(valueFor('"C:\\\\infra\\\\client.pem"'), 'C:\\infra\\client.pem');
+  t.equal(valueFor('"caf\\u00e9"'), 'café');
+  t.equal(valueFor('"\\u{1F600} \\u{41 42}"'), '😀 AB');
+  t.equal(valueFor('"\\#{not interpolated}"'), '#{not interpolated}');
+  t.equal(valueFor('""'), '');
 });
 
-t.test('single-quoted strings keep backslashes except \\\\ and \\\'', async (t) => {
-  t.equal(valueOf("'it\\'s'"), "it's");
-  t.equal(valueOf("'a\\\\b'"), 'a\\b');
-  t.equal(valueOf("'a\\nb #{x}'"), 'a\\nb #{x}');
+t.test("single-quoted strings keep backslashes except \\\\ and \\'", async (t) => {
+  t.equal(valueFor("'it\\'s'"), "it's");
+  t.equal(valueFor("'a\\\\b'"), 'a\\b');
+  t.equal(valueFor("'a\\nb #{x}'"), 'a\\nb #{x}');
 });
 
 t.test('numbers, booleans, nil, symbols and constants', async (t) => {
-  t.equal(valueOf('10002'), 10002);
-  t.equal(valueOf('65_536'), 65536);
-  t.equal(valueOf('-3'), -3);
-  t.equal(valueOf('0'), 0);
-  t.equal(valueOf('2.5'), 2.5);
-  t.equal(valueOf('1.5e3'), 1500);
-  t.equal(valueOf('-1E-2'), -0.01);
-  t.equal(valueOf('true'), true);
-  t.equal(valueOf('false'), false);
-  t.equal(valueOf('nil'), null);
-  t.equal(valueOf(':info'), 'info');
-  t.equal(valueOf(':verify_none'), 'verify_none');
-  t.equal(valueOf(':"with space"'), 'with space');
-  t.strictSame(valueOf('STDOUT'), { constant: 'STDOUT' });
-  t.strictSame(valueOf('STDERR'), { constant: 'STDERR' });
+  t.equal(valueFor('10002'), 10002);
+  t.equal(valueFor('65_536'), 65536);
+  t.equal(valueFor('-3'), -3);
+  t.equal(valueFor('0'), 0);
+  t.equal(valueFor('2.5'), 2.5);
+  t.equal(valueFor('1.5e3'), 1500);
+  t.equal(valueFor('-1E-2'), -0.01);
+  t.equal(valueFor('true'), true);
+  t.equal(valueFor('false'), false);
+  t.equal(valueFor('nil'), null);
+  t.equal(valueFor(':info'), 'info');
+  t.equal(valueFor(':verify_none'), 'verify_none');
+  t.equal(valueFor(':"with space"'), 'with space');
+  t.strictSame(valueFor('STDOUT'), { constant: 'STDOUT' });
+  t.strictSame(valueFor('STDERR'), { constant: 'STDERR' });
 });
 
 t.test('arrays and hashes, nested, in every key form', async (t) => {
-  t.strictSame(valueOf('[]'), []);
-  t.strictSame(valueOf('[1, "two", :three, nil, [true]]'), [1, 'two', 'three', null, [true]]);
-  t.strictSame(valueOf('[1, 2,]'), [1, 2]);
-  t.strictSame(valueOf('{}'), {});
-  t.strictSame(valueOf('{ "a" => "b", :c => 1, d: [2], "e": { f: nil } }'), {
+  t.strictSame(valueFor('[]'), []);
+  t.strictSame(valueFor('[1, "two", :three, nil, [true]]'), [1, 'two', 'three', null, [true]]);
+  t.strictSame(valueFor('[1, 2,]'), [1, 2]);
+  t.strictSame(valueFor('{}'), {});
+  t.strictSame(valueFor('{ "a" => "b", :c => 1, d: [2], "e": { f: nil } }'), {
     a: 'b',
     c: 1,
     d: [2],
     e: { f: null },
   });
-  t.strictSame(valueOf("{'chef-client'=>'chef-client'}"), { 'chef-client': 'chef-client' });
-  t.strictSame(valueOf('{a:1}'), { a: 1 });
+  t.strictSame(valueFor("{'chef-client'=>'chef-client'}"), { 'chef-client': 'chef-client' });
+  t.strictSame(valueFor('{a:1}'), { a: 1 });
 });
 
 t.test('parentheses around the value are optional', async (t) => {
@@ -175,7 +174,10 @@ t.test('a ConfigError carries the file, line and setting', async (t) => {
 const schema = z.object({
   port: z.number().int().min(1).max(65535).describe('a port number from 1 to 65535').default(80),
   name: z.string().describe('a name').default('web'),
-  tags: z.array(z.string()).describe('an array of strings').default(() => []),
+  tags: z
+    .array(z.string())
+    .describe('an array of strings')
+    .default(() => []),
   level: z.enum(['debug', 'info']).default('info'),
 });
 const read = (text: string, options = {}) => readSettings(text, 'f.rb', schema, options);

@@ -1,6 +1,13 @@
 // Request signing: the reference 1.8 vectors, canonical paths, header checks in erchef's order, and every way a signature must fail.
 import t from 'tap';
-import { createPublicKey, generateKeyPairSync, createSecretKey, privateEncrypt, constants, type KeyObject } from 'node:crypto';
+import {
+  createPublicKey,
+  generateKeyPairSync,
+  createSecretKey,
+  privateEncrypt,
+  constants,
+  type KeyObject,
+} from 'node:crypto';
 import {
   canonicalPath,
   canonicalString,
@@ -156,7 +163,7 @@ function vectorHeaders(v: Vector): Record<string, string | undefined> {
     'X-OPS-CONTENT-HASH': v.contentHash,
     'X-OPS-SERVER-API-VERSION': '1',
   };
-  v.lines.forEach((line, i) => (headers[`X-OPS-AUTHORIZATION-${i + 1}`] = line));
+  for (const [i, line] of v.lines.entries()) headers[`X-OPS-AUTHORIZATION-${i + 1}`] = line;
   return headers;
 }
 
@@ -171,7 +178,17 @@ function readOk(headers: Record<string, string | undefined>): SignedRequestAuth 
 }
 
 function specHeaders(version: SignVersion, extra: Partial<SignOptions> = {}): Record<string, string | undefined> {
-  return signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, body: BODY, version, timestamp: TIMESTAMP, serverApiVersion: 1, ...extra });
+  return signRequest({
+    privateKey,
+    userId: USER,
+    method: METHOD,
+    path: PATH,
+    body: BODY,
+    version,
+    timestamp: TIMESTAMP,
+    serverApiVersion: 1,
+    ...extra,
+  });
 }
 
 t.test('hashes of the spec inputs match the reference', async (t) => {
@@ -184,12 +201,29 @@ t.test('hashes of the spec inputs match the reference', async (t) => {
 for (const v of VECTORS) {
   t.test(`version ${v.version} test vector`, async (t) => {
     const canonical = canonicalString({
-      version: v.version, method: 'post', path: PATH, contentHash: v.contentHash, timestamp: TIMESTAMP, userId: USER, serverApiVersion: 1,
+      version: v.version,
+      method: 'post',
+      path: PATH,
+      contentHash: v.contentHash,
+      timestamp: TIMESTAMP,
+      userId: USER,
+      serverApiVersion: 1,
     });
     t.equal(canonical, v.canonical, 'canonical string is byte-exact');
 
-    const signed = signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, body: BODY, version: v.version, timestamp: TIMESTAMP, serverApiVersion: 1 });
-    const lines = Object.keys(signed).filter((k) => k.startsWith('X-Ops-Authorization-')).map((k) => signed[k]);
+    const signed = signRequest({
+      privateKey,
+      userId: USER,
+      method: METHOD,
+      path: PATH,
+      body: BODY,
+      version: v.version,
+      timestamp: TIMESTAMP,
+      serverApiVersion: 1,
+    });
+    const lines = Object.keys(signed)
+      .filter((k) => k.startsWith('X-Ops-Authorization-'))
+      .map((k) => signed[k]);
     t.same(lines, v.lines, 'X-Ops-Authorization-1..6 are exactly the reference lines');
     t.equal(signed['X-Ops-Authorization-7'], undefined, 'no seventh line for a 2048-bit key');
     t.equal(signed['X-Ops-Content-Hash'], v.contentHash);
@@ -201,7 +235,11 @@ for (const v of VECTORS) {
     const fromReference = readOk(vectorHeaders(v));
     t.equal(fromReference.version, v.version);
     t.equal(verifyRequest(fromReference, [publicKey], METHOD, PATH, BODY), 0, 'the reference signature verifies');
-    t.equal(verifyRequest(readOk(signed), [publicKey], METHOD, PATH, Buffer.from(BODY)), 0, 'our own signature verifies');
+    t.equal(
+      verifyRequest(readOk(signed), [publicKey], METHOD, PATH, Buffer.from(BODY)),
+      0,
+      'our own signature verifies',
+    );
   });
 }
 
@@ -267,7 +305,11 @@ t.test('verification returns the index of the first key that verifies', async (t
   const auth = readOk(specHeaders('1.3'));
   t.equal(verifyRequest(auth, [otherKeys.publicKey, publicKey], METHOD, PATH, BODY), 1);
   t.equal(verifyRequest(auth, [publicKey, otherKeys.publicKey, publicKey], METHOD, PATH, BODY), 0);
-  t.equal(verifyRequest(auth, [privateKey], METHOD, PATH, BODY), 0, 'a private KeyObject verifies through its public half');
+  t.equal(
+    verifyRequest(auth, [privateKey], METHOD, PATH, BODY),
+    0,
+    'a private KeyObject verifies through its public half',
+  );
 });
 
 t.test('missing or empty required headers give 400 naming them in erchef order', async (t) => {
@@ -280,27 +322,43 @@ t.test('missing or empty required headers give 400 naming them in erchef order',
   for (const [sent, label] of names) {
     for (const value of [undefined, '']) {
       const r = read({ ...specHeaders('1.3'), [sent]: value });
-      t.same(r, { ok: false, status: 400, body: { error: [`missing required authentication header(s) '${label}'`] } }, `${label} ${value === undefined ? 'missing' : 'empty'}`);
+      t.same(
+        r,
+        { ok: false, status: 400, body: { error: [`missing required authentication header(s) '${label}'`] } },
+        `${label} ${value === undefined ? 'missing' : 'empty'}`,
+      );
     }
   }
   const r = read({ 'X-OPS-SIGN': 'version=1.3', 'X-OPS-AUTHORIZATION-1': 'abcd' });
   t.same(r, {
     ok: false,
     status: 400,
-    body: { error: ["missing required authentication header(s) 'X-Ops-UserId', 'X-Ops-Timestamp', 'X-Ops-Content-Hash'"] },
+    body: {
+      error: ["missing required authentication header(s) 'X-Ops-UserId', 'X-Ops-Timestamp', 'X-Ops-Content-Hash'"],
+    },
   });
 });
 
 t.test('a missing or empty X-Ops-Authorization-1 is an invalid signature with WWW-Authenticate', async (t) => {
   for (const value of [undefined, '']) {
     const r = read({ ...specHeaders('1.1'), 'X-Ops-Authorization-1': value });
-    t.same(r, { ok: false, status: 401, body: { error: ["Invalid signature for user or client 'spec-user'"] }, wwwAuthenticate: true });
+    t.same(r, {
+      ok: false,
+      status: 401,
+      body: { error: ["Invalid signature for user or client 'spec-user'"] },
+      wwwAuthenticate: true,
+    });
   }
   t.equal(WWW_AUTHENTICATE, 'X-Ops-Sign version="1.0" version="1.1" version="1.2" version="1.3"');
 });
 
 t.test('401 bodies the server sends after looking up keys match the reference', async (t) => {
-  t.same(invalidSignature('bob'), { ok: false, status: 401, body: { error: ["Invalid signature for user or client 'bob'"] }, wwwAuthenticate: true });
+  t.same(invalidSignature('bob'), {
+    ok: false,
+    status: 401,
+    body: { error: ["Invalid signature for user or client 'bob'"] },
+    wwwAuthenticate: true,
+  });
   t.same(unknownRequestor('bob'), {
     ok: false,
     status: 401,
@@ -321,12 +379,20 @@ t.test('timestamps other than YYYY-MM-DDTHH:MM:SSZ give 401 bad header', async (
     '1230811200',
   ];
   for (const ts of bad) {
-    t.same(read({ ...specHeaders('1.3'), 'X-OPS-TIMESTAMP': ts }), { ok: false, status: 401, body: { error: ["bad header(s) 'X-Ops-Timestamp'"] } }, ts);
+    t.same(
+      read({ ...specHeaders('1.3'), 'X-OPS-TIMESTAMP': ts }),
+      { ok: false, status: 401, body: { error: ["bad header(s) 'X-Ops-Timestamp'"] } },
+      ts,
+    );
   }
 });
 
 t.test('clock skew must be strictly under the limit', async (t) => {
-  const skewed = { ok: false, status: 401, body: { error: ['Failed to authenticate as spec-user. Synchronize the clock on your host.'] } };
+  const skewed = {
+    ok: false,
+    status: 401,
+    body: { error: ['Failed to authenticate as spec-user. Synchronize the clock on your host.'] },
+  };
   const headers = specHeaders('1.3');
   t.ok(read(headers, TIMESTAMP_MS + (SKEW - 1) * 1000).ok, 'one second inside the limit, server ahead');
   t.ok(read(headers, TIMESTAMP_MS - (SKEW - 1) * 1000).ok, 'one second inside the limit, server behind');
@@ -339,7 +405,17 @@ t.test('clock skew must be strictly under the limit', async (t) => {
 
 t.test('X-Ops-Sign: unsupported versions and explicit algorithm mismatches give 400', async (t) => {
   const unsupported = { ok: false, status: 400, body: { error: ['Unsupported authentication protocol version'] } };
-  for (const sign of ['version=2.0', 'version=1.4', 'algorithm=sha1', 'Version=1.0', 'version = 1.3', 'algorithm=sha1;version=1.3', 'algorithm=sha256;version=1.0', 'algorithm=SHA1;version=1.1', 'algorithm=sha512;version=1.3']) {
+  for (const sign of [
+    'version=2.0',
+    'version=1.4',
+    'algorithm=sha1',
+    'Version=1.0',
+    'version = 1.3',
+    'algorithm=sha1;version=1.3',
+    'algorithm=sha256;version=1.0',
+    'algorithm=SHA1;version=1.1',
+    'algorithm=sha512;version=1.3',
+  ]) {
     t.same(read({ ...specHeaders('1.3'), 'X-OPS-SIGN': sign }), unsupported, sign);
   }
 });
@@ -358,13 +434,27 @@ t.test('X-Ops-Sign: the algorithm defaults from the version', async (t) => {
 t.test('X-Ops-Server-API-Version outside 0..2 or not an integer gives 406 before anything else', async (t) => {
   for (const raw of ['abc', '3', '-1', '1.5', '', '99999999999999999999']) {
     const r = read({ 'X-OPS-SERVER-API-VERSION': raw });
-    t.same(r, {
-      ok: false,
-      status: 406,
-      body: { error: 'invalid-x-ops-server-api-version', message: `Specified version ${raw} not supported`, min_version: 0, max_version: 2 },
-    }, JSON.stringify(raw));
+    t.same(
+      r,
+      {
+        ok: false,
+        status: 406,
+        body: {
+          error: 'invalid-x-ops-server-api-version',
+          message: `Specified version ${raw} not supported`,
+          min_version: 0,
+          max_version: 2,
+        },
+      },
+      JSON.stringify(raw),
+    );
   }
-  for (const [raw, expected] of [['0', 0], ['2', 2], ['01', 1], [undefined, 0]] as const) {
+  for (const [raw, expected] of [
+    ['0', 0],
+    ['2', 2],
+    ['01', 1],
+    [undefined, 0],
+  ] as const) {
     const r = read({ ...specHeaders('1.1'), 'X-OPS-SERVER-API-VERSION': raw });
     t.equal(r.ok && r.auth.serverApiVersion, expected, `${String(raw)} reads as ${expected}`);
   }
@@ -388,7 +478,11 @@ t.test('checks run in erchef order', async (t) => {
   t.equal(!r400.ok && r400.status, 400, 'missing headers before the timestamp');
   // chef_authn validate_headers checks the clock before the sign description.
   const badTime = read({ ...specHeaders('1.3'), 'X-OPS-TIMESTAMP': 'yesterday', 'X-OPS-SIGN': 'version=9' });
-  t.same(!badTime.ok && badTime.body, { error: ["bad header(s) 'X-Ops-Timestamp'"] }, 'timestamp format before X-Ops-Sign');
+  t.same(
+    !badTime.ok && badTime.body,
+    { error: ["bad header(s) 'X-Ops-Timestamp'"] },
+    'timestamp format before X-Ops-Sign',
+  );
   const skewed = read({ ...specHeaders('1.3'), 'X-OPS-SIGN': 'version=9' }, TIMESTAMP_MS + 3_600_000);
   t.equal(!skewed.ok && skewed.status, 401, 'skew before X-Ops-Sign');
   const noSig = read({ ...specHeaders('1.3'), 'X-OPS-SIGN': 'version=9', 'X-Ops-Authorization-1': undefined });
@@ -399,12 +493,21 @@ t.test('checks run in erchef order', async (t) => {
 function shortSignature(version: '1.0' | '1.1'): { auth: SignedRequestAuth; path: string } | null {
   for (let i = 0; i < 20_000; i++) {
     const path = `/organizations/clownco/nodes/n${i}`;
-    const canonical = canonicalString({ version, method: METHOD, path, contentHash: hashBody(BODY, version), timestamp: TIMESTAMP, userId: USER, serverApiVersion: 0 });
+    const canonical = canonicalString({
+      version,
+      method: METHOD,
+      path,
+      contentHash: hashBody(BODY, version),
+      timestamp: TIMESTAMP,
+      userId: USER,
+      serverApiVersion: 0,
+    });
     const sig = privateEncrypt({ key: privateKey, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(canonical));
     if (sig[0] !== 0) continue;
     const headers = specHeaders(version, { path });
     const b64 = sig.subarray(1).toString('base64');
-    for (let n = 1; headers[`X-Ops-Authorization-${n}`] !== undefined; n++) headers[`X-Ops-Authorization-${n}`] = undefined;
+    for (let n = 1; headers[`X-Ops-Authorization-${n}`] !== undefined; n++)
+      headers[`X-Ops-Authorization-${n}`] = undefined;
     for (let n = 0; n * 60 < b64.length; n++) headers[`X-Ops-Authorization-${n + 1}`] = b64.slice(n * 60, n * 60 + 60);
     return { auth: readOk(headers), path };
   }
@@ -435,23 +538,49 @@ t.test('signing', async (t) => {
 
   t.test('signature lines are 60 characters except the last', async (t) => {
     const big = generateKeyPairSync('rsa', { modulusLength: 1024 });
-    const h = signRequest({ privateKey: big.privateKey, userId: USER, method: METHOD, path: PATH, body: BODY, timestamp: TIMESTAMP });
-    const lines = Object.keys(h).filter((k) => k.startsWith('X-Ops-Authorization-')).map((k) => h[k] ?? '');
-    t.same(lines.map((l) => l.length), [60, 60, 52], 'a 1024-bit signature is 172 base64 characters');
+    const h = signRequest({
+      privateKey: big.privateKey,
+      userId: USER,
+      method: METHOD,
+      path: PATH,
+      body: BODY,
+      timestamp: TIMESTAMP,
+    });
+    const lines = Object.keys(h)
+      .filter((k) => k.startsWith('X-Ops-Authorization-'))
+      .map((k) => h[k] ?? '');
+    t.same(
+      lines.map((l) => l.length),
+      [60, 60, 52],
+      'a 1024-bit signature is 172 base64 characters',
+    );
     t.equal(verifyRequest(readOk(h), [big.publicKey], METHOD, PATH, BODY), 0);
   });
 
   t.test('a long user id cannot be signed with 1.0 but can with 1.1 (mixlib spec)', async (t) => {
     const userId = 'x'.repeat(200);
-    t.throws(() => signRequest({ privateKey, userId, method: METHOD, path: PATH, version: '1.0', timestamp: TIMESTAMP }), /too long for this key; use version 1\.1 or 1\.3/);
+    t.throws(
+      () => signRequest({ privateKey, userId, method: METHOD, path: PATH, version: '1.0', timestamp: TIMESTAMP }),
+      /too long for this key; use version 1\.1 or 1\.3/,
+    );
     const h = signRequest({ privateKey, userId, method: METHOD, path: PATH, version: '1.1', timestamp: TIMESTAMP });
     t.equal(verifyRequest(readOk(h), [publicKey], METHOD, PATH, ''), 0);
   });
 
   t.test('bad options are refused clearly', async (t) => {
-    t.throws(() => signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, timestamp: '2009-01-01T12:00:00.000Z' }), /YYYY-MM-DDTHH:MM:SSZ/);
-    t.throws(() => signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, serverApiVersion: 1.5 }), /integer/);
-    t.throws(() => signRequest({ privateKey: 'not a key', userId: USER, method: METHOD, path: PATH }), /not an RSA private key/);
+    t.throws(
+      () =>
+        signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, timestamp: '2009-01-01T12:00:00.000Z' }),
+      /YYYY-MM-DDTHH:MM:SSZ/,
+    );
+    t.throws(
+      () => signRequest({ privateKey, userId: USER, method: METHOD, path: PATH, serverApiVersion: 1.5 }),
+      /integer/,
+    );
+    t.throws(
+      () => signRequest({ privateKey: 'not a key', userId: USER, method: METHOD, path: PATH }),
+      /not an RSA private key/,
+    );
   });
 });
 
@@ -503,5 +632,9 @@ t.test('garbage never throws', async (t) => {
     { ...good, serverApiVersion: Number.NaN },
   ];
   for (const auth of odd) t.equal(verifyRequest(auth, keys, METHOD, PATH, BODY), -1);
-  t.equal(verifyRequest(JSON.parse('{"version":"9.9","signature":null}'), keys, METHOD, PATH, BODY), -1, 'a malformed auth object');
+  t.equal(
+    verifyRequest(JSON.parse('{"version":"9.9","signature":null}'), keys, METHOD, PATH, BODY),
+    -1,
+    'a malformed auth object',
+  );
 });

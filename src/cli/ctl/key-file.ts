@@ -39,6 +39,8 @@ export async function deliverKey(ui: Ui, pem: string, file: string | undefined, 
   } catch (e) {
     ui.raw(text);
     const why = e instanceof Error ? e.message : String(e);
-    throw new CommandError(`cannot write ${what} to ${file} (${why}); the key was printed on stdout instead`, [], 1, { cause: e });
+    throw new CommandError(`cannot write ${what} to ${file} (${why}); the key was printed on stdout instead`, [], 1, {
+      cause: e,
+    });
   }
 }

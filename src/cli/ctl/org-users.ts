@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { errorText } from '../../auth/api-client.js';
 import { CommandError } from '../output.js';
-import { apiFailure, CTL_USER, type Ctl } from './connection.js';
+import { apiFailure } from '../api-connection.js';
+import { CTL_USER, type Ctl } from './connection.js';
 
 /** Groups an organization admin belongs to; spec 2.2 spells the second with an underscore. */
 export const ADMIN_GROUPS = ['admins', 'billing_admins'] as const;
@@ -15,18 +16,16 @@ const groupSchema = z.object({
 });
 type GroupMembers = z.infer<typeof groupSchema>;
 
-const seg = encodeURIComponent;
-
 /** Force-associates `user` with `org` (superuser only); false when it already was a member. */
 export async function associateUser(ctl: Ctl, org: string, user: string): Promise<boolean> {
-  const res = await ctl.api.request('POST', `/organizations/${seg(org)}/users`, { username: user });
+  const res = await ctl.api.request('POST', ctl.api.rootPath('organizations', org, 'users'), { username: user });
   if (res.status === 409) return false;
   if (res.status >= 300) throw apiFailure(res);
   return true;
 }
 
 function getGroup(ctl: Ctl, org: string, group: string): Promise<GroupMembers> {
-  return ctl.api.call('GET', `/organizations/${seg(org)}/groups/${seg(group)}`, groupSchema);
+  return ctl.api.call('GET', ctl.api.rootPath('organizations', org, 'groups', group), groupSchema);
 }
 
 /**
@@ -34,7 +33,7 @@ function getGroup(ctl: Ctl, org: string, group: string): Promise<GroupMembers> {
  * server drops names that are not members of the organization, so the answer is checked.
  */
 async function setGroupUsers(ctl: Ctl, org: string, group: string, users: string[]): Promise<GroupMembers> {
-  const path = `/organizations/${seg(org)}/groups/${seg(group)}`;
+  const path = ctl.api.rootPath('organizations', org, 'groups', group);
   return ctl.api.call('PUT', path, groupSchema, { groupname: group, actors: { users } });
 }
 
@@ -55,7 +54,12 @@ async function removeFromAdminGroups(ctl: Ctl, org: string, user: string): Promi
   for (const group of ADMIN_GROUPS) {
     const current = await getGroup(ctl, org, group);
     if (!current.users.includes(user)) continue;
-    await setGroupUsers(ctl, org, group, current.users.filter((u) => u !== user));
+    await setGroupUsers(
+      ctl,
+      org,
+      group,
+      current.users.filter((u) => u !== user),
+    );
     left.push(group);
   }
   return left;
@@ -74,7 +78,8 @@ export interface OrgUserAddOptions {
 }
 
 export async function orgUserAdd(ctl: Ctl, o: OrgUserAddOptions): Promise<void> {
-  if (!(await associateUser(ctl, o.org, o.user))) ctl.ui.info(`User ${o.user} already associated with organization ${o.org}`);
+  if (!(await associateUser(ctl, o.org, o.user)))
+    ctl.ui.info(`User ${o.user} already associated with organization ${o.org}`);
   if (!o.admin) return;
   await addToAdminGroups(ctl, o.org, o.user);
   ctl.ui.msg(`User ${o.user} is added to ${ADMIN_GROUPS.join(' and ')} group`);
@@ -103,13 +108,13 @@ export async function orgUserRemove(ctl: Ctl, o: OrgUserRemoveOptions): Promise<
       ctl.ui.info("You probably don't need to pass --force.");
     }
   }
-  const res = await ctl.api.request('DELETE', `/organizations/${seg(o.org)}/users/${seg(o.user)}`);
+  const res = await ctl.api.request('DELETE', ctl.api.rootPath('organizations', o.org, 'users', o.user));
   if (res.status < 300) return;
   const text = errorText(res.body);
   if (res.status === 404 && text.startsWith('Cannot find a user')) {
     throw new CommandError(`User ${o.user} is not associated with organization ${o.org}`);
   }
-  if (res.status === 403 && text.includes("admins group before removing")) {
+  if (res.status === 403 && text.includes('admins group before removing')) {
     throw new CommandError(failed, [
       `User ${o.user} is in the organization's admin group. Removing users from an organization without removing them from the admins group is not allowed.`,
       'Re-run this command with --force to remove this user from the admins prior to removing it from the organization.',

@@ -2,7 +2,7 @@
 import type { Hono } from 'hono';
 import { PERMISSIONS, type Permission } from '../../auth/acl.js';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { AclKind } from '../../../actors/org-acl.js';
+import type { AclKind } from '../../../actors/org/ops/acls.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -13,7 +13,8 @@ const KINDS: AclKind[] = ['nodes', 'roles', 'environments', 'data', 'clients', '
 
 function permOf(c: Ctx): Permission {
   const p = param(c, 'perm');
-  if (!(PERMISSIONS as readonly string[]).includes(p)) throw ApiError.of(400, `Invalid permission '${p}': expected one of ${PERMISSIONS.join(', ')}`);
+  if (!(PERMISSIONS as readonly string[]).includes(p))
+    throw ApiError.of(400, `Invalid permission '${p}': expected one of ${PERMISSIONS.join(', ')}`);
   return p as Permission;
 }
 
@@ -22,7 +23,10 @@ function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promi
   const body = parseBody(c.get('rawBody'), acePutSchema(perm));
   const ace = body[perm];
   if (ace === undefined) throw ApiError.of(400, `Field '${perm}' missing`);
-  const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = { actors: ace.actors, groups: ace.groups };
+  const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = {
+    actors: ace.actors,
+    groups: ace.groups,
+  };
   if (ace.users !== undefined) input.users = ace.users;
   if (ace.clients !== undefined) input.clients = ace.clients;
   return askOrg(c, system, { type: 'put_acl', kind, name, perm, ace: input });

@@ -1,7 +1,7 @@
 // /organizations/ORG/clients and their keys (reference 4.2, 4.3).
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { ClientInput } from '../../../actors/org-clients.js';
+import type { ClientInput } from '../../../actors/org/ops/clients.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { askOrg, param, route } from '../respond.js';
@@ -38,12 +38,23 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
 
   route(app, '/organizations/:org/clients/:client/keys', {
     GET: (c) => askOrg(c, system, { type: 'list_client_keys', name: param(c, 'client') }),
-    POST: async (c) => askOrg(c, system, { type: 'create_client_key', name: param(c, 'client'), input: await keyCreateInput(c.get('rawBody')) }),
+    POST: async (c) =>
+      askOrg(c, system, {
+        type: 'create_client_key',
+        name: param(c, 'client'),
+        input: await keyCreateInput(c.get('rawBody')),
+      }),
   });
 
   route(app, '/organizations/:org/clients/:client/keys/:key', {
     GET: (c) => askOrg(c, system, { type: 'get_client_key', name: param(c, 'client'), key: param(c, 'key') }),
-    PUT: async (c) => askOrg(c, system, { type: 'update_client_key', name: param(c, 'client'), key: param(c, 'key'), input: await keyUpdateInput(c.get('rawBody')) }),
+    PUT: async (c) =>
+      askOrg(c, system, {
+        type: 'update_client_key',
+        name: param(c, 'client'),
+        key: param(c, 'key'),
+        input: await keyUpdateInput(c.get('rawBody')),
+      }),
     DELETE: (c) => askOrg(c, system, { type: 'delete_client_key', name: param(c, 'client'), key: param(c, 'key') }),
   });
 }

@@ -1,7 +1,7 @@
 // /organizations/ORG/groups and /organizations/ORG/containers (reference 4.4, 4.5).
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { GroupMembers } from '../../../actors/org-groups.js';
+import type { GroupMembers } from '../../../actors/org/ops/groups.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { askOrg, param, route } from '../respond.js';
@@ -32,7 +32,11 @@ export function groupRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
 
   route(app, '/organizations/:org/containers', {
     GET: (c) => askOrg(c, system, { type: 'list_containers' }),
-    POST: (c) => askOrg(c, system, { type: 'create_container', name: parseBody(c.get('rawBody'), containerCreateSchema).containername }),
+    POST: (c) =>
+      askOrg(c, system, {
+        type: 'create_container',
+        name: parseBody(c.get('rawBody'), containerCreateSchema).containername,
+      }),
   });
 
   route(app, '/organizations/:org/containers/:container', {

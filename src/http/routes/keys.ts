@@ -1,7 +1,7 @@
 // Turns key bodies into key inputs for the actors: parses, normalizes the public key, and generates a key
 // pair here, off the actors, when one is asked for (reference 4.3).
 import { generateKeyPair, toSpkiPem } from '../../auth/keys.js';
-import type { KeyInput } from '../../../actors/key-ops.js';
+import type { KeyInput } from '../../../actors/shared/keys.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import { keyCreateSchema, keyUpdateSchema } from '../schemas.js';
@@ -28,7 +28,11 @@ export async function keyUpdateInput(raw: Buffer): Promise<KeyInput> {
   return withKey(input, body.public_key, body.create_key === true);
 }
 
-export async function withKey<T extends { public_key?: string; generated?: KeyInput['generated'] }>(input: T, publicKey: string | undefined, generate: boolean): Promise<T> {
+export async function withKey<T extends { public_key?: string; generated?: KeyInput['generated'] }>(
+  input: T,
+  publicKey: string | undefined,
+  generate: boolean,
+): Promise<T> {
   const spki = publicKeyField(publicKey);
   if (spki !== undefined) input.public_key = spki;
   if (generate) input.generated = await generateKeyPair();
@@ -36,8 +40,14 @@ export async function withKey<T extends { public_key?: string; generated?: KeyIn
 }
 
 /** Since API v1 a user's or client's keys change only through the keys endpoint (reference 4.1, 4.2). */
-export function refuseKeyFieldsSinceV1(apiVersion: number, body: { public_key?: unknown; create_key?: unknown; private_key?: unknown }): void {
-  if (apiVersion >= 1 && (body.public_key !== undefined || body.create_key !== undefined || body.private_key !== undefined)) {
+export function refuseKeyFieldsSinceV1(
+  apiVersion: number,
+  body: { public_key?: unknown; create_key?: unknown; private_key?: unknown },
+): void {
+  if (
+    apiVersion >= 1 &&
+    (body.public_key !== undefined || body.create_key !== undefined || body.private_key !== undefined)
+  ) {
     throw ApiError.of(400, 'Since Server API v1, all keys must be updated via the keys endpoint. ');
   }
 }

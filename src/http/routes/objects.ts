@@ -2,7 +2,7 @@
 import type { Hono } from 'hono';
 import type { z } from 'zod';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { ObjectKind } from '../../../actors/org-objects.js';
+import type { ObjectKind } from '../../../actors/org/ops/objects.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -41,7 +41,12 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     GET: (c) => askOrg(c, system, { type: 'list_objects', kind: 'data' }),
     POST: (c) => {
       const { name } = parseBody(c.get('rawBody'), dataBagSchema);
-      return askOrg(c, system, { type: 'create_object', kind: 'data', name, body: { name, json_class: 'Chef::DataBag', chef_type: 'data_bag' } });
+      return askOrg(c, system, {
+        type: 'create_object',
+        kind: 'data',
+        name,
+        body: { name, json_class: 'Chef::DataBag', chef_type: 'data_bag' },
+      });
     },
   });
   route(app, '/organizations/:org/data/:bag', {

@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import type { Ref } from 'nact';
 import { generateKeyPair } from '../../auth/keys.js';
 import { ask, type InfraSystem } from '../../../actors/system.js';
-import type { Reply } from '../../../actors/reply.js';
+import type { Reply } from '../../../actors/shared/reply.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -21,7 +21,17 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
       if (!ctx.requestor.superuser) throw ApiError.of(403, 'missing create permission');
       const body = parseBody(c.get('rawBody'), orgCreateSchema);
       const validatorKey = await generateKeyPair();
-      return send(c, await ask(system.root, (replyTo: Ref<Reply>) => ({ type: 'create_org' as const, ctx, name: body.name, full_name: body.full_name, validatorKey, replyTo })));
+      return send(
+        c,
+        await ask(system.root, (replyTo: Ref<Reply>) => ({
+          type: 'create_org' as const,
+          ctx,
+          name: body.name,
+          full_name: body.full_name,
+          validatorKey,
+          replyTo,
+        })),
+      );
     },
   });
 
@@ -39,7 +49,11 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
     POST: async (c) => {
       const body = parseBody(c.get('rawBody'), memberAddSchema);
       const username = body.username ?? body.user ?? '';
-      const exists = await ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'exists' as const, name: username, replyTo }));
+      const exists = await ask(system.users, (replyTo: Ref<boolean>) => ({
+        type: 'exists' as const,
+        name: username,
+        replyTo,
+      }));
       if (!exists) throw new ApiError(404, { error: `Could not find user ${username}` });
       return askOrg(c, system, { type: 'add_member', username });
     },
@@ -55,7 +69,13 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
     const username = param(c, 'user');
     const allowed = await queryOrg(c, system, { type: 'check_key_read', username });
     if (allowed.status !== 200) return send(c, allowed);
-    return askUsers(c, system, key === undefined ? { type: 'read_member_keys', name: username } : { type: 'read_member_keys', name: username, key });
+    return askUsers(
+      c,
+      system,
+      key === undefined
+        ? { type: 'read_member_keys', name: username }
+        : { type: 'read_member_keys', name: username, key },
+    );
   };
   route(app, '/organizations/:org/users/:user/keys', { GET: (c) => memberKeys(c) });
   route(app, '/organizations/:org/users/:user/keys/:key', { GET: (c) => memberKeys(c, param(c, 'key')) });

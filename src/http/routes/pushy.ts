@@ -1,12 +1,12 @@
 // /organizations/ORG/pushy: jobs, their output, node states and the node config endpoint (spec 4.1).
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { JobOptions } from '../../../actors/job-model.js';
+import type { JobOptions } from '../../../actors/push/job-model.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import { askOrg, param, route } from '../respond.js';
-import { jobStartSchema } from '../pushy-schemas.js';
+import { jobStartSchema } from '../../api/push-jobs.js';
 
 export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   const base = '/organizations/:org/pushy';
@@ -38,7 +38,8 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/jobs/:id/output/:node/:channel`, {
     GET: (c) => {
       const channel = param(c, 'channel');
-      if (channel !== 'stdout' && channel !== 'stderr') throw ApiError.of(404, `No channel ${channel}: use stdout or stderr`);
+      if (channel !== 'stdout' && channel !== 'stderr')
+        throw ApiError.of(404, `No channel ${channel}: use stdout or stderr`);
       return askOrg(c, system, { type: 'get_job_output', id: param(c, 'id'), node: param(c, 'node'), channel });
     },
   });

@@ -20,7 +20,8 @@ export function searchRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/search/:index', {
     GET: (c) => {
       const parsed = paging.safeParse({ q: c.req.query('q'), start: c.req.query('start'), rows: c.req.query('rows') });
-      if (!parsed.success) throw ApiError.of(400, `Parameter '${parsed.error.issues[0]?.path.join('.') ?? 'q'}' invalid`);
+      if (!parsed.success)
+        throw ApiError.of(400, `Parameter '${parsed.error.issues[0]?.path.join('.') ?? 'q'}' invalid`);
       return askOrg(c, system, { type: 'search', index: param(c, 'index'), ...parsed.data });
     },
   });

@@ -4,7 +4,7 @@ import { acePutSchema } from '../object-schemas.js';
 import type { Hono } from 'hono';
 import { hashPassword } from '../../auth/passwords.js';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { UserInput } from '../../../actors/user-ops.js';
+import type { UserInput } from '../../../actors/users/user-ops.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -19,12 +19,19 @@ function requireUser(c: Ctx): void {
 
 export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/users', {
-    GET: (c) => askUsers(c, system, { type: 'list_users', email: c.req.query('email'), verbose: c.req.query('verbose') === 'true' }),
+    GET: (c) =>
+      askUsers(c, system, {
+        type: 'list_users',
+        email: c.req.query('email'),
+        verbose: c.req.query('verbose') === 'true',
+      }),
     POST: async (c) => {
       const body = parseBody(c.get('rawBody'), userCreateSchema);
       const apiVersion = c.get('rc').apiVersion;
       const input: UserInput = {
-        username: body.username ?? body.name ?? '', email: body.email, display_name: body.display_name,
+        username: body.username ?? body.name ?? '',
+        email: body.email,
+        display_name: body.display_name,
         password_hash: await hashPassword(body.password),
       };
       if (body.first_name !== undefined) input.first_name = body.first_name;
@@ -54,16 +61,25 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   });
 
   route(app, '/users/:user/_acl', {
-    GET: (c) => askUsers(c, system, { type: 'get_user_acl', name: param(c, 'user'), granular: c.req.query('detail') === 'granular' }),
+    GET: (c) =>
+      askUsers(c, system, {
+        type: 'get_user_acl',
+        name: param(c, 'user'),
+        granular: c.req.query('detail') === 'granular',
+      }),
   });
   route(app, '/users/:user/_acl/:perm', {
     PUT: (c) => {
       const perm = param(c, 'perm');
-      if (!(PERMISSIONS as readonly string[]).includes(perm)) throw ApiError.of(400, `Invalid permission '${perm}': expected one of ${PERMISSIONS.join(', ')}`);
+      if (!(PERMISSIONS as readonly string[]).includes(perm))
+        throw ApiError.of(400, `Invalid permission '${perm}': expected one of ${PERMISSIONS.join(', ')}`);
       const p = perm as Permission;
       const ace = parseBody(c.get('rawBody'), acePutSchema(p))[p];
       if (ace === undefined) throw ApiError.of(400, `Field '${p}' missing`);
-      const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = { actors: ace.actors, groups: ace.groups };
+      const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = {
+        actors: ace.actors,
+        groups: ace.groups,
+      };
       if (ace.users !== undefined) input.users = ace.users;
       if (ace.clients !== undefined) input.clients = ace.clients;
       return askUsers(c, system, { type: 'put_user_acl', name: param(c, 'user'), perm: p, ace: input });
@@ -76,12 +92,23 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
 
   route(app, '/users/:user/keys', {
     GET: (c) => askUsers(c, system, { type: 'list_user_keys', name: param(c, 'user') }),
-    POST: async (c) => askUsers(c, system, { type: 'create_user_key', name: param(c, 'user'), input: await keyCreateInput(c.get('rawBody')) }),
+    POST: async (c) =>
+      askUsers(c, system, {
+        type: 'create_user_key',
+        name: param(c, 'user'),
+        input: await keyCreateInput(c.get('rawBody')),
+      }),
   });
 
   route(app, '/users/:user/keys/:key', {
     GET: (c) => askUsers(c, system, { type: 'get_user_key', name: param(c, 'user'), key: param(c, 'key') }),
-    PUT: async (c) => askUsers(c, system, { type: 'update_user_key', name: param(c, 'user'), key: param(c, 'key'), input: await keyUpdateInput(c.get('rawBody')) }),
+    PUT: async (c) =>
+      askUsers(c, system, {
+        type: 'update_user_key',
+        name: param(c, 'user'),
+        key: param(c, 'key'),
+        input: await keyUpdateInput(c.get('rawBody')),
+      }),
     DELETE: (c) => askUsers(c, system, { type: 'delete_user_key', name: param(c, 'user'), key: param(c, 'key') }),
   });
 

@@ -1,0 +1,161 @@
+// Push jobs inside one organization (spec 2.4-2.6, 3, 4.1; reference 6): who may read and start jobs, the job
+// list, node states, and the config endpoint. Decisions are pure; the organization actor runs the effects
+// (starting a job actor, asking it, reading output from the store, opening a session).
+import type { JobSummaryBody, NodeStateBody } from '../../../src/api/push-jobs.js';
+import { httpDate } from '../../../src/lib/clock.js';
+import { newGuid } from '../../../src/lib/ids.js';
+import { envelopeFor } from '../../../src/protocol/messages.js';
+import { newJob, resolveQuorum } from '../../push/job-machine.js';
+import type { JobOptions, JobState } from '../../push/job-model.js';
+import { accessFor, orgUri } from '../access.js';
+import type { OrgState } from '../org-state.js';
+import type { HandlerEnv, OrgOutcome } from '../outcome.js';
+import { fail, forbidden, ok, type RequestContext } from '../../shared/reply.js';
+
+export interface JobRequest {
+  command: string;
+  nodes: string[];
+  run_timeout: number;
+  quorum?: number | string;
+  voting_timeout?: number;
+  options: JobOptions;
+}
+
+export type PushOp =
+  | { type: 'list_jobs' }
+  | { type: 'start_job'; job: JobRequest }
+  | { type: 'get_job'; id: string }
+  | { type: 'abort_job'; id: string }
+  | { type: 'get_job_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
+  | { type: 'list_node_states' }
+  | { type: 'get_node_state'; node: string }
+  | { type: 'get_push_config'; node: string };
+
+/** Reference 6.1: `pushy_job_readers`/`pushy_job_writers` when they exist; else members read, admins write. */
+export function pushAccess(state: OrgState, ctx: RequestContext): { read: boolean; write: boolean } {
+  const access = accessFor(state, ctx);
+  const write = state.groups.has('pushy_job_writers') ? access.inGroup('pushy_job_writers') : access.inGroup('admins');
+  const read =
+    write ||
+    (state.groups.has('pushy_job_readers') ? access.inGroup('pushy_job_readers') : access.can(state.org.acl, 'read'));
+  return { read, write };
+}
+
+export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, env: HandlerEnv): OrgOutcome {
+  const may = pushAccess(state, ctx);
+  const push = state.push;
+  switch (op.type) {
+    case 'list_jobs':
+      if (!may.read) return { reply: forbidden('read') };
+      return {
+        reply: ok(
+          [...push.headers.values()]
+            .sort((a, b) => b.created_at - a.created_at || b.id.localeCompare(a.id))
+            .map((s): JobSummaryBody => ({
+              id: s.id,
+              command: s.command,
+              status: s.status,
+              run_timeout: s.run_timeout,
+              created_at: httpDate(s.created_at),
+              updated_at: httpDate(s.updated_at),
+            })),
+        ),
+      };
+    case 'start_job': {
+      if (!may.write) return { reply: forbidden('create') };
+      const nodes = [...new Set(op.job.nodes)];
+      let quorum: number;
+      try {
+        quorum = resolveQuorum(op.job.quorum, nodes.length);
+      } catch {
+        return { reply: fail(400, "Field 'quorum' invalid") };
+      }
+      if (quorum > nodes.length)
+        return {
+          reply: fail(400, `Field 'quorum' invalid: ${quorum} is more than the ${nodes.length} nodes of the job`),
+        };
+      const limit = env.push.voting_timeout;
+      const voting = Math.min(op.job.voting_timeout ?? limit, limit);
+      const job = newJob({
+        id: newGuid(),
+        command: op.job.command,
+        nodes,
+        run_timeout: op.job.run_timeout,
+        voting_timeout: voting,
+        quorum,
+        options: op.job.options,
+        at: env.now,
+      });
+      const tooBig = commitTooBig(job, state.org.name, env);
+      if (tooBig !== null) return { reply: fail(400, tooBig) };
+      const uri = `${orgUri(ctx, state)}/pushy/jobs/${job.id}`;
+      return { reply: ok({ id: job.id, uri }, 201, uri), effects: [{ type: 'start_job', job }] };
+    }
+    case 'get_job':
+    case 'abort_job': {
+      const perm = op.type === 'get_job' ? may.read : may.write;
+      if (!perm) return { reply: forbidden(op.type === 'get_job' ? 'read' : 'update') };
+      if (!push.headers.has(op.id)) return { reply: fail(404, `Cannot find job ${op.id}`) };
+      return {
+        reply: ok(null),
+        effects: [{ type: 'answer_from_job', id: op.id, request: op.type === 'get_job' ? 'get' : 'abort' }],
+      };
+    }
+    case 'get_job_output':
+      if (!may.read) return { reply: forbidden('read') };
+      if (!push.headers.has(op.id)) return { reply: fail(404, `Cannot find job ${op.id}`) };
+      return {
+        reply: ok(null),
+        effects: [{ type: 'answer_with_output', id: op.id, node: op.node, channel: op.channel }],
+      };
+    case 'list_node_states': {
+      if (!may.read) return { reply: forbidden('read') };
+      const names = [...new Set([...state.nodes.keys(), ...push.records.keys()])].sort();
+      return { reply: ok(names.map((n) => nodeStateJson(state, n))) };
+    }
+    case 'get_node_state':
+      if (!may.read) return { reply: forbidden('read') };
+      if (!state.nodes.has(op.node) && !push.records.has(op.node))
+        return { reply: fail(404, `Cannot load node ${op.node}`) };
+      return { reply: ok(nodeStateJson(state, op.node)) };
+    case 'get_push_config': {
+      // A node's own client fetches its config; a user may too when it can read jobs (reference 3).
+      const r = ctx.requestor;
+      const allowed = r.kind === 'client' ? r.name === op.node && !r.validator : may.read;
+      if (!allowed)
+        return { reply: r.kind === 'client' ? fail(403, 'Client and node name must match') : forbidden('read') };
+      return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node }] };
+    }
+  }
+}
+
+/** Spec 2.5: a node never heard is `down` since the organization began. */
+function nodeStateJson(state: OrgState, node: string): NodeStateBody {
+  const r = state.push.records.get(node);
+  return {
+    node_name: node,
+    status: r?.status ?? 'down',
+    updated_at: httpDate(r?.updated_at ?? state.org.created_at),
+    availability: r?.available ? 'available' : 'unavailable',
+  };
+}
+
+/**
+ * A node drops a message past max_body_size (reference 2.3), so a commit that large would leave every node
+ * silent until the voting timeout: the job is refused instead. The envelope is sized for the longest node name
+ * and the largest sequence.
+ */
+function commitTooBig(job: JobState, org: string, env: HandlerEnv): string | null {
+  const node = Object.keys(job.nodes).reduce((a, b) => (b.length > a.length ? b : a), '');
+  const body = {
+    type: 'commit',
+    job_id: job.id,
+    command: job.command,
+    run_timeout: job.run_timeout,
+    ...job.options,
+    ...envelopeFor(org, node, env.push.incarnation_id, Number.MAX_SAFE_INTEGER, env.now),
+  };
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes <= env.push.max_body_size) return null;
+  return `Fields 'command', 'env', 'dir', 'user' and 'file' make a commit message of ${bytes} bytes; nodes accept at most ${env.push.max_body_size}`;
+}

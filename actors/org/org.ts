@@ -1,0 +1,197 @@
+// One organization actor: every org-scoped request enters here, is decided by a pure handler (handlers.ts),
+// persisted, applied, then answered. Requests never see a change the store does not hold. The organization's
+// push-jobs children report here too.
+import { dispatch, type Ref } from 'nact';
+import { orgRoot } from '../../src/store/collections.js';
+import type { Store } from '../../src/store/store.js';
+import type { PushPorts } from '../push/ports.js';
+import { PushRuntime, type PushReport } from '../push/push-runtime.js';
+import type { JobState } from '../push/job-model.js';
+import type { NodeActor } from '../push/node.js';
+import type { PrincipalDirectory } from '../shared/principals.js';
+import { fail, internalError, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
+import { spawnSupervised } from '../shared/supervision.js';
+import type { UsersMsg } from '../users/users.js';
+import { decide, type OrgOp } from './handlers.js';
+import { applyWrites, type OrgState, type OrgWrite } from './org-state.js';
+import { allWrites, persistWrites } from './org-store.js';
+import type { OrgEffect } from './outcome.js';
+import { renameWrites } from './renames.js';
+
+export type OrgMsg =
+  | { type: 'request'; ctx: RequestContext; op: OrgOp; replyTo: Ref<Reply> }
+  | { type: 'user_deleted'; username: string }
+  /** The store lost what it held: everything the organization holds is written again; answers whether it was. */
+  | { type: 'write_back'; replyTo: Ref<boolean> }
+  | PushReport;
+
+export interface OrgPorts {
+  store: Store;
+  now: () => number;
+  users: Ref<UsersMsg>;
+  /** Kept current with the organization's clients and members, for authentication. */
+  principals: PrincipalDirectory;
+  /** Called once the organization's data is gone from the store. */
+  deleted: (name: string) => void;
+  push: PushPorts;
+}
+
+/** What the registry keeps of an organization: its actor, and the way in for the push-jobs transport. */
+export interface OrgHandle {
+  ref: Ref<OrgMsg>;
+  /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
+  nodeActor(node: string): NodeActor;
+  stop(): Promise<void>;
+}
+
+export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobState[], ports: OrgPorts): OrgHandle {
+  const name = initial.org.name;
+  // The runtime reaches the actor through this; it runs only once the actor below exists.
+  const push = new PushRuntime(name, initial.push, ports.push, () => self);
+  const { transport } = ports.push;
+  const log = ports.push.log.child({ org: name });
+
+  const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
+    await persistWrites(ports.store, name, writes);
+    applyWrites(state, writes);
+    publishPrincipals(ports.principals, name, writes);
+    const org = writes.find((w) => w.coll === 'org');
+    if (org?.coll === 'org' && org.doc !== null) {
+      dispatch(ports.users, { type: 'org_info', org: name, full_name: org.doc.full_name, guid: org.doc.guid });
+    }
+  };
+
+  /** Runs one effect; true when it answered the request itself. */
+  const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>): Promise<boolean> => {
+    switch (effect.type) {
+      case 'associate':
+        dispatch(ports.users, { type: 'association', org: name, username: effect.username, member: effect.member });
+        return false;
+      case 'drop_org':
+        push.dropPending(); // nothing of a deleted organization may be written after its data is dropped
+        await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(log, e));
+        dispatch(ports.users, { type: 'org_deleted', org: name });
+        transport.closeOrg(name);
+        ports.deleted(name);
+        return false;
+      case 'start_job':
+        await push.startJob(effect.job);
+        return false;
+      case 'answer_with_user': {
+        const readBy = effect.readBy === undefined ? {} : { readBy: effect.readBy };
+        dispatch(ports.users, {
+          type: 'render_user',
+          name: effect.name,
+          apiVersion: ctx.apiVersion,
+          ...readBy,
+          replyTo,
+        });
+        return true;
+      }
+      case 'answer_from_job':
+        push.answerFromJob(effect.id, effect.request, replyTo);
+        return true;
+      case 'answer_with_output':
+        push.answerWithOutput(effect.id, effect.node, effect.channel, replyTo);
+        return true;
+      case 'answer_with_config':
+        push.answerWithConfig(effect.node, ctx.authPublicKey, replyTo);
+        return true;
+    }
+  };
+
+  const request = async (state: OrgState, msg: Extract<OrgMsg, { type: 'request' }>) => {
+    if (state.deleted) {
+      dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
+      return;
+    }
+    const { max_body_size, incarnation_id } = transport.describe();
+    const out = decide(state, msg.ctx, msg.op, {
+      now: ports.now(),
+      push: { voting_timeout: transport.settings.voting_timeout, max_body_size, incarnation_id },
+    });
+    try {
+      if (out.writes) await commit(state, out.writes);
+      let answered = false;
+      for (const effect of out.effects ?? []) answered = (await perform(effect, msg.ctx, msg.replyTo)) || answered;
+      if (!answered) dispatch(msg.replyTo, out.reply);
+    } catch (e) {
+      dispatch(msg.replyTo, storeFailure(log, e));
+    }
+  };
+
+  const receive = async (state: OrgState, msg: OrgMsg): Promise<OrgState> => {
+    switch (msg.type) {
+      case 'request':
+        await request(state, msg);
+        break;
+      case 'user_deleted': {
+        // A deleted account leaves no trace: membership, groups and ACL entries, so a later account with the
+        // same name inherits nothing.
+        const writes: OrgWrite[] = [
+          { coll: 'members', id: msg.username, doc: null },
+          ...renameWrites(state, 'users', msg.username, null),
+        ];
+        await commit(state, writes).catch((e: unknown) => storeFailure(log, e));
+        break;
+      }
+      case 'write_back':
+        try {
+          await persistWrites(ports.store, name, allWrites(state));
+          await push.writeBack();
+          dispatch(msg.replyTo, true);
+        } catch (e) {
+          log.error('writing the organization back failed', { error: e });
+          dispatch(msg.replyTo, false);
+        }
+        break;
+      case 'node_availability':
+      case 'job_saved':
+      case 'job_finished':
+      case 'job_retired':
+      case 'push_tick':
+        push.report(msg);
+        break;
+    }
+    return state;
+  };
+
+  // Handlers are pure and writes apply only once stored, so the state before the throw is whole: the request
+  // that met the bug gets a 500, and the organization goes on.
+  const onCrash = (state: OrgState, msg: OrgMsg): OrgState => {
+    if (msg.type === 'request') dispatch(msg.replyTo, internalError());
+    else if (msg.type === 'write_back') dispatch(msg.replyTo, false);
+    return state;
+  };
+
+  const self: Ref<OrgMsg> = spawnSupervised(
+    parent,
+    { name: `org-${name}`, initial, receive, onCrash },
+    ports.push.reporter,
+  );
+  push.resume(inFlight);
+  // Ticks drive node silence detection and the write-behind of node states.
+  const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), transport.settings.heartbeat_interval);
+  ticker.unref();
+  return {
+    ref: self,
+    nodeActor: (node) => push.nodeActor(node),
+    // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
+    stop: async () => {
+      clearInterval(ticker);
+      await push.settle();
+    },
+  };
+}
+
+/** Tells the directory what applied writes changed of an organization's clients and members. */
+export function publishPrincipals(principals: PrincipalDirectory, org: string, writes: readonly OrgWrite[]): void {
+  for (const w of writes) {
+    if (w.coll === 'clients') principals.setClient(org, w.id, w.doc);
+    else if (w.coll === 'members') principals.setMember(org, w.id, w.doc !== null);
+    else if (w.coll === 'org') {
+      if (w.doc === null) principals.dropOrg(org);
+      else principals.addOrg(org);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+// What a pure handler of an organization's op decides: the answer, the writes that must be stored before it,
+// and what the organization actor does next, in order, once the writes are applied.
+import type { JobState } from '../push/job-model.js';
+import type { Reply, RequestContext } from '../shared/reply.js';
+import type { OrgWrite } from './org-state.js';
+
+export type OrgEffect =
+  /** Tells the users actor that a user joined or left the organization. */
+  | { type: 'associate'; username: string; member: boolean }
+  /** The organization document is gone: drop the rest of its data and its actors. */
+  | { type: 'drop_org' }
+  /** Saves the new job and starts its actor, then `reply` is sent. */
+  | { type: 'start_job'; job: JobState }
+  /** The users actor answers with the user's JSON (hop 2); `readBy`: only if that requester may read it. */
+  | { type: 'answer_with_user'; name: string; readBy?: RequestContext }
+  /** The job's actor answers, or its stored record once the job is over. */
+  | { type: 'answer_from_job'; id: string; request: 'get' | 'abort' }
+  /** The captured output in the store answers. */
+  | { type: 'answer_with_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
+  /** The node's config, with a session key only the requester can read, answers. */
+  | { type: 'answer_with_config'; node: string };
+
+export interface OrgOutcome {
+  /** The answer, unless an `answer_*` effect hands the request on. */
+  reply: Reply;
+  writes?: OrgWrite[];
+  effects?: OrgEffect[];
+}
+
+/** What handlers know besides the state: the time, and what a job start is checked against. */
+export interface HandlerEnv {
+  now: number;
+  push: {
+    voting_timeout: number;
+    /** A commit message larger than this never reaches a node. */
+    max_body_size: number;
+    incarnation_id: string;
+  };
+}

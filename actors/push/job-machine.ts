@@ -1,0 +1,310 @@
+// The push-job lifecycle (spec 3.1, 3.2): stepJob applies the tables of job-tables.ts and decides the job-level move.
+//
+// stepJob updates `state` in place and returns that same object. A job may hold 20,000 nodes, and copying
+// its node map on every answer costs about 20 ms there, which makes one wave of answers quadratic. The job
+// actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
+// a snapshot never mixes two steps).
+import { isFinished, NODE_JOB_STATUSES } from '../../src/api/push-jobs.js';
+import type {
+  IgnoreReason,
+  JobOptions,
+  JobEffect,
+  JobEvent,
+  JobState,
+  JobStatus,
+  JobStep,
+  NodeEventType,
+  NodeJobStatus,
+} from './job-model.js';
+import { CRASH, RUNNING, VOTING, type Cell, type RunBucket, type VoteBucket } from './job-tables.js';
+
+/** Quorum as an absolute count: undefined is 100%; `N%` and fractions round up (reference 5.7). */
+export function resolveQuorum(q: number | string | undefined, nodeCount: number): number {
+  if (q === undefined) return nodeCount;
+  const text = typeof q === 'number' ? null : q.trim();
+  const percent = text === null ? null : /^(\d+(?:\.\d+)?)%$/.exec(text);
+  if (percent !== null) return Math.ceil((Number(percent[1]) * nodeCount) / 100);
+  const count = text === null ? q : /^\d+(?:\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (typeof count !== 'number' || !Number.isFinite(count) || count < 0) {
+    throw new RangeError(`quorum must be a count or a percentage such as 50%, got ${JSON.stringify(q)}`);
+  }
+  return Math.ceil(count);
+}
+
+export type NewJob = Pick<JobState, 'id' | 'command' | 'run_timeout' | 'voting_timeout' | 'quorum'> & {
+  nodes: readonly string[];
+  options?: JobOptions;
+  at: number;
+};
+
+export function newJob(init: NewJob): JobState {
+  if (!Number.isInteger(init.quorum) || init.quorum < 0) throw new RangeError(`quorum ${init.quorum} is not a count`);
+  const nodes = nullMap<NodeJobStatus>();
+  for (const node of init.nodes) nodes[node] = 'new';
+  return {
+    id: init.id,
+    command: init.command,
+    options: { ...init.options },
+    run_timeout: init.run_timeout,
+    voting_timeout: init.voting_timeout,
+    quorum: init.quorum,
+    status: 'new',
+    nodes,
+    counts: countNodes(nodes),
+    exit_status: nullMap<number>(),
+    node_updated_at: Object.assign(nullMap<number>(), Object.fromEntries(init.nodes.map((n) => [n, init.at]))),
+    created_at: init.at,
+    updated_at: init.at,
+    voting_deadline: null,
+    run_deadline: null,
+  };
+}
+
+/** Per-node status to sorted node names, statuses with no node left out (the API's `nodes` object). */
+export function jobNodesByStatus(state: JobState): Partial<Record<NodeJobStatus, string[]>> {
+  const out: Partial<Record<NodeJobStatus, string[]>> = {};
+  for (const [node, status] of Object.entries(state.nodes)) {
+    const names = out[status];
+    if (names) names.push(node);
+    else out[status] = [node];
+  }
+  for (const names of Object.values(out)) names.sort();
+  return out;
+}
+
+/** What one step decided so far; `effectsOf` turns it into ordered effects. */
+interface Draft {
+  readonly state: JobState;
+  readonly event: JobEvent;
+  /** The job-level fields (status, times, deadlines) changed. */
+  jobChanged: boolean;
+  /** Nodes whose status changed, each once. */
+  nodesChanged: Set<string>;
+  outputs: string[];
+  commit: string[];
+  aborts: string[];
+  run: string[];
+  arm: JobEffect | null;
+  finished: JobStatus | null;
+  ignored: JobEffect[];
+}
+
+export function stepJob(state: JobState, event: JobEvent): JobStep {
+  const d: Draft = {
+    state,
+    event,
+    jobChanged: false,
+    nodesChanged: new Set(),
+    outputs: [],
+    commit: [],
+    aborts: [],
+    run: [],
+    arm: null,
+    finished: null,
+    ignored: [],
+  };
+  const s = state;
+  switch (event.type) {
+    case 'start':
+      if (s.status !== 'new') return ignore(d, 'already_started');
+      enter(d, 'voting');
+      s.voting_deadline = event.at + s.voting_timeout * 1000;
+      for (const node in s.nodes) {
+        if (event.available.has(node)) d.commit.push(node);
+        else apply(d, node, VOTING.node_down.new);
+      }
+      settle(d);
+      if (d.finished === null) d.arm = { type: 'arm', timer: 'voting', at: s.voting_deadline };
+      break;
+    case 'restored':
+      restore(d, event.available);
+      break;
+    case 'voting_timeout':
+      if (s.status !== 'voting' || event.at !== s.voting_deadline) return ignore(d, 'stale_timer');
+      for (const node in s.nodes) apply(d, node, VOTING.voting_timeout[voteBucket(s, node)]);
+      settle(d);
+      break;
+    case 'run_timeout':
+      if (s.status !== 'running' || event.at !== s.run_deadline) return ignore(d, 'stale_timer');
+      for (const node in s.nodes) apply(d, node, RUNNING.run_timeout[runBucket(s, node)]);
+      enter(d, 'timed_out');
+      break;
+    case 'crash':
+      crash(d);
+      break;
+    case 'abort':
+      if (s.status === 'new' || isFinished(s.status)) {
+        const error = s.status === 'new' ? 'not_started' : 'job_finished';
+        return { state, effects: [{ type: 'rejected', error, status: s.status }] };
+      }
+      for (const node in s.nodes) apply(d, node, cellFor(s, 'abort', node));
+      enter(d, 'aborted');
+      break;
+    default: {
+      const node = event.node;
+      if (!Object.hasOwn(s.nodes, node)) return ignore(d, 'unknown_node', node);
+      if (s.status === 'new') return ignore(d, 'not_started', node);
+      const cell = cellFor(s, event.type, node);
+      apply(d, node, cell);
+      if (event.type !== 'node_down' && (cell.to === 'succeeded' || cell.to === 'failed')) {
+        if (event.exit_status !== undefined) s.exit_status[node] = event.exit_status;
+        if (event.output === true) d.outputs.push(node); // only output of an accepted result is kept
+      }
+      settle(d);
+    }
+  }
+  return { state, effects: effectsOf(d) };
+}
+
+/**
+ * After a server restart a job in flight keeps going: clients finish their current job while the server is
+ * away (spec 3.3) and node actors restored `up` with the same client incarnation do not rehab them, so their
+ * answers still arrive. Nodes not available now count as down; deadlines are re-armed unchanged (one that
+ * passed during the outage fires at once). A job that never started (`new`) becomes `crashed`, its nodes
+ * `unavailable`: it was never answered to its requester, so running it now would surprise them.
+ */
+function restore(d: Draft, available: ReadonlySet<string>): void {
+  const s = d.state;
+  s.nodes = Object.assign(nullMap<NodeJobStatus>(), s.nodes);
+  s.exit_status = Object.assign(nullMap<number>(), s.exit_status);
+  s.node_updated_at = Object.assign(nullMap<number>(), s.node_updated_at);
+  s.counts = countNodes(s.nodes);
+  if (s.status === 'new') {
+    for (const node in s.nodes) apply(d, node, VOTING.node_down.new);
+    enter(d, 'crashed');
+    return;
+  }
+  if (isFinished(s.status)) return;
+  for (const node in s.nodes) if (!available.has(node)) apply(d, node, cellFor(s, 'node_down', node));
+  const phase = s.status;
+  settle(d);
+  if (s.status !== phase) return;
+  const at = phase === 'voting' ? s.voting_deadline : s.run_deadline;
+  if (at === null) throw new Error(`job ${s.id}: ${phase} without a deadline`);
+  d.arm = { type: 'arm', timer: phase === 'voting' ? 'voting' : 'run', at };
+  // A commit may have been lost with the server; a node that got it acks it again, one that did not votes now.
+  if (phase === 'voting') for (const node in s.nodes) if (s.nodes[node] === 'new') d.commit.push(node);
+}
+
+/**
+ * The job actor threw: its state may be half-stepped, so nothing here trusts the counts or the phase. Every
+ * node not yet finished moves by its own status alone and is told to drop the job; the job ends `crashed`.
+ */
+function crash(d: Draft): void {
+  const s = d.state;
+  if (isFinished(s.status)) {
+    d.ignored.push({ type: 'ignored', reason: 'already_finished', event: 'crash' });
+    return;
+  }
+  s.counts = countNodes(s.nodes);
+  for (const node in s.nodes) {
+    const status = statusOf(s, node);
+    apply(d, node, status === 'new' || status === 'ready' || status === 'running' ? CRASH[status] : CRASH.terminal);
+  }
+  enter(d, 'crashed');
+}
+
+/** votingDone / runningDone: the job-level move after the node moves of one event. */
+function settle(d: Draft): void {
+  const s = d.state;
+  if (s.status === 'voting' && s.counts.new === 0) {
+    if (s.counts.ready < s.quorum) {
+      for (const node in s.nodes) apply(d, node, VOTING.quorum_failed[voteBucket(s, node)]);
+      enter(d, 'quorum_failed');
+    } else if (s.counts.ready === 0) {
+      enter(d, 'complete'); // quorum 0 and nobody ready: nothing to run, and the user asked for no minimum
+    } else {
+      enter(d, 'running');
+      s.run_deadline = d.event.at + s.run_timeout * 1000;
+      for (const node in s.nodes) if (s.nodes[node] === 'ready') d.run.push(node);
+      d.arm = { type: 'arm', timer: 'run', at: s.run_deadline };
+    }
+  }
+  if (s.status === 'running' && s.counts.ready === 0 && s.counts.running === 0) enter(d, 'complete');
+}
+
+function apply(d: Draft, node: string, cell: Cell): void {
+  const s = d.state;
+  if (cell.to !== undefined) {
+    s.counts[statusOf(s, node)] -= 1;
+    s.counts[cell.to] += 1;
+    s.nodes[node] = cell.to;
+    s.node_updated_at[node] = d.event.at;
+    d.nodesChanged.add(node);
+  }
+  if (cell.abort === true) d.aborts.push(node);
+  if (cell.ignore !== undefined) d.ignored.push({ type: 'ignored', reason: cell.ignore, event: d.event.type, node });
+}
+
+function enter(d: Draft, status: JobStatus): void {
+  d.state.status = status;
+  d.state.updated_at = d.event.at;
+  d.jobChanged = true;
+  if (isFinished(status)) d.finished = status;
+}
+
+function ignore(d: Draft, reason: IgnoreReason, node?: string): JobStep {
+  const effect = { type: 'ignored', reason, event: d.event.type } as const;
+  return { state: d.state, effects: [node === undefined ? effect : { ...effect, node }] };
+}
+
+// persist comes before every effect that makes the change visible: sends, timers and `finished`.
+function effectsOf(d: Draft): JobEffect[] {
+  const s = d.state;
+  const out: JobEffect[] = d.outputs.map((node) => ({ type: 'save_output', node }));
+  if (d.jobChanged || d.nodesChanged.size > 0) {
+    out.push({ type: 'persist', job: d.jobChanged, nodes: [...d.nodesChanged] });
+  }
+  if (d.commit.length > 0) {
+    out.push({
+      type: 'send',
+      message: 'commit',
+      nodes: d.commit,
+      job_id: s.id,
+      command: s.command,
+      options: s.options,
+      run_timeout: s.run_timeout,
+    });
+  }
+  if (d.aborts.length > 0) out.push({ type: 'send', message: 'abort', nodes: d.aborts, job_id: s.id });
+  if (d.run.length > 0) out.push({ type: 'send', message: 'run', nodes: d.run, job_id: s.id });
+  if (d.arm !== null) out.push(d.arm);
+  if (d.finished !== null) out.push({ type: 'finished', status: d.finished });
+  out.push(...d.ignored);
+  return out;
+}
+
+/** The cell for `node` in the table of the job's phase; a finished job has only terminal nodes, so RUNNING serves. */
+function cellFor(s: JobState, row: NodeEventType | 'abort', node: string): Cell {
+  return s.status === 'voting' ? VOTING[row][voteBucket(s, node)] : RUNNING[row][runBucket(s, node)];
+}
+
+function statusOf(s: JobState, node: string): NodeJobStatus {
+  const status = s.nodes[node];
+  if (status === undefined) throw new Error(`job ${s.id}: no node ${node}`);
+  return status;
+}
+
+function voteBucket(s: JobState, node: string): VoteBucket {
+  const status = statusOf(s, node);
+  if (status === 'running') throw new Error(`job ${s.id}: node ${node} is running while the job is ${s.status}`);
+  return status === 'new' || status === 'ready' ? status : 'terminal';
+}
+
+function runBucket(s: JobState, node: string): RunBucket {
+  const status = statusOf(s, node);
+  if (status === 'new') throw new Error(`job ${s.id}: node ${node} is new while the job is ${s.status}`);
+  return status === 'ready' || status === 'running' ? status : 'terminal';
+}
+
+/** How many nodes are in each status. */
+export function countNodes(nodes: Record<string, NodeJobStatus>): Record<NodeJobStatus, number> {
+  const counts = Object.fromEntries(NODE_JOB_STATUSES.map((status) => [status, 0])) as Record<NodeJobStatus, number>;
+  for (const status of Object.values(nodes)) counts[status] += 1;
+  return counts;
+}
+
+// Null-prototype maps: node names such as `constructor` or `__proto__` are plain keys here.
+function nullMap<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
+}

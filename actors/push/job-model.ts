@@ -1,0 +1,85 @@
+// The push job's data: statuses (spec 3.1, 3.2), the persisted snapshot's schema, and the events and
+// effects the job machine takes and returns.
+import { z } from 'zod';
+import { JOB_STATUSES, NODE_JOB_STATUSES, type JobStatus, type NodeJobStatus } from '../../src/api/push-jobs.js';
+import type { NodeAnswerType } from '../../src/protocol/messages.js';
+
+export type { JobStatus, NodeJobStatus };
+
+export const jobOptionsSchema = z.object({
+  user: z.string().optional(),
+  dir: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  file: z.string().optional(),
+  capture: z.boolean().optional(),
+});
+export type JobOptions = z.infer<typeof jobOptionsSchema>;
+
+const epochMs = z.number().int().nonnegative();
+
+/** The persisted snapshot. Parse a stored one with this schema, then step it with `restored`. */
+export const jobStateSchema = z.object({
+  id: z.string(),
+  command: z.string(),
+  options: jobOptionsSchema,
+  run_timeout: z.number().nonnegative(), // seconds
+  voting_timeout: z.number().positive(), // seconds
+  quorum: z.number().int().nonnegative(), // ready nodes needed, already resolved by resolveQuorum
+  status: z.enum(JOB_STATUSES),
+  nodes: z.record(z.string(), z.enum(NODE_JOB_STATUSES)),
+  counts: z.record(z.enum(NODE_JOB_STATUSES), z.number().int().nonnegative()),
+  exit_status: z.record(z.string(), z.number().int()),
+  /** When each node entered its present status (the cli's "last updated" column). */
+  node_updated_at: z.record(z.string(), epochMs).default({}),
+  created_at: epochMs,
+  updated_at: epochMs, // when the job entered its present status (spec 2.4)
+  voting_deadline: epochMs.nullable(),
+  run_deadline: epochMs.nullable(),
+});
+export type JobState = z.infer<typeof jobStateSchema>;
+
+export type NodeAnswer = NodeAnswerType;
+export type NodeEventType = NodeAnswer | 'node_down';
+
+export type JobEvent =
+  | { type: 'start'; at: number; available: ReadonlySet<string> }
+  | { type: NodeAnswer; at: number; node: string; exit_status?: number; output?: boolean }
+  | { type: 'node_down'; at: number; node: string }
+  | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
+  | { type: 'abort'; at: number }
+  | { type: 'restored'; at: number; available: ReadonlySet<string> }
+  /** The job actor threw (a broken invariant): the job ends `crashed` and lets its nodes go. */
+  | { type: 'crash'; at: number };
+
+export type IgnoreReason =
+  | 'unknown_node'
+  | 'not_started'
+  | 'already_started'
+  | 'duplicate_answer'
+  | 'late_answer'
+  | 'stale_timer'
+  | 'already_finished';
+
+export type JobEffect =
+  | { type: 'save_output'; node: string }
+  /** `job`: the job-level fields changed; `nodes`: the nodes whose status changed. */
+  | { type: 'persist'; job: boolean; nodes: string[] }
+  | {
+      type: 'send';
+      message: 'commit';
+      nodes: string[];
+      job_id: string;
+      command: string;
+      options: JobOptions;
+      run_timeout: number;
+    }
+  | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }
+  | { type: 'arm'; timer: 'voting' | 'run'; at: number }
+  | { type: 'finished'; status: JobStatus }
+  | { type: 'ignored'; reason: IgnoreReason; event: JobEvent['type']; node?: string }
+  | { type: 'rejected'; error: 'job_finished' | 'not_started'; status: JobStatus };
+
+export interface JobStep {
+  state: JobState;
+  effects: JobEffect[];
+}

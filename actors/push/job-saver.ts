@@ -1,0 +1,121 @@
+// Coalesced saves of one job. The changes of many steps go out together: one field-map write for the nodes that
+// moved and one header write when the job-level fields did. Whatever would make a change visible (a message to
+// a node, a timer, an answer, the job list) waits for the write that holds it; a job that is not saving runs
+// them at once. A burst of 10,000 acks thus costs a handful of writes, not 10,000.
+import type { JobState } from './job-model.js';
+import { headerOf, nodeFieldOf, type JobOutput, type JobSave } from './job-store.js';
+
+interface Batch {
+  job: boolean;
+  nodes: Set<string>;
+  outputs: Map<string, JobOutput>;
+  /** Run in order once the batch is stored. */
+  after: Array<() => void>;
+}
+
+function emptyBatch(): Batch {
+  return { job: false, nodes: new Set(), outputs: new Map(), after: [] };
+}
+
+function isEmpty(b: Batch): boolean {
+  return !b.job && b.nodes.size === 0 && b.outputs.size === 0;
+}
+
+export interface SaverPorts {
+  /** Stores one save; rejects when the store does not take it (it is tried again). */
+  write(save: JobSave): Promise<void>;
+  /** A write failed; it is retried after `retryMs`. */
+  failed(error: unknown): void;
+  retryMs: number;
+}
+
+export class JobSaver {
+  /** Changes stepped since the write in flight began. */
+  private open = emptyBatch();
+  /** The batch being written, if any. */
+  private sealed: Batch | null = null;
+  /** The last write failed and is being tried again: the store is down. */
+  private failingNow = false;
+
+  constructor(
+    private readonly state: () => JobState,
+    private readonly ports: SaverPorts,
+  ) {}
+
+  /** Records what one step changed. */
+  changed(job: boolean, nodes: readonly string[]): void {
+    this.open.job ||= job;
+    for (const n of nodes) this.open.nodes.add(n);
+    this.kick();
+  }
+
+  /** Records a node's captured output, stored before the result that carries it. */
+  output(node: string, output: JobOutput): void {
+    this.open.outputs.set(node, output);
+    this.kick();
+  }
+
+  /** Runs `action` once every change recorded so far is stored: at once when nothing waits. */
+  afterSaved(action: () => void): void {
+    if (!isEmpty(this.open)) this.open.after.push(action);
+    else if (this.sealed) this.sealed.after.push(action);
+    else action();
+  }
+
+  /** Whether the store refuses this job's writes right now (they are tried again until it takes them). */
+  get failing(): boolean {
+    return this.failingNow;
+  }
+
+  /** Whether changes wait to be stored (for GET /_status and tests). */
+  get pending(): boolean {
+    return this.sealed !== null || !isEmpty(this.open);
+  }
+
+  /** Resolves once every change recorded so far is stored (a server stopping waits for it). */
+  saved(): Promise<void> {
+    return new Promise((resolve) => this.afterSaved(resolve));
+  }
+
+  private scheduled = false;
+
+  private kick(): void {
+    // The first change after a quiet spell waits one turn of the event loop, so the messages already queued
+    // for the job are stepped into the same write.
+    if (this.sealed === null && isEmpty(this.open) === false && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.sealed !== null || isEmpty(this.open)) return;
+    const batch = this.open;
+    this.open = emptyBatch();
+    this.sealed = batch;
+    // Serialized now, between two steps: the write holds exactly the changes whose effects wait for it.
+    const s = this.state();
+    const save: JobSave = {
+      header: batch.job ? headerOf(s) : null,
+      nodes: [...batch.nodes].map((n) => [n, nodeFieldOf(s, n)] as const),
+      outputs: [...batch.outputs],
+    };
+    for (;;) {
+      try {
+        await this.ports.write(save);
+        this.failingNow = false;
+        break;
+      } catch (e) {
+        this.failingNow = true;
+        this.ports.failed(e);
+        await new Promise((r) => setTimeout(r, this.ports.retryMs));
+      }
+    }
+    this.sealed = null;
+    for (const action of batch.after) action();
+    this.kick();
+  }
+}

@@ -1,0 +1,228 @@
+// One job actor per job in flight: it feeds events to the pure job machine and runs the effects in order. A
+// state change is saved before any message, timer or answer makes it visible (spec 3; reference 5): the job's
+// saver coalesces the saves of many steps and holds those effects back until their write is done. Once the job
+// is over its parent stops it, and the stored record answers for the job from then on.
+import { dispatch, stop, type Ref } from 'nact';
+import type { JobBody } from '../../src/api/push-jobs.js';
+import { httpDate } from '../../src/lib/clock.js';
+import { fail, ok, type Reply } from '../shared/reply.js';
+import { spawnSupervised } from '../shared/supervision.js';
+import { jobNodesByStatus, stepJob } from './job-machine.js';
+import type { JobEffect, JobEvent, JobState } from './job-model.js';
+import { JobSaver } from './job-saver.js';
+import { headerOf, writeJob, type JobHeader } from './job-store.js';
+import type { NodeAnswerMessage, PushPorts } from './ports.js';
+
+export type JobMsg =
+  | { type: 'begin'; available: ReadonlySet<string>; restored: boolean }
+  | { type: 'answer'; node: string; message: NodeAnswerMessage }
+  | { type: 'node_down'; node: string }
+  | { type: 'timer'; timer: 'voting' | 'run'; at: number }
+  | { type: 'abort'; replyTo: Ref<Reply> }
+  | { type: 'get'; replyTo: Ref<Reply> }
+  /** From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. */
+  | { type: 'stop' }
+  /** The store lost what it held: the whole job is saved again. */
+  | { type: 'write_back' };
+
+export interface JobParent {
+  /** The job's row changed (after the change is saved). */
+  saved(header: JobHeader): void;
+  /** The job is over (`final`: how it answers from now on): the parent forgets it and stops its actor. */
+  finished(id: string, final: JobBody): void;
+}
+
+/** setTimeout takes at most 2^31-1 ms; longer deadlines are reached in several waits. */
+const MAX_TIMER_MS = 2_147_483_647;
+const SAVE_RETRY_MS = 500;
+
+/** GET .../pushy/jobs/ID (spec 2.4). */
+export function jobJson(s: JobState): JobBody {
+  const body: JobBody = {
+    id: s.id,
+    command: s.command,
+    run_timeout: s.run_timeout,
+    status: s.status,
+    created_at: httpDate(s.created_at),
+    updated_at: httpDate(s.updated_at),
+    quorum: s.quorum,
+    nodes: jobNodesByStatus(s),
+    capture_output: s.options.capture === true,
+    node_updated_at: Object.fromEntries(Object.entries(s.node_updated_at).map(([n, at]) => [n, httpDate(at)])),
+  };
+  if (s.options.env !== undefined) body.env = s.options.env;
+  if (s.options.dir !== undefined) body.dir = s.options.dir;
+  if (s.options.user !== undefined) body.user = s.options.user;
+  return body;
+}
+
+/** The answer to a request about a job: `get` shows it; `abort` is refused once the job is over. */
+export function answerAbout(s: JobState, request: 'get' | 'abort', rejected: boolean, body = jobJson(s)): Reply {
+  return rejected && request === 'abort' ? cannotAbort(s) : ok(body);
+}
+
+/** The answer about a finished job, from how it looked when it ended. */
+export function answerFinished(body: JobBody, request: 'get' | 'abort'): Reply {
+  return request === 'abort' ? cannotAbort(body) : ok(body);
+}
+
+function cannotAbort(s: { id: string; status: string }): Reply {
+  return fail(409, `Job ${s.id} is ${s.status} and cannot be aborted.`);
+}
+
+/** A job's actor, and a way to wait until everything it changed is stored. */
+export interface JobHandle {
+  ref: Ref<JobMsg>;
+  saved(): Promise<void>;
+}
+
+export function spawnJob(
+  parent: Ref<unknown>,
+  org: string,
+  initial: JobState,
+  ports: PushPorts,
+  owner: JobParent,
+): JobHandle {
+  const { store, transport } = ports;
+  // The job as GET shows it, rendered once per change: a job polled while 10,000 nodes answer is not re-sorted
+  // for every poll.
+  let rendered: JobBody | undefined;
+  const body = (state: JobState) => (rendered ??= jobJson(state));
+  // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
+  const saver = new JobSaver(() => initial, {
+    write: (save) => writeJob(store, org, initial.id, save),
+    failed: (error) => ports.log.error('saving a job failed; retrying', { org, job: initial.id, error }),
+    retryMs: SAVE_RETRY_MS,
+  });
+
+  // Unref'd: a pending deadline must not keep a stopped server's process alive; live sockets do that.
+  const arm = (timer: 'voting' | 'run', at: number) => {
+    const wait = at - ports.now();
+    if (wait > MAX_TIMER_MS) setTimeout(() => arm(timer, at), MAX_TIMER_MS).unref();
+    else setTimeout(() => dispatch(self, { type: 'timer', timer, at }), Math.max(0, wait)).unref();
+  };
+
+  const send = (e: Extract<JobEffect, { type: 'send' }>) => {
+    if (e.message === 'commit') {
+      const { job_id, command, run_timeout, options } = e;
+      const commit = { type: 'commit' as const, job_id, command, run_timeout, ...options };
+      for (const node of e.nodes) transport.send(org, node, commit);
+    } else {
+      const message = { type: e.message, job_id: e.job_id };
+      for (const node of e.nodes) transport.send(org, node, message);
+    }
+  };
+
+  const run = (state: JobState, effects: readonly JobEffect[], answer?: NodeAnswerMessage & { node: string }) => {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'save_output':
+          if (answer?.node === e.node) {
+            const { stdout = '', stderr = '', truncated = false } = answer;
+            saver.output(e.node, { stdout, stderr, truncated });
+          }
+          break;
+        case 'persist': {
+          rendered = undefined;
+          saver.changed(e.job, e.nodes);
+          if (e.job) {
+            const header = headerOf(state);
+            saver.afterSaved(() => owner.saved(header));
+          }
+          break;
+        }
+        case 'send':
+          saver.afterSaved(() => send(e));
+          break;
+        case 'arm':
+          saver.afterSaved(() => arm(e.timer, e.at));
+          break;
+        case 'finished': {
+          const final = jobJson(state);
+          saver.afterSaved(() => owner.finished(state.id, final));
+          break;
+        }
+        case 'ignored':
+          ports.counters.inc('job_ignored', e.reason);
+          ports.log.debug('job event ignored', { org, job: state.id, reason: e.reason, event: e.event, node: e.node });
+          break;
+        case 'rejected':
+          break; // the abort request it answers is refused by the caller
+      }
+    }
+  };
+
+  const step = (state: JobState, event: JobEvent, answer?: NodeAnswerMessage & { node: string }) => {
+    const { effects } = stepJob(state, event);
+    run(state, effects, answer);
+    return effects;
+  };
+
+  /**
+   * An answer shows the state as it is now, so it leaves once that state is stored; while the store is down it
+   * leaves at once, from memory, rather than wait for the store to return.
+   */
+  const answer = (replyTo: Ref<Reply>, reply: Reply) => {
+    if (saver.failing) dispatch(replyTo, reply);
+    else saver.afterSaved(() => dispatch(replyTo, reply));
+  };
+
+  const receive = (state: JobState, msg: JobMsg, me: Ref<JobMsg>): JobState => {
+    const at = ports.now();
+    switch (msg.type) {
+      case 'begin':
+        step(state, { type: msg.restored ? 'restored' : 'start', at, available: msg.available });
+        break;
+      case 'answer': {
+        const m = msg.message;
+        const event: JobEvent = { type: m.type, at, node: msg.node };
+        if (typeof m.exit_status === 'number') event.exit_status = m.exit_status;
+        if (m.stdout !== undefined || m.stderr !== undefined) event.output = true;
+        step(state, event, { ...m, node: msg.node });
+        break;
+      }
+      case 'node_down':
+        step(state, { type: 'node_down', at, node: msg.node });
+        break;
+      case 'timer':
+        step(state, { type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
+        break;
+      case 'abort': {
+        const effects = step(state, { type: 'abort', at });
+        answer(
+          msg.replyTo,
+          answerAbout(
+            state,
+            'abort',
+            effects.some((e) => e.type === 'rejected'),
+            body(state),
+          ),
+        );
+        break;
+      }
+      case 'get':
+        answer(msg.replyTo, answerAbout(state, 'get', false, body(state)));
+        break;
+      case 'stop':
+        stop(me);
+        break;
+      case 'write_back':
+        saver.changed(true, Object.keys(state.nodes));
+        break;
+    }
+    return state;
+  };
+
+  // The state may be half-stepped: the machine's crash event trusts none of it. The job is saved `crashed`, its
+  // nodes are told to drop it, and whoever asked is answered from the crashed job.
+  const onCrash = (state: JobState, msg: JobMsg): JobState => {
+    rendered = undefined;
+    const { effects } = stepJob(state, { type: 'crash', at: ports.now() });
+    run(state, effects);
+    if (msg.type === 'get' || msg.type === 'abort') answer(msg.replyTo, answerAbout(state, msg.type, true));
+    return state;
+  };
+
+  const self = spawnSupervised(parent, { name: `job-${initial.id}`, initial, receive, onCrash }, ports.reporter);
+  return { ref: self, saved: () => saver.saved() };
+}

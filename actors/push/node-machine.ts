@@ -1,0 +1,250 @@
+// One node's availability (spec 3.3) and rehab (reference 4.2) as a pure transition table over its heartbeats.
+//
+// Heartbeats are the hot path (20,000 nodes beating every second in one process), so a heartbeat that changes
+// nothing visible allocates nothing: the bookkeeping fields below are updated in place, the same state object
+// comes back, and so does one cached `{ state, effects }` result per state object with a shared frozen empty
+// effects array. The machine never keeps a reference to an event, so the transport may reuse one event object.
+// Visible fields (status, updated_at, incarnation, rehab) change only in a fresh state object.
+import { z } from 'zod';
+import type { NodeAnswerType } from '../../src/protocol/messages.js';
+
+export type NodeStatus = 'up' | 'down';
+
+/** The settings of push-jobs-server.rb this machine reads; a ServerConfig fits as is. */
+export interface NodeConfig {
+  heartbeat_interval: number; // ms; also the abort resend period while in rehab (reference 4.1 rehab_timer)
+  offline_threshold: number; // heartbeat intervals of silence before `down`
+  online_threshold: number; // consecutive heartbeats before `up` again
+}
+
+/** What the write-behind batch stores for a node, and what a restart restores from. */
+export const nodeRecordSchema = z.object({
+  node_name: z.string(),
+  status: z.enum(['up', 'down']),
+  updated_at: z.number().int().nonnegative(), // when `status` last changed (spec 2.5)
+  incarnation: z.string().nullable(), // the client process last heard (reference 2.8)
+});
+export type NodeRecord = z.infer<typeof nodeRecordSchema>;
+
+export interface NodeState extends Readonly<NodeRecord> {
+  readonly config: NodeConfig;
+  /** Up, abort sent, waiting for `aborted`: not available for jobs meanwhile. */
+  readonly rehab: boolean;
+  // Bookkeeping, updated in place and invisible outside the machine.
+  /** Last heartbeat counted (for `up`: the silence clock; for `down`: the streak clock). */
+  last_heartbeat_at: number;
+  /** Consecutive heartbeats counted while down. */
+  streak: number;
+  abort_sent_at: number;
+}
+
+/** The job a client's message names, as the server sees it: none, one it runs, or one it does not run (any more). */
+export type JobHeld = 'none' | 'known' | 'unknown';
+
+export type NodeEvent =
+  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld }
+  | { type: 'tick'; at: number } // periodic, with the current time: decides silence and abort resends
+  | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld };
+
+export type NodeEffect =
+  | { type: 'availability_changed'; node_name: string; status: NodeStatus; available: boolean; updated_at: number }
+  | { type: 'incarnation_changed'; node_name: string; from: string; to: string }
+  | { readonly type: 'send'; readonly message: 'abort' } // to this node
+  /** The answer goes on to its job's actor. */
+  | { readonly type: 'forward' }
+  | { readonly type: 'ignored'; readonly reason: 'not_in_rehab' | 'answer_for_unknown_job' };
+
+export interface NodeStep {
+  readonly state: NodeState;
+  readonly effects: readonly NodeEffect[];
+}
+
+type Bucket = 'down' | 'rehab' | 'available';
+type Signal = 'beat' | 'online' | 'new_incarnation' | 'silence' | 'resend' | 'aborted' | 'unknown_job';
+
+/** `to`: the next bucket; `send`: a message to the node; `ignore`: no move, report why. */
+interface Cell {
+  readonly to?: Bucket;
+  readonly send?: 'abort';
+  readonly ignore?: 'not_in_rehab';
+}
+
+const KEEP: Cell = {};
+const TO_REHAB: Cell = { to: 'rehab', send: 'abort' };
+
+// Rows are what an event means once the thresholds are applied. Coming back from `down` and a client restart
+// both rehab the node: every job has already written it off (it saw the node down), so whatever the client
+// still runs is aborted, and the abort/aborted round trip proves the command channel before jobs use it.
+// A reconnect of the same client does not rehab: it may still be finishing a job (spec 3.3). A client that
+// holds a job this server does not run (any more) is reset the same way, or it would stay busy for nothing.
+const MOVES = {
+  beat: { down: KEEP, rehab: KEEP, available: KEEP },
+  online: { down: TO_REHAB, rehab: KEEP, available: KEEP },
+  new_incarnation: { down: KEEP, rehab: { send: 'abort' }, available: TO_REHAB },
+  silence: { down: KEEP, rehab: { to: 'down' }, available: { to: 'down' } },
+  resend: { down: KEEP, rehab: { send: 'abort' }, available: KEEP },
+  aborted: { down: { ignore: 'not_in_rehab' }, rehab: { to: 'available' }, available: { ignore: 'not_in_rehab' } },
+  unknown_job: { down: KEEP, rehab: KEEP, available: TO_REHAB },
+} satisfies Record<Signal, Record<Bucket, Cell>>;
+
+const NO_EFFECTS: readonly NodeEffect[] = Object.freeze([]);
+const SEND_ABORT: NodeEffect = Object.freeze({ type: 'send', message: 'abort' });
+const FORWARD: NodeEffect = Object.freeze({ type: 'forward' });
+const NOT_IN_REHAB: NodeEffect = Object.freeze({ type: 'ignored', reason: 'not_in_rehab' });
+const UNKNOWN_JOB_ANSWER: NodeEffect = Object.freeze({ type: 'ignored', reason: 'answer_for_unknown_job' });
+/** Answers saying the client holds the job it names. */
+const HOLDING: ReadonlySet<NodeAnswerType> = new Set<NodeAnswerType>(['ack_commit', 'ack_run']);
+
+const quietSteps = new WeakMap<NodeState, NodeStep>();
+
+/** The unchanged result for `state`, built once per state object. */
+function quiet(state: NodeState): NodeStep {
+  let step = quietSteps.get(state);
+  if (step === undefined) {
+    step = Object.freeze({ state, effects: NO_EFFECTS });
+    quietSteps.set(state, step);
+  }
+  return step;
+}
+
+export interface NewNode {
+  node_name: string;
+  config: NodeConfig;
+  at: number;
+  /** The record saved before a restart: its status holds, and the silence clock starts at `at`. */
+  saved?: NodeRecord;
+}
+
+/** A node never heard is `down` until `online_threshold` heartbeats arrive. */
+export function newNode(init: NewNode): NodeState {
+  const { config } = init;
+  for (const key of ['heartbeat_interval', 'offline_threshold', 'online_threshold'] as const) {
+    if (!Number.isInteger(config[key]) || config[key] < 1) throw new RangeError(`${key} must be a positive integer`);
+  }
+  return {
+    node_name: init.node_name,
+    status: init.saved?.status ?? 'down',
+    updated_at: init.saved?.updated_at ?? init.at,
+    incarnation: init.saved?.incarnation ?? null,
+    config,
+    rehab: false,
+    last_heartbeat_at: init.at,
+    streak: 0,
+    abort_sent_at: 0,
+  };
+}
+
+export function isAvailable(state: NodeState): boolean {
+  return state.status === 'up' && !state.rehab;
+}
+
+export function nodeRecord(state: NodeState): NodeRecord {
+  const { node_name, status, updated_at, incarnation } = state;
+  return { node_name, status, updated_at, incarnation };
+}
+
+export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
+  // Times come from the server's clock; one that is not a number is a bug upstream, never a peer's input.
+  if (!Number.isFinite(event.at)) throw new RangeError(`node ${state.node_name}: ${event.type} without a time`);
+  switch (event.type) {
+    case 'heartbeat': {
+      const step = heartbeat(state, event.at, event.incarnation);
+      return event.job === 'unknown' ? move(step.state, 'unknown_job', event.at, step.effects) : step;
+    }
+    case 'answer':
+      return answer(state, event);
+    case 'tick': {
+      const { heartbeat_interval, offline_threshold } = state.config;
+      if (state.status === 'down') return quiet(state);
+      if (event.at - state.last_heartbeat_at > offline_threshold * heartbeat_interval) {
+        return move(state, 'silence', event.at, NO_EFFECTS);
+      }
+      if (state.rehab && event.at - state.abort_sent_at >= heartbeat_interval) {
+        return move(state, 'resend', event.at, NO_EFFECTS);
+      }
+      return quiet(state);
+    }
+  }
+}
+
+function heartbeat(state: NodeState, at: number, from: string): NodeStep {
+  if (from !== state.incarnation) return incarnation(state, at, from);
+  if (state.status === 'up') {
+    state.last_heartbeat_at = at;
+    return quiet(state);
+  }
+  return beatWhileDown(state, at, NO_EFFECTS);
+}
+
+/** `aborted` ends rehab; an answer about a live job goes on to it; one holding a job no longer run resets the node. */
+function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>): NodeStep {
+  const step = event.answer === 'aborted' ? move(state, 'aborted', event.at, NO_EFFECTS) : quiet(state);
+  switch (event.job) {
+    case 'none':
+      return step;
+    case 'known':
+      return done(state, step.state, [...step.effects, FORWARD]);
+    case 'unknown':
+      return HOLDING.has(event.answer)
+        ? move(step.state, 'unknown_job', event.at, step.effects)
+        : done(state, step.state, [...step.effects, UNKNOWN_JOB_ANSWER]);
+  }
+}
+
+/**
+ * A heartbeat counts toward the streak when it comes at least half an interval after the previous counted one
+ * (a burst proves nothing) and less than two intervals after it (a longer gap missed a beat: the streak restarts).
+ */
+function beatWhileDown(state: NodeState, at: number, before: readonly NodeEffect[]): NodeStep {
+  const { heartbeat_interval, online_threshold } = state.config;
+  const gap = at - state.last_heartbeat_at;
+  if (state.streak > 0 && gap * 2 < heartbeat_interval) return done(state, state, before);
+  state.streak = state.streak > 0 && gap < 2 * heartbeat_interval ? state.streak + 1 : 1;
+  state.last_heartbeat_at = at;
+  return move(state, state.streak >= online_threshold ? 'online' : 'beat', at, before);
+}
+
+/** Reference 2.8: a heartbeat from another client process means the client restarted. */
+function incarnation(state: NodeState, at: number, to: string): NodeStep {
+  const from = state.incarnation;
+  const next: NodeState = { ...state, incarnation: to, streak: 0, last_heartbeat_at: at };
+  if (from === null) return state.status === 'up' ? done(state, next, NO_EFFECTS) : beatWhileDown(next, at, NO_EFFECTS);
+  const changed: NodeEffect[] = [{ type: 'incarnation_changed', node_name: state.node_name, from, to }];
+  const step = move(next, 'new_incarnation', at, changed);
+  return step.state.status === 'down' ? beatWhileDown(step.state, at, step.effects) : step;
+}
+
+function bucketOf(state: NodeState): Bucket {
+  return state.status === 'down' ? 'down' : state.rehab ? 'rehab' : 'available';
+}
+
+/** Applies one table cell. `before` holds effects already due (an incarnation change comes first). */
+function move(state: NodeState, signal: Signal, at: number, before: readonly NodeEffect[]): NodeStep {
+  const from = bucketOf(state);
+  const cell: Cell = MOVES[signal][from];
+  let next = state;
+  let effects = before;
+  if (cell.to !== undefined && cell.to !== from) {
+    const status: NodeStatus = cell.to === 'down' ? 'down' : 'up';
+    next = {
+      ...state,
+      status,
+      rehab: cell.to === 'rehab',
+      updated_at: status === state.status ? state.updated_at : at,
+      streak: 0,
+    };
+    const { node_name, updated_at } = next;
+    const available = isAvailable(next);
+    effects = [...effects, { type: 'availability_changed', node_name, status, available, updated_at }];
+  }
+  if (cell.send !== undefined) {
+    next.abort_sent_at = at;
+    effects = [...effects, SEND_ABORT];
+  }
+  if (cell.ignore !== undefined) effects = [...effects, NOT_IN_REHAB];
+  return done(state, next, effects);
+}
+
+function done(state: NodeState, next: NodeState, effects: readonly NodeEffect[]): NodeStep {
+  return next === state && effects.length === 0 ? quiet(state) : { state: next, effects };
+}

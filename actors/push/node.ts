@@ -1,0 +1,116 @@
+// One node actor per node with a live client: it follows the node's heartbeats through the pure node machine
+// (spec 3.3) and passes the node's job answers on to their job actors. A heartbeat ends here.
+//
+// Node actors run on a synchronous mailbox. Their machine is pure and never waits, so a message is handled to
+// its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
+// message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
+// live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
+import { dispatch, type Ref } from 'nact';
+import type { JobMsg } from './job.js';
+import { stepNode, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
+import type { NodeAnswerMessage, PushPorts } from './ports.js';
+
+export type NodeMsg =
+  /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
+  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null }
+  | { type: 'tick'; at: number }
+  | { type: 'answer'; at: number; message: NodeAnswerMessage };
+
+export interface AvailabilityChange {
+  status: 'up' | 'down';
+  available: boolean;
+  updated_at: number;
+  incarnation: string | null;
+  /** The client restarted: jobs must see the node as gone even if it stays up. */
+  restarted: boolean;
+}
+
+export interface NodeParent {
+  availability(node: string, change: AvailabilityChange): void;
+  /** The live actor of a job of this organization. */
+  job(id: string): Ref<JobMsg> | undefined;
+}
+
+export class NodeActor {
+  private state: NodeState;
+  private readonly name: string;
+
+  constructor(
+    initial: NodeState,
+    private readonly org: string,
+    private readonly ports: PushPorts,
+    private readonly owner: NodeParent,
+  ) {
+    this.state = initial;
+    this.name = initial.node_name;
+  }
+
+  /** Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message. */
+  tell(msg: NodeMsg): void {
+    try {
+      this.state = this.receive(this.state, msg);
+    } catch (error) {
+      // Steps are pure and visible changes come in fresh state objects, so the state before the throw is whole:
+      // the node goes on from it, and its next heartbeat is followed as usual.
+      this.ports.reporter.crashed(`node-${this.name}`, error, false);
+    }
+  }
+
+  private held(id: string | null): JobHeld {
+    return id === null ? 'none' : this.owner.job(id) ? 'known' : 'unknown';
+  }
+
+  private receive(state: NodeState, msg: NodeMsg): NodeState {
+    const { state: next, effects } =
+      msg.type === 'tick'
+        ? stepNode(state, msg)
+        : msg.type === 'heartbeat'
+          ? stepNode(state, { type: 'heartbeat', at: msg.at, incarnation: msg.incarnation, job: this.held(msg.job) })
+          : stepNode(state, {
+              type: 'answer',
+              at: msg.at,
+              answer: msg.message.type,
+              job: this.held(msg.message.job_id),
+            });
+    if (effects.length > 0) this.run(next, effects, msg.type === 'answer' ? msg.message : undefined);
+    return next;
+  }
+
+  private run(state: NodeState, effects: readonly NodeEffect[], answer?: NodeAnswerMessage): void {
+    const { name, org, owner, ports } = this;
+    for (const e of effects) {
+      switch (e.type) {
+        case 'availability_changed':
+          owner.availability(name, {
+            status: e.status,
+            available: e.available,
+            updated_at: e.updated_at,
+            incarnation: state.incarnation,
+            restarted: false,
+          });
+          break;
+        case 'incarnation_changed':
+          owner.availability(name, {
+            status: state.status,
+            available: false,
+            updated_at: state.updated_at,
+            incarnation: e.to,
+            restarted: true,
+          });
+          break;
+        case 'send':
+          ports.transport.send(org, name, { type: 'abort', job_id: null });
+          break;
+        case 'forward': {
+          const job = answer?.job_id == null ? undefined : owner.job(answer.job_id);
+          if (answer && job) dispatch(job, { type: 'answer', node: name, message: answer });
+          break;
+        }
+        case 'ignored':
+          ports.counters.inc('node_ignored', e.reason);
+          ports.log.debug('node event ignored', { org, node: name, reason: e.reason });
+          break;
+      }
+    }
+  }
+}

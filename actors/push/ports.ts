@@ -1,0 +1,76 @@
+// What push-jobs actors need from outside the tree, given to them at spawn: the transport that signs and writes
+// to nodes and hands out session keys, the store, the clock, and where crashes and ignored events are counted.
+import type { Counters } from '../../src/lib/counters.js';
+import type { Logger } from '../../src/lib/logger.js';
+import type { NodeAnswerType } from '../../src/protocol/messages.js';
+import type { Store } from '../../src/store/store.js';
+import type { CrashReporter } from '../shared/supervision.js';
+import type { JobOptions } from './job-model.js';
+
+/** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
+export type OutboundMessage =
+  | ({ type: 'commit'; job_id: string; command: string; run_timeout: number } & JobOptions)
+  | { type: 'run'; job_id: string }
+  | { type: 'abort'; job_id: string | null };
+
+/** A node's answer to a job message, after the transport verified and decoded it. */
+export interface NodeAnswerMessage {
+  type: NodeAnswerType;
+  job_id: string | null;
+  exit_status?: number | null;
+  stdout?: string;
+  stderr?: string;
+  truncated?: boolean;
+  reason?: string;
+}
+
+export interface PushSettings {
+  voting_timeout: number;
+  heartbeat_interval: number;
+  offline_threshold: number;
+  online_threshold: number;
+}
+
+export interface SessionGrant {
+  /** The 32-byte HMAC key of this node's session. */
+  key: Buffer;
+  /** Seconds the key has left. */
+  lifetime: number;
+}
+
+/** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */
+export interface PushDescription {
+  heartbeat_addr: string;
+  command_addr: string;
+  curve_public_key: string | null;
+  incarnation_id: string;
+  max_message_skew: number;
+  max_body_size: number;
+  server_name: string;
+}
+
+/** What the push-jobs transport offers the actors. */
+export interface PushTransport {
+  readonly settings: PushSettings;
+  /** Signs and writes one message to a node on the command channel; a node not connected misses it. */
+  send(org: string, node: string, message: OutboundMessage): void;
+  /**
+   * The node's session key for the config endpoint: the live key while at least half its lifetime remains
+   * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out.
+   */
+  openSession(org: string, node: string): Promise<SessionGrant>;
+  /** Forgets a deleted organization's sessions and connections, so a new one of that name starts clean. */
+  closeOrg(org: string): void;
+  describe(): PushDescription;
+}
+
+/** Everything a job or node actor is given at spawn. */
+export interface PushPorts {
+  transport: PushTransport;
+  store: Store;
+  now: () => number;
+  reporter: CrashReporter;
+  /** `job_ignored` and `node_ignored` by reason: events an actor chose not to act on. */
+  counters: Counters;
+  log: Logger;
+}

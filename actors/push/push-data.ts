@@ -1,0 +1,20 @@
+// What an organization knows of its push jobs and nodes, as plain data: every job's header for the job list, and
+// the last known availability of every node heard. The job and node actors report changes; the organization
+// answers the API from this without asking them.
+import type { JobHeader } from './job-store.js';
+import type { NodeRecord } from './node-machine.js';
+
+/** A node's saved record, and whether jobs may use it now (up and not in rehab). */
+export interface NodeAvailability extends NodeRecord {
+  available: boolean;
+}
+
+export interface PushData {
+  /** Every job's header (status, times, options): the job list, and what a lost store gets back. */
+  headers: Map<string, JobHeader>;
+  records: Map<string, NodeAvailability>;
+}
+
+export function emptyPushData(): PushData {
+  return { headers: new Map(), records: new Map() };
+}

@@ -1,0 +1,299 @@
+// An organization's push-jobs children: it spawns job and node actors, routes their reports into the
+// organization's push data, writes node states behind in batches, and answers the requests a job actor, the
+// store or the transport must answer. It runs inside the organization actor's turn and holds the only live
+// references to those children.
+import { dispatch, type Ref } from 'nact';
+import type { JobBody, PushConfigBody } from '../../src/api/push-jobs.js';
+import { encryptSessionKey } from '../../src/protocol/signing.js';
+import { parseHttpDate } from '../../src/lib/clock.js';
+import {
+  jobOutputsCollection,
+  jobsCollection,
+  NODE_STATES_MAP,
+  nodeStatesCollection,
+} from '../../src/store/collections.js';
+import { fail, ok, type Reply } from '../shared/reply.js';
+import { spawnSupervised } from '../shared/supervision.js';
+import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
+import type { JobState } from './job-model.js';
+import { headerOf, loadJob, saveOf, writeJob, type JobHeader } from './job-store.js';
+import { newNode } from './node-machine.js';
+import { NodeActor, type AvailabilityChange } from './node.js';
+import type { PushPorts } from './ports.js';
+import type { PushData } from './push-data.js';
+
+/** Messages the organization actor takes from its push-jobs children and timers. */
+export type PushReport =
+  | { type: 'node_availability'; node: string; change: AvailabilityChange }
+  | { type: 'job_saved'; header: JobHeader }
+  | { type: 'job_finished'; id: string; final: JobBody }
+  | { type: 'job_retired'; id: string }
+  | { type: 'push_tick' };
+
+/**
+ * A finished job's actor lives on this long, as the original's job process did: a node answering late (a commit
+ * acked after the voting timeout) still meets the job's own table and is told to let that job go.
+ */
+export const JOB_LINGER_MS = 5000;
+
+/** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
+const FINISHED_CACHE_NODES = 200_000;
+
+export class PushRuntime {
+  /**
+   * The parent of the organization's job actors (its node actors run on synchronous mailboxes, node.ts). nact
+   * copies an actor's children into every message's context: they live under this actor, which takes none.
+   */
+  private fleetRef: Ref<never> | undefined;
+  private readonly jobs = new Map<string, JobHandle>();
+  private readonly nodes = new Map<string, NodeActor>();
+  /** How finished jobs answer, newest last, until the cache holds FINISHED_CACHE_NODES nodes. */
+  private readonly finished = new Map<string, JobBody>();
+  private finishedNodes = 0;
+  /** Node records changed since the last write-behind flush. */
+  private readonly dirty = new Set<string>();
+
+  constructor(
+    private readonly org: string,
+    private readonly data: PushData,
+    private readonly ports: PushPorts,
+    private readonly self: () => Ref<PushReport>,
+  ) {}
+
+  /**
+   * Resumes the jobs in flight and the nodes that were up when the server stopped. Those nodes' silence clocks
+   * start one offline window late: the transport starts reading only after every organization is restored,
+   * and their clients must reconnect first, so a server slow to start must not write them all off.
+   */
+  resume(inFlight: readonly JobState[]): void {
+    const { heartbeat_interval, offline_threshold } = this.ports.transport.settings;
+    const grace = heartbeat_interval * offline_threshold;
+    for (const [node, r] of this.data.records) if (r.status === 'up') this.nodeActor(node, grace);
+    const available = this.availableNodes();
+    for (const job of inFlight) dispatch(this.spawnJobActor(job), { type: 'begin', available, restored: true });
+  }
+
+  /** The actor of a node, spawned on its first authenticated message (never for unverified input). */
+  nodeActor(node: string, graceMs = 0): NodeActor {
+    const live = this.nodes.get(node);
+    if (live) return live;
+    const saved = this.data.records.get(node);
+    const config = this.ports.transport.settings;
+    const at = this.ports.now() + graceMs;
+    const initial = newNode(
+      saved
+        ? {
+            node_name: node,
+            config,
+            at,
+            saved: {
+              node_name: node,
+              status: saved.status,
+              updated_at: saved.updated_at,
+              incarnation: saved.incarnation,
+            },
+          }
+        : { node_name: node, config, at },
+    );
+    const actor = new NodeActor(initial, this.org, this.ports, {
+      availability: (n, change) => dispatch(this.self(), { type: 'node_availability', node: n, change }),
+      job: (id) => this.jobs.get(id)?.ref,
+    });
+    this.nodes.set(node, actor);
+    return actor;
+  }
+
+  report(msg: PushReport): void {
+    switch (msg.type) {
+      case 'job_saved':
+        this.data.headers.set(msg.header.id, msg.header);
+        break;
+      case 'job_finished':
+        this.remember(msg.id, msg.final);
+        setTimeout(() => dispatch(this.self(), { type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
+        break;
+      case 'job_retired': {
+        // Forgotten first, then stopped by a message: requests already forwarded to it are answered before.
+        const job = this.jobs.get(msg.id);
+        this.jobs.delete(msg.id);
+        if (job) dispatch(job.ref, { type: 'stop' });
+        break;
+      }
+      case 'node_availability': {
+        const { change } = msg;
+        const { status, updated_at, incarnation, available } = change;
+        this.data.records.set(msg.node, { node_name: msg.node, status, updated_at, incarnation, available });
+        this.dirty.add(msg.node);
+        if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node: msg.node });
+        break;
+      }
+      case 'push_tick': {
+        const at = this.ports.now();
+        const tick = { type: 'tick', at } as const;
+        for (const actor of this.nodes.values()) actor.tell(tick);
+        void this.flush();
+        break;
+      }
+    }
+  }
+
+  /** Write-behind of node states: one batch per tick, never one write per heartbeat. */
+  async flush(): Promise<void> {
+    if (this.dirty.size === 0) return;
+    const docs = [...this.dirty].flatMap((n) => {
+      const r = this.data.records.get(n);
+      if (!r) return [];
+      const { node_name, status, updated_at, incarnation } = r;
+      return [[n, { node_name, status, updated_at, incarnation }] as const];
+    });
+    this.dirty.clear();
+    try {
+      await this.ports.store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, docs);
+    } catch (e) {
+      for (const [n] of docs) this.dirty.add(n);
+      this.ports.log.error('saving node states failed; they are kept for the next tick', { org: this.org, error: e });
+    }
+  }
+
+  /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
+  async settle(): Promise<void> {
+    await Promise.all([this.flush(), ...[...this.jobs.values()].map((job) => job.saved())]);
+  }
+
+  /**
+   * The store lost what it held: node states, every job's header, the finished jobs still in memory (their
+   * nodes' statuses and times; exit statuses and captured output of those are gone), and live jobs whole.
+   */
+  async writeBack(): Promise<void> {
+    const { store } = this.ports;
+    const records = [...this.data.records].map(([n, r]) => {
+      const { node_name, status, updated_at, incarnation } = r;
+      return [n, { node_name, status, updated_at, incarnation }] as const;
+    });
+    await store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, records);
+    await store.putMany(jobsCollection(this.org), [...this.data.headers]);
+    for (const [id, body] of this.finished) {
+      const fields = Object.entries(body.nodes).flatMap(([status, names]) =>
+        names.map((n) => [n, { status, at: parseHttpDate(body.node_updated_at[n] ?? body.created_at) ?? 0 }] as const),
+      );
+      await store.putFields(jobsCollection(this.org), id, fields);
+    }
+    for (const job of this.jobs.values()) dispatch(job.ref, { type: 'write_back' });
+  }
+
+  /** The organization is gone: nothing of it may be written any more. */
+  dropPending(): void {
+    this.dirty.clear();
+  }
+
+  /** Saves a new job and starts its actor. */
+  async startJob(job: JobState): Promise<void> {
+    await writeJob(this.ports.store, this.org, job.id, saveOf(job));
+    this.data.headers.set(job.id, headerOf(job));
+    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false });
+  }
+
+  /** A live job's actor answers; a finished job's stored record does, without an actor. */
+  answerFromJob(id: string, request: 'get' | 'abort', replyTo: Ref<Reply>): void {
+    const live = this.jobs.get(id);
+    if (live) {
+      dispatch(live.ref, { type: request, replyTo });
+      return;
+    }
+    const final = this.finished.get(id);
+    if (final) {
+      dispatch(replyTo, answerFinished(final, request));
+      return;
+    }
+    this.answerLater(replyTo, async () => {
+      const job = await loadJob(this.ports.store, this.org, id);
+      return job === undefined ? fail(404, `Cannot find job ${id}`) : answerAbout(job, request, true);
+    });
+  }
+
+  answerWithOutput(id: string, node: string, channel: 'stdout' | 'stderr', replyTo: Ref<Reply>): void {
+    this.answerLater(replyTo, async () => {
+      const raw = (await this.ports.store.get(jobOutputsCollection(this.org), `${id}/${node}`)) as
+        { stdout?: string; stderr?: string; truncated?: boolean } | undefined;
+      const text = raw?.[channel];
+      if (typeof text !== 'string') return fail(404, `No ${channel} captured for node ${node} in job ${id}`);
+      return { status: 200, body: text, raw: true, truncated: raw?.truncated === true };
+    });
+  }
+
+  /** The config endpoint's answer: where to connect, and a session key only `requesterKey` can read. */
+  answerWithConfig(node: string, requesterKey: string, replyTo: Ref<Reply>): void {
+    const { transport } = this.ports;
+    this.answerLater(replyTo, async () => {
+      const grant = await transport.openSession(this.org, node);
+      const d = transport.describe();
+      const s = transport.settings;
+      const body: PushConfigBody = {
+        type: 'config',
+        host: d.server_name,
+        node,
+        organization: this.org,
+        push_jobs: {
+          heartbeat: {
+            heartbeat_addr: d.heartbeat_addr,
+            command_addr: d.command_addr,
+            interval: s.heartbeat_interval / 1000,
+            offline_threshold: s.offline_threshold,
+            online_threshold: s.online_threshold,
+          },
+        },
+        curve_public_key: d.curve_public_key,
+        encoded_session_key: { method: 'hmac_sha256', key: encryptSessionKey(grant.key, requesterKey) },
+        lifetime: grant.lifetime,
+        incarnation_id: d.incarnation_id,
+        max_message_skew: d.max_message_skew,
+        max_body_size: d.max_body_size,
+      };
+      return ok(body);
+    });
+  }
+
+  /** Store reads and session keys answer outside the organization's turn: they change nothing it holds. */
+  private answerLater(replyTo: Ref<Reply>, answer: () => Promise<Reply>): void {
+    answer().then(
+      (reply) => dispatch(replyTo, reply),
+      (e: unknown) => {
+        this.ports.log.error('answering a push-jobs request failed', { org: this.org, error: e });
+        dispatch(replyTo, fail(503, 'The data store is unavailable. Try again.'));
+      },
+    );
+  }
+
+  private remember(id: string, body: JobBody): void {
+    const size = (b: JobBody) => Object.values(b.nodes).reduce((n, names) => n + names.length, 0);
+    this.finished.set(id, body);
+    this.finishedNodes += size(body);
+    for (const [oldest, old] of this.finished) {
+      if (this.finishedNodes <= FINISHED_CACHE_NODES || oldest === id) break;
+      this.finished.delete(oldest);
+      this.finishedNodes -= size(old);
+    }
+  }
+
+  private fleet(): Ref<never> {
+    this.fleetRef ??= spawnSupervised<null, never>(
+      this.self(),
+      { name: 'fleet', initial: null, receive: () => null, onCrash: () => null },
+      this.ports.reporter,
+    );
+    return this.fleetRef;
+  }
+
+  private availableNodes(): Set<string> {
+    return new Set([...this.data.records].filter(([, r]) => r.available).map(([n]) => n));
+  }
+
+  private spawnJobActor(job: JobState): Ref<JobMsg> {
+    const handle = spawnJob(this.fleet(), this.org, job, this.ports, {
+      saved: (header) => dispatch(this.self(), { type: 'job_saved', header }),
+      finished: (id, final) => dispatch(this.self(), { type: 'job_finished', id, final }),
+    });
+    this.jobs.set(job.id, handle);
+    return handle.ref;
+  }
+}

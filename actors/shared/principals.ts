@@ -1,0 +1,98 @@
+// Who may sign requests: users with their keys, each organization's clients with theirs, and who is a member
+// of which organization. The actors that own these (the users actor, each organization) update it as they apply
+// writes the store already holds, so authentication reads it without asking them: a request costs one ask, the
+// one that answers it. Key changes, deletions and renames reach it in the same turn as the actor's own state.
+import type { ClientDoc, KeyDoc, UserDoc } from './documents.js';
+import { isExpired } from './keys.js';
+
+export interface SigningKey {
+  /** The key's name (`default`, or one added through the keys API). */
+  name: string;
+  pem: string;
+}
+
+export interface UserPrincipal {
+  keys: Record<string, KeyDoc>;
+  superuser: boolean;
+  serverAdmin: boolean;
+}
+
+export interface ClientPrincipal {
+  keys: Record<string, KeyDoc>;
+  validator: boolean;
+}
+
+interface OrgPrincipals {
+  clients: Map<string, ClientPrincipal>;
+  members: Set<string>;
+}
+
+/** What authentication reads. */
+export interface PrincipalView {
+  user(name: string): UserPrincipal | undefined;
+  /** Undefined when the organization does not exist (or is being deleted). */
+  org(org: string): { client(name: string): ClientPrincipal | undefined; isMember(user: string): boolean } | undefined;
+}
+
+/** The keys of a principal that may sign now. */
+export function signingKeys(keys: Record<string, KeyDoc>, nowMs: number): SigningKey[] {
+  return Object.entries(keys).flatMap(([name, k]) => (isExpired(k, nowMs) ? [] : [{ name, pem: k.public_key }]));
+}
+
+export class PrincipalDirectory implements PrincipalView {
+  private readonly users = new Map<string, UserPrincipal>();
+  private serverAdmins = new Set<string>();
+  private readonly orgs = new Map<string, OrgPrincipals>();
+
+  user(name: string): UserPrincipal | undefined {
+    return this.users.get(name);
+  }
+
+  org(org: string) {
+    const o = this.orgs.get(org);
+    if (!o) return undefined;
+    return { client: (name: string) => o.clients.get(name), isMember: (user: string) => o.members.has(user) };
+  }
+
+  setUser(name: string, doc: UserDoc | null): void {
+    if (doc === null) this.users.delete(name);
+    else this.users.set(name, { keys: doc.keys, superuser: doc.superuser, serverAdmin: this.serverAdmins.has(name) });
+  }
+
+  setServerAdmins(names: ReadonlySet<string>): void {
+    this.serverAdmins = new Set(names);
+    for (const [name, u] of this.users) u.serverAdmin = this.serverAdmins.has(name);
+  }
+
+  addOrg(org: string): void {
+    if (!this.orgs.has(org)) this.orgs.set(org, { clients: new Map(), members: new Set() });
+  }
+
+  dropOrg(org: string): void {
+    this.orgs.delete(org);
+  }
+
+  setClient(org: string, name: string, doc: ClientDoc | null): void {
+    const o = this.orgs.get(org);
+    if (!o) return;
+    if (doc === null) o.clients.delete(name);
+    else o.clients.set(name, { keys: doc.keys, validator: doc.validator });
+  }
+
+  /**
+   * A renamed account keeps its memberships. The users actor moves them here before it answers the rename; each
+   * organization then applies the same move to its own documents.
+   */
+  renameMember(from: string, to: string): void {
+    for (const o of this.orgs.values()) {
+      if (o.members.delete(from)) o.members.add(to);
+    }
+  }
+
+  setMember(org: string, user: string, member: boolean): void {
+    const o = this.orgs.get(org);
+    if (!o) return;
+    if (member) o.members.add(user);
+    else o.members.delete(user);
+  }
+}

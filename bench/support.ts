@@ -1,0 +1,85 @@
+// What the benchmarks share: the compiled server in a child process, teardowns run at the end, and readings of
+// a process's CPU time and memory from /proc.
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { childEnv, distBin } from '../test/support/process-run.js';
+import { freePort, READY_LINE, settingsText, type SettingLiteral } from '../test/support/server-process.js';
+
+export const teardowns: Array<() => unknown> = [];
+export const scope = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
+
+/** With INFRA_BENCH_CPU_PROF_DIR set, the server writes a CPU profile (node --cpu-prof) there when it stops. */
+function profile(): string[] {
+  const dir = process.env.INFRA_BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+}
+
+/** The compiled infra-server in a child process on free loopback ports, its data under `dir`. */
+export async function startServer(
+  dir: string,
+  settings: Record<string, SettingLiteral> = {},
+): Promise<{ url: string; dataDir: string; pid: number }> {
+  const dataDir = join(dir, 'data');
+  const settingsFile = join(dir, 'push-jobs-server.rb');
+  await writeFile(
+    settingsFile,
+    settingsText({
+      api_listen_address: '127.0.0.1',
+      api_port: await freePort(),
+      command_port: await freePort(),
+      server_heartbeat_port: await freePort(),
+      server_name: '127.0.0.1',
+      queue_listen_address: 'tcp://127.0.0.1',
+      data_dir: dataDir,
+      ...settings,
+    }),
+  );
+  const child = spawn(process.execPath, [...profile(), distBin('infra-server'), '-c', settingsFile], {
+    cwd: dir,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  scope.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  );
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 20_000);
+    const onData = (d: string) => {
+      output += d;
+      const m = READY_LINE.exec(output);
+      if (m?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
+  });
+  return { url, dataDir, pid: child.pid ?? 0 };
+}
+
+export const median = (sorted: readonly number[]): number => {
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+};
+
+/** utime + stime of a process, in clock ticks (proc(5): fields 14 and 15 of /proc/PID/stat). */
+export async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** VmRSS of a process, in KiB. */
+export async function rssKiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
+}

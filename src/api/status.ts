@@ -1,0 +1,35 @@
+// GET /_status, the one unauthenticated endpoint: whether the server takes requests, its store, and the
+// push-jobs transport's figures. Load balancers and scripts wait on `status`.
+import { z } from 'zod';
+
+/**
+ * `starting` (503) until first-start setup and restore are done; `degraded` (503) while the store does not answer
+ * or its operations fail: reads are answered from memory, writes refused, and pending saves wait for it.
+ */
+export const SERVER_STATUSES = ['pong', 'starting', 'degraded'] as const;
+
+export const serverStatusSchema = z.object({
+  status: z.enum(SERVER_STATUSES),
+  version: z.string(),
+  store: z.object({ kind: z.enum(['file', 'redis']), state: z.enum(['ok', 'unavailable']) }).nullable(),
+  organizations: z.int().nonnegative(),
+  push_jobs: z
+    .object({
+      /** Nodes heard within the offline window. */
+      connected_nodes: z.int().nonnegative(),
+      /** Messages verified and delivered since start. */
+      accepted: z.int().nonnegative(),
+      /** Dropped messages by reason since start. */
+      dropped: z.record(z.string(), z.int().nonnegative()),
+    })
+    .nullable(),
+  /** What the actors met since start: crashes by actor kind, and events they chose not to act on, by reason. */
+  actors: z
+    .object({
+      crashes: z.record(z.string(), z.int().nonnegative()),
+      job_ignored: z.record(z.string(), z.int().nonnegative()),
+      node_ignored: z.record(z.string(), z.int().nonnegative()),
+    })
+    .nullable(),
+});
+export type ServerStatusBody = z.infer<typeof serverStatusSchema>;

@@ -1,0 +1,19 @@
+// What the HTTP port answers while the server starts: GET /_status says `starting`, every other path 503. The
+// port is bound this early so that a script waiting on /_status sees the start, not a refused connection.
+import { Hono } from 'hono';
+import type { Logger } from '../lib/logger.js';
+import type { Store } from '../store/store.js';
+import type { AuthEnv } from './authenticate.js';
+import { requestLog } from './request-log.js';
+import { startingStatus } from './status.js';
+
+export function createStartingApp(opts: { log: Logger; store: () => Store | undefined }): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  app.use('*', requestLog(opts.log));
+  app.get('/_status', async (c) => {
+    const answer = await startingStatus(opts.store());
+    return c.json(answer.body, answer.code);
+  });
+  app.all('*', (c) => c.json({ error: ['The server is starting'] }, 503));
+  return app;
+}

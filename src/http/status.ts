@@ -1,0 +1,53 @@
+// The answers of GET /_status (src/api/status.ts): `starting` until restore and first-start setup are done,
+// then `pong`, or `degraded` while the store does not answer or its operations fail (reads are answered from
+// memory, writes refused). 503 unless `pong`, so a waiting script keeps waiting.
+import type { InfraSystem } from '../../actors/system.js';
+import type { ServerStatusBody } from '../api/status.js';
+import { VERSION } from '../lib/version.js';
+import type { Store } from '../store/store.js';
+
+export type PushFigures = NonNullable<ServerStatusBody['push_jobs']>;
+
+export interface StatusAnswer {
+  body: ServerStatusBody;
+  code: 200 | 503;
+}
+
+export async function runningStatus(
+  system: InfraSystem,
+  push: { status(): PushFigures } | undefined,
+  storeFailing: boolean,
+): Promise<StatusAnswer> {
+  const state = await system.store.state();
+  const healthy = state === 'ok' && !storeFailing;
+  return {
+    body: {
+      status: healthy ? 'pong' : 'degraded',
+      version: VERSION,
+      store: { kind: system.store.kind, state },
+      organizations: system.orgNames().length,
+      push_jobs: push?.status() ?? null,
+      actors: {
+        crashes: system.counters.snapshot('actor_crashes'),
+        job_ignored: system.counters.snapshot('job_ignored'),
+        node_ignored: system.counters.snapshot('node_ignored'),
+      },
+    },
+    code: healthy ? 200 : 503,
+  };
+}
+
+/** `store` is undefined until it is open. */
+export async function startingStatus(store: Store | undefined): Promise<StatusAnswer> {
+  return {
+    body: {
+      status: 'starting',
+      version: VERSION,
+      store: store ? { kind: store.kind, state: await store.state() } : null,
+      organizations: 0,
+      push_jobs: null,
+      actors: null,
+    },
+    code: 503,
+  };
+}

@@ -1,0 +1,105 @@
+// The store as the server uses it: every operation bounded by store_timeout, and the store's health followed from
+// their outcomes. An operation that takes longer is refused with StoreUnavailableError (requests answer 503 at
+// once rather than hang through an outage), and the server counts as degraded from a failed operation until the
+// next one succeeds.
+import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
+
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
+export class WatchedStore implements Store {
+  readonly kind: Store['kind'];
+  /** When the store began failing; null while it works. */
+  #failingSince: number | null = null;
+
+  constructor(
+    private readonly inner: Store,
+    private readonly timeoutMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.kind = inner.kind;
+  }
+
+  /** Since when operations fail (or time out), or null while they work. */
+  get failingSince(): number | null {
+    return this.#failingSince;
+  }
+
+  load(collection: CollectionName): Promise<Map<string, unknown>> {
+    return this.#bounded('load', () => this.inner.load(collection));
+  }
+
+  get(collection: CollectionName, id: string): Promise<unknown> {
+    return this.#bounded('get', () => this.inner.get(collection, id));
+  }
+
+  put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
+    return this.#bounded('put', () => this.inner.put(collection, id, doc));
+  }
+
+  putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
+    return this.#bounded('putMany', () => this.inner.putMany(collection, docs));
+  }
+
+  putFields(collection: CollectionName, id: string, fields: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
+    return this.#bounded('putFields', () => this.inner.putFields(collection, id, fields));
+  }
+
+  getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>> {
+    return this.#bounded('getFields', () => this.inner.getFields(collection, id));
+  }
+
+  removeFields(collection: CollectionName, id: string): Promise<void> {
+    return this.#bounded('removeFields', () => this.inner.removeFields(collection, id));
+  }
+
+  apply(ops: readonly StoreOp[]): Promise<void> {
+    return this.#bounded('apply', () => this.inner.apply(ops));
+  }
+
+  remove(collection: CollectionName, id: string): Promise<void> {
+    return this.#bounded('remove', () => this.inner.remove(collection, id));
+  }
+
+  drop(collection: CollectionName): Promise<void> {
+    return this.#bounded('drop', () => this.inner.drop(collection));
+  }
+
+  onLost(writeBack: () => Promise<void>): void {
+    this.inner.onLost(writeBack);
+  }
+
+  /** The store's own check; one that answers ends a failing spell as a successful operation would. */
+  async state(): Promise<StoreState> {
+    const state = await this.inner.state();
+    if (state === 'ok') this.#failingSince = null;
+    return state;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  async #bounded<T>(what: string, op: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+    });
+    try {
+      const value = await Promise.race([op(), late]);
+      this.#failingSince = null;
+      return value;
+    } catch (e) {
+      // Refusals of the caller's own input (a bad collection name, a document JSON cannot hold) say nothing of
+      // the store's health.
+      if (!(e instanceof RangeError || e instanceof TypeError)) this.#failingSince ??= this.now();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

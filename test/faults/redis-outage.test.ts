@@ -1,0 +1,108 @@
+// A Redis of the test's own, killed under a running server and started again with and without its data: reads
+// keep being answered from memory, no request waits past store_timeout, writes are refused and leave nothing half
+// applied, pending saves land when Redis returns, and a Redis that comes back empty gets everything back.
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { serverStatusSchema } from '../../src/api/status.js';
+import type { ApiClient } from '../../src/auth/api-client.js';
+import { until } from '../support/deadline.js';
+import { startPrivateRedis } from '../support/private-redis.js';
+import { getJob, startJob, waitForJob } from '../support/push-api.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { ack, startTestNode } from '../support/test-node.js';
+
+const STORE_TIMEOUT_S = 1;
+const FAST = { heartbeat_interval: 100, offline_threshold: 8, online_threshold: 2, voting_timeout: 5 };
+const NODES = '/organizations/default/nodes';
+
+const node = (name: string) => ({ name, json_class: 'Chef::Node', chef_type: 'node', run_list: [] });
+
+/** The answer and how long it took: no request may wait for the store past store_timeout. */
+async function timed(by: ApiClient, method: 'GET' | 'POST', path: string, body?: object) {
+  const started = Date.now();
+  const res = await by.request(method, path, body);
+  return { ...res, ms: Date.now() - started };
+}
+
+async function status(s: TestServer) {
+  const res = await fetch(new URL('/_status', s.url));
+  return { code: res.status, body: serverStatusSchema.parse(await res.json()) };
+}
+
+t.test('while Redis is away reads are answered, writes refused in time, and nothing is half applied', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
+  t.equal((await s.admin.request('POST', NODES, node('before'))).status, 201);
+
+  await redis.kill();
+  const read = await timed(s.admin, 'GET', `${NODES}/before`);
+  t.equal(read.status, 200, 'a node is read from memory');
+  const write = await timed(s.admin, 'POST', NODES, node('during'));
+  t.equal(write.status, 503, 'a write is refused');
+  t.match(write.body, { error: [/data store is unavailable/] }, 'with a JSON error saying why');
+  for (const r of [read, write])
+    t.ok(r.ms < STORE_TIMEOUT_S * 1000 + 1500, `answered in ${r.ms} ms, within store_timeout`);
+  t.match(await status(s), { code: 503, body: { status: 'degraded' } }, '/_status says degraded');
+
+  await redis.start({ keepData: true });
+  await until('the server to be whole again', async () => ((await status(s)).code === 200 ? true : undefined), 15_000);
+  t.equal((await s.admin.request('GET', `${NODES}/during`)).status, 404, 'the refused write left nothing behind');
+  t.equal((await s.admin.request('POST', NODES, node('during'))).status, 201, 'and can be made now');
+});
+
+t.test('a running job answers while Redis is away, and its result is stored when Redis returns', async (t) => {
+  const redis = await startPrivateRedis(t);
+  let s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
+  const n = await startTestNode(s, 'out-1', { run: ack() });
+  t.teardown(() => n.stop());
+  const id = await startJob(s.admin, { command: 'chef-client', nodes: ['out-1'] });
+  await waitForJob(s.admin, id, 'running');
+
+  await redis.kill();
+  n.finish(0);
+  await until('the node to report', () => (n.sent.some((r) => r.body.type === 'succeeded') ? true : undefined), 5000);
+  // The saver gives up on the store after store_timeout; from then on the job shows what it could not store.
+  let slowest = 0;
+  const seen = await until(
+    'the job to show the result',
+    async () => {
+      const started = Date.now();
+      const job = await getJob(s.admin, id);
+      slowest = Math.max(slowest, Date.now() - started);
+      return job.nodes.succeeded?.includes('out-1') ? job : undefined;
+    },
+    STORE_TIMEOUT_S * 1000 + 3000,
+  );
+  t.ok(slowest < STORE_TIMEOUT_S * 1000 + 1500, `every read answered within store_timeout (slowest ${slowest} ms)`);
+  t.match(seen, { id, nodes: { succeeded: ['out-1'] } }, 'showing the result it could not store yet');
+
+  await redis.start({ keepData: true });
+  await until('the result to be stored', async () => ((await status(s)).code === 200 ? true : undefined), 15_000);
+  await waitForJob(s.admin, id, 'complete');
+  s = await s.restart();
+  t.match(await getJob(s.admin, id), { status: 'complete', nodes: { succeeded: ['out-1'] } }, 'a restart finds it');
+});
+
+t.test('a Redis that comes back empty gets everything the server holds', async (t) => {
+  const redis = await startPrivateRedis(t);
+  let s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
+  t.equal((await s.admin.request('POST', NODES, node('kept-1'))).status, 201);
+  t.equal((await s.admin.request('POST', '/organizations/default/clients', { name: 'kept-client' })).status, 201);
+
+  await redis.kill();
+  await redis.start({ keepData: false });
+  const probe = new Redis(redis.url);
+  probe.on('error', () => undefined); // it reconnects on its own while the server writes back
+  t.teardown(() => probe.quit());
+  await until(
+    'the server to write its data back',
+    async () => ((await probe.dbsize()) > 10 ? true : undefined),
+    20_000,
+  );
+  await until('the server to be whole', async () => ((await status(s)).code === 200 ? true : undefined), 15_000);
+
+  s = await s.restart();
+  t.equal((await s.admin.request('GET', `${NODES}/kept-1`)).status, 200, 'the node is back after a restart');
+  t.equal((await s.admin.request('GET', '/organizations/default/clients/kept-client')).status, 200, 'the client too');
+  t.equal((await s.pivotal.request('GET', '/users/admin')).status, 200, 'and the accounts');
+});

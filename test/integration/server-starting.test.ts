@@ -1,0 +1,138 @@
+// GET /_status while the server starts: `starting` (503) until restore and first-start setup are done, so a
+// script that waits for `pong` finds admin.pem and config.rb; every other path answers 503 meanwhile.
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
+import { serverConfigSchema, type ServerConfig } from '../../src/config/server-config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { GLOBAL } from '../../src/store/collections.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { until } from '../support/deadline.js';
+import { recordingLogger } from '../support/logs.js';
+
+/** A file store that holds first-start setup at its first step (reading the `setup` marker) until released. */
+class HeldSetupStore extends FileStore {
+  reached = false;
+  private release: () => void = () => {};
+  private readonly released = new Promise<void>((resolve) => {
+    this.release = resolve;
+  });
+
+  override async get(collection: string, id: string): Promise<unknown> {
+    if (collection === GLOBAL && id === 'setup') {
+      this.reached = true;
+      await this.released;
+    }
+    return super.get(collection, id);
+  }
+
+  releaseSetup(): void {
+    this.release();
+  }
+}
+
+async function statusOf(url: string): Promise<{ code: number; body: ServerStatusBody }> {
+  const res = await fetch(`${url}/_status`);
+  return { code: res.status, body: serverStatusSchema.parse(await res.json()) };
+}
+
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
+t.test('GET /_status says starting until first-start setup is done, then pong', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
+  const store = new HeldSetupStore(join(dataDir, 'store'));
+  const { logger, records } = recordingLogger('debug');
+  const config: ServerConfig = {
+    ...serverConfigSchema.parse({}),
+    api_port: 0,
+    api_listen_address: '127.0.0.1',
+    data_dir: dataDir,
+    server_heartbeat_port: 0,
+    command_port: 0,
+    queue_listen_address: 'tcp://127.0.0.1',
+    server_name: '127.0.0.1',
+  };
+  let running: RunningServer | undefined;
+  t.teardown(async () => {
+    store.releaseSetup();
+    await running?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const starting = startServer(config, { store, logger });
+  starting.then(
+    (r) => {
+      running = r;
+    },
+    () => {},
+  );
+  await until('first-start setup to begin', () => (store.reached ? true : undefined), 10_000);
+  const bound = records.find((r) => typeof r.url === 'string');
+  const url = String(bound?.url);
+
+  const early = await statusOf(url);
+  t.equal(early.code, 503);
+  t.strictSame(early.body, {
+    status: 'starting',
+    version: early.body.version,
+    store: { kind: 'file', state: 'ok' },
+    organizations: 0,
+    push_jobs: null,
+    actors: null,
+  });
+  const other = await fetch(`${url}/organizations/default`);
+  t.equal(other.status, 503);
+  t.strictSame(await other.json(), { error: ['The server is starting'] });
+  t.notOk(await exists(join(dataDir, 'admin.pem')), 'no admin.pem yet');
+
+  // As a script would: poll until pong, then the files must be there.
+  store.releaseSetup();
+  const answers: string[] = [];
+  const ready = await until(
+    'GET /_status to say pong',
+    async () => {
+      const s = await statusOf(url);
+      answers.push(`${s.body.status} ${s.code}`);
+      return s.body.status === 'starting' ? undefined : s;
+    },
+    20_000,
+  );
+  t.ok(
+    answers.slice(0, -1).every((a) => a === 'starting 503'),
+    'starting, with 503, is the only other answer',
+  );
+  t.equal(ready.code, 200);
+  t.equal(ready.body.status, 'pong');
+  t.equal(ready.body.organizations, 1);
+  t.ok(ready.body.push_jobs, 'the transport figures once started');
+  t.ok(await exists(join(dataDir, 'admin.pem')), 'admin.pem is written before pong');
+  t.ok(await exists(join(dataDir, 'config.rb')), 'config.rb is written before pong');
+  running = await starting;
+  t.equal(running.url, url, 'the URL bound early is the one the server reports');
+});
+
+t.test('a start that fails answers nothing afterwards and releases the port', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const { logger, records } = recordingLogger('debug');
+  const config: ServerConfig = {
+    ...serverConfigSchema.parse({}),
+    api_port: 0,
+    api_listen_address: '127.0.0.1',
+    // Not a folder a store can be made in: the start fails after the HTTP port is bound.
+    data_dir: join(dataDir, 'file'),
+    server_heartbeat_port: 0,
+    command_port: 0,
+    queue_listen_address: 'tcp://127.0.0.1',
+  };
+  await writeFile(join(dataDir, 'file'), 'not a folder');
+  await t.rejects(startServer(config, { logger }), /cannot be created or written/);
+  const url = String(records.find((r) => typeof r.url === 'string')?.url);
+  await t.rejects(fetch(`${url}/_status`), 'the port is closed');
+});

@@ -1,0 +1,90 @@
+// The job saver: a burst of steps is a handful of writes, each write holds exactly what its held-back effects
+// show, those effects run in order once it is stored, and a failed write is tried again before anything shows.
+import t from 'tap';
+import { newJob, stepJob } from '../../actors/push/job-machine.js';
+import type { JobState } from '../../actors/push/job-model.js';
+import { JobSaver } from '../../actors/push/job-saver.js';
+import type { JobSave } from '../../actors/push/job-store.js';
+
+const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
+
+function fixture(nodes: string[], write: (save: JobSave) => Promise<void> = async () => {}) {
+  const job: JobState = newJob({
+    id: 'j1',
+    command: 'c',
+    nodes,
+    run_timeout: 60,
+    voting_timeout: 60,
+    quorum: nodes.length,
+    at: T0,
+  });
+  const writes: JobSave[] = [];
+  const failures: unknown[] = [];
+  const saver = new JobSaver(() => job, {
+    write: async (save) => {
+      await write(save);
+      writes.push(save);
+    },
+    failed: (e) => failures.push(e),
+    retryMs: 1,
+  });
+  /** Steps an event and records its changes, as the job actor does. */
+  const step = (event: Parameters<typeof stepJob>[1]) => {
+    for (const e of stepJob(job, event).effects) if (e.type === 'persist') saver.changed(e.job, e.nodes);
+  };
+  return { job, saver, writes, failures, step };
+}
+
+const settled = (saver: JobSaver) =>
+  new Promise<void>((resolve) => {
+    const check = () => (saver.pending ? setImmediate(check) : resolve());
+    check();
+  });
+
+t.test('a burst of 1,000 acks stepped in one turn is one write of those nodes', async (t) => {
+  const { job, saver, writes, step } = fixture(names(1000));
+  step({ type: 'start', at: T0, available: new Set(names(1000)) });
+  await settled(saver);
+  writes.length = 0;
+  for (const n of names(1000)) step({ type: 'ack_commit', at: T0 + 1, node: n });
+  await settled(saver);
+  t.equal(writes.length, 1, 'one write');
+  t.equal(writes[0]?.nodes.length, 1000, 'holding every node that moved');
+  t.equal(writes[0]?.header?.status, 'running', 'and the header, since the job moved');
+  t.equal(job.status, 'running');
+});
+
+t.test('effects wait for the write that holds their change, and run in order', async (t) => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const { saver, writes, step } = fixture(['a', 'b'], () => gate);
+  const seen: string[] = [];
+  saver.afterSaved(() => seen.push('nothing pending: at once'));
+  step({ type: 'start', at: T0, available: new Set(['a', 'b']) });
+  saver.afterSaved(() => seen.push('commit sent'));
+  await new Promise((r) => setImmediate(r));
+  step({ type: 'ack_commit', at: T0 + 1, node: 'a' });
+  saver.afterSaved(() => seen.push('answer about a'));
+  t.same(seen, ['nothing pending: at once'], 'nothing else shows while the write waits');
+  release();
+  await settled(saver);
+  t.same(seen, ['nothing pending: at once', 'commit sent', 'answer about a']);
+  t.equal(writes.length, 2, 'the change stepped during the first write goes in a second');
+  t.same(writes[1]?.nodes, [['a', { status: 'ready', at: T0 + 1 }]]);
+  t.equal(writes[1]?.header, null, 'a node move alone does not rewrite the header');
+});
+
+t.test('a write the store refuses is tried again, and nothing shows before it lands', async (t) => {
+  let fail = 2;
+  const { saver, writes, failures, step } = fixture(['a'], async () => {
+    if (fail-- > 0) throw new Error('store down');
+  });
+  const seen: string[] = [];
+  step({ type: 'start', at: T0, available: new Set(['a']) });
+  saver.afterSaved(() => seen.push('commit sent'));
+  await settled(saver);
+  t.equal(failures.length, 2, 'two failures reported');
+  t.equal(writes.length, 1, 'then stored');
+  t.same(seen, ['commit sent']);
+});
