@@ -1,7 +1,9 @@
 // Assembles one server process from its configuration: logger, HTTP port, store, push-jobs transport, actor
 // tree, first-start setup. The HTTP port is bound first and answers `starting` until everything else is up.
 import { serve, type ServerType } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { createStartingApp } from './http/starting.js';
@@ -40,7 +42,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const httpLog = logger.child({ component: 'http' });
   let store = opts.store;
   let fetch: Fetch = createStartingApp({ log: httpLog, store: () => store }).fetch;
-  const http = await listen((req) => fetch(req), config.api_port, config.api_listen_address).catch(async (e) => {
+  const http = await listen((req) => fetch(req), config).catch(async (e) => {
     await opts.store?.close();
     throw e;
   });
@@ -77,6 +79,12 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       push: hub,
       log: httpLog,
       storeFailing: () => watched.failingSince !== null,
+      limits: {
+        jsonDepth: config.max_json_depth,
+        nameLength: config.max_name_length,
+        jobNodes: config.max_job_nodes,
+        commandLength: config.max_command_length,
+      },
     }).fetch;
     logger.info(`API listening on ${url}`);
     return {
@@ -117,11 +125,32 @@ async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
   }
 }
 
-function listen(fetch: Fetch, port: number, hostname: string): Promise<ServerType> {
+function listen(fetch: Fetch, config: ServerConfig): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port, hostname }, () => resolve(server));
+    const server = serve({ fetch, port: config.api_port, hostname: config.api_listen_address }, () => resolve(server));
     server.once('error', reject);
+    // A connection that sends nothing for idle_timeout is closed, whether or not it ever sent a request.
+    const http1 = server as HttpServer;
+    http1.setTimeout(config.idle_timeout * 1000);
+    http1.on('timeout', (socket: Socket) => socket.destroy());
+    server.on('clientError', answerClientError);
   });
+}
+
+/**
+ * Requests Node's parser refuses before any route sees them. An unknown method gets 405 with a JSON error, like
+ * a known method no route takes; anything else malformed gets 400, also in JSON.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  const [code, reason, message] =
+    err.code === 'HPE_INVALID_METHOD'
+      ? [405, 'Method Not Allowed', 'method not allowed']
+      : [400, 'Bad Request', 'malformed HTTP request'];
+  const body = JSON.stringify({ error: [message] });
+  socket.end(
+    `HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The URL clients use: a wildcard address is reached on loopback. */

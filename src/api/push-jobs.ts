@@ -57,7 +57,7 @@ const NODE_NAME = /^[A-Za-z0-9_.:-]+$/;
 // node accepts there (messages.ts commitSchema); the total size is checked when the job starts.
 export const jobStartSchema = z.strictObject({
   command: commitSchema.shape.command,
-  nodes: z.array(z.string().regex(NODE_NAME)).min(1).max(100_000),
+  nodes: z.array(z.string().regex(NODE_NAME)).min(1), // at most max_job_nodes, a server setting
   run_timeout: z.int().positive().max(31_536_000).default(3600),
   quorum: z.union([z.int().nonnegative(), z.string().regex(/^\d+%?$/)]).optional(),
   voting_timeout: z.int().positive().optional(),

@@ -70,14 +70,17 @@ export class ApiClient {
     this.key = typeof o.key === 'string' ? readPrivateKey(o.key) : o.key;
   }
 
-  /** Sends one request and returns the answer's bytes as they came; any status is returned, none thrown. */
+  /**
+   * Sends one request and returns the answer's bytes as they came; any status is returned, none thrown. A Buffer
+   * body is sent as it is (JSON already written), anything else as JSON.
+   */
   async send(
     method: string,
     path: string,
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<RawResponse> {
-    const payload = body === undefined ? '' : JSON.stringify(body);
+    const payload = body === undefined ? '' : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
     const url = new URL(path, this.o.baseUrl);
     const signOptions: Parameters<typeof signRequest>[0] = {
       privateKey: this.key,

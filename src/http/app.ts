@@ -5,6 +5,7 @@ import type { InfraSystem } from '../../actors/system.js';
 import type { Logger } from '../lib/logger.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
 import { errorHandler } from './errors.js';
+import { DEFAULT_LIMITS, type RequestLimits } from './limits.js';
 import { requestLog } from './request-log.js';
 import { aclRoutes } from './routes/acls.js';
 import { clientRoutes } from './routes/clients.js';
@@ -25,6 +26,7 @@ export interface AppOptions {
   now?: () => number;
   /** Whether store operations fail now (the server says `degraded` while they do). */
   storeFailing?: () => boolean;
+  limits?: RequestLimits;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -37,6 +39,11 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   app.get('/_status', async (c) => {
     const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false);
     return c.json(answer.body, answer.code);
+  });
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  app.use('*', async (c, next) => {
+    c.set('limits', limits);
+    await next();
   });
   app.use('*', authenticate({ system, skewSeconds: opts.authSkewSeconds, now: opts.now ?? Date.now }));
 

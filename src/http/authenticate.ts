@@ -17,13 +17,14 @@ import type { InfraSystem } from '../../actors/system.js';
 import { signingKeys } from '../../actors/shared/principals.js';
 import type { RequestContext } from '../../actors/shared/reply.js';
 import { ApiError } from './errors.js';
+import type { RequestLimits } from './limits.js';
 
 export const MAX_BODY_BYTES = 1_000_000;
 const API_VERSION_HEADER = 'X-Ops-Server-API-Version';
 /** `Bindings`: Node's request and response when served by @hono/node-server; absent when a test calls app.request. */
 export type AuthEnv = {
   Bindings: Partial<HttpBindings> | undefined;
-  Variables: { rc: RequestContext; rawBody: Buffer; orgName: string | undefined };
+  Variables: { rc: RequestContext; rawBody: Buffer; orgName: string | undefined; limits: RequestLimits };
 };
 
 export interface AuthOptions {

@@ -1,9 +1,15 @@
-// Reads a request body after authentication: JSON first, then the route's zod schema. A failure is a 400
+// Reads a request body after authentication: the depth limit, JSON, the route's zod schema, then name lengths. A failure is a 400
 // whose message names the field, in the reference's words (reference 2).
+import type { Context } from 'hono';
 import type { z } from 'zod';
+import type { AuthEnv } from './authenticate.js';
 import { ApiError } from './errors.js';
+import { checkJsonDepth, checkNameLengths } from './limits.js';
 
-export function parseBody<S extends z.ZodType>(raw: Buffer, schema: S): z.infer<S> {
+export function parseBody<S extends z.ZodType>(c: Context<AuthEnv>, schema: S): z.infer<S> {
+  const raw = c.get('rawBody');
+  const limits = c.get('limits');
+  checkJsonDepth(raw, limits.jsonDepth);
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -12,7 +18,10 @@ export function parseBody<S extends z.ZodType>(raw: Buffer, schema: S): z.infer<
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw ApiError.of(400, 'invalid JSON');
   const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    checkNameLengths(parsed.data, limits.nameLength);
+    return parsed.data;
+  }
   throw ApiError.of(400, describeIssue(parsed.error.issues[0], json));
 }
 

@@ -44,6 +44,7 @@ type HubConfig = Pick<
   | 'max_message_skew'
   | 'curve_encryption'
   | 'session_key_lifetime'
+  | 'idle_timeout'
 >;
 
 type Channel = 'heartbeat' | 'command';
@@ -119,6 +120,10 @@ export class PushHub implements PushTransport {
     const options = {
       handover: true,
       linger: 0,
+      // ZMTP pings close the connection of a peer gone without a word (a half-open TCP connection) after
+      // idle_timeout, so a vanished fleet does not hold file descriptors for ever.
+      heartbeatInterval: (this.config.idle_timeout * 1000) / 2,
+      heartbeatTimeout: this.config.idle_timeout * 1000,
       ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
     };
     const heartbeat = new Router(options);

@@ -38,6 +38,11 @@ t.test('without a file every setting has its default', async (t) => {
     curve_encryption: true,
     session_key_lifetime: 3600,
     store_timeout: 2,
+    max_json_depth: 100,
+    max_name_length: 255,
+    max_job_nodes: 100_000,
+    max_command_length: 255,
+    idle_timeout: 60,
     log_level: 'info',
     log_format: 'text',
   });
@@ -67,6 +72,11 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       'curve_encryption false',
       'session_key_lifetime 7200',
       'store_timeout 0.5',
+      'max_json_depth 20',
+      'max_name_length 64',
+      'max_job_nodes 5000',
+      'max_command_length 100',
+      'idle_timeout 30',
       'log_level :debug',
       'log_format :json',
     ].join('\n'),
@@ -92,6 +102,11 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     curve_encryption: false,
     session_key_lifetime: 7200,
     store_timeout: 0.5,
+    max_json_depth: 20,
+    max_name_length: 64,
+    max_job_nodes: 5000,
+    max_command_length: 100,
+    idle_timeout: 30,
     log_level: 'debug',
     log_format: 'json',
   });
@@ -213,4 +228,8 @@ t.test('the README table documents every setting in schema order with its defaul
     if (doc.name === 'server_name' || doc.name === 'redis_url') continue;
     t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
   }
+});
+
+t.test('max_command_length cannot pass what the wire carries', async (t) => {
+  t.match(errorText(t, 'max_command_length 256'), /push-jobs-server\.rb:1: .*max_command_length.*from 1 to 255/);
 });

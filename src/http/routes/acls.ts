@@ -20,7 +20,7 @@ function permOf(c: Ctx): Permission {
 
 function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promise<Response> {
   const perm = permOf(c);
-  const body = parseBody(c.get('rawBody'), acePutSchema(perm));
+  const body = parseBody(c, acePutSchema(perm));
   const ace = body[perm];
   if (ace === undefined) throw ApiError.of(400, `Field '${perm}' missing`);
   const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = {

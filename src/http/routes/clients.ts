@@ -12,7 +12,7 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/clients', {
     GET: (c) => askOrg(c, system, { type: 'list_clients' }),
     POST: async (c) => {
-      const body = parseBody(c.get('rawBody'), clientCreateSchema);
+      const body = parseBody(c, clientCreateSchema);
       const apiVersion = c.get('rc').apiVersion;
       const input: ClientInput = { name: body.name ?? body.clientname ?? '' };
       if (body.validator !== undefined) input.validator = body.validator;
@@ -25,7 +25,7 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/clients/:client', {
     GET: (c) => askOrg(c, system, { type: 'get_client', name: param(c, 'client') }),
     PUT: (c) => {
-      const body = parseBody(c.get('rawBody'), clientUpdateSchema);
+      const body = parseBody(c, clientUpdateSchema);
       refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
       const input: { name?: string; validator?: boolean } = {};
       const newName = body.name ?? body.clientname;
@@ -42,7 +42,7 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       askOrg(c, system, {
         type: 'create_client_key',
         name: param(c, 'client'),
-        input: await keyCreateInput(c.get('rawBody')),
+        input: await keyCreateInput(c),
       }),
   });
 
@@ -53,7 +53,7 @@ export function clientRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
         type: 'update_client_key',
         name: param(c, 'client'),
         key: param(c, 'key'),
-        input: await keyUpdateInput(c.get('rawBody')),
+        input: await keyUpdateInput(c),
       }),
     DELETE: (c) => askOrg(c, system, { type: 'delete_client_key', name: param(c, 'client'), key: param(c, 'key') }),
   });

@@ -11,7 +11,7 @@ export function groupRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/groups', {
     GET: (c) => askOrg(c, system, { type: 'list_groups' }),
     POST: (c) => {
-      const body = parseBody(c.get('rawBody'), groupCreateSchema);
+      const body = parseBody(c, groupCreateSchema);
       return askOrg(c, system, { type: 'create_group', name: body.id ?? body.groupname ?? '' });
     },
   });
@@ -19,7 +19,7 @@ export function groupRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/groups/:group', {
     GET: (c) => askOrg(c, system, { type: 'get_group', name: param(c, 'group') }),
     PUT: (c) => {
-      const body = parseBody(c.get('rawBody'), groupUpdateSchema);
+      const body = parseBody(c, groupUpdateSchema);
       const name = param(c, 'group');
       const members: GroupMembers = {};
       if (body.actors?.users !== undefined) members.users = body.actors.users;
@@ -35,7 +35,7 @@ export function groupRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     POST: (c) =>
       askOrg(c, system, {
         type: 'create_container',
-        name: parseBody(c.get('rawBody'), containerCreateSchema).containername,
+        name: parseBody(c, containerCreateSchema).containername,
       }),
   });
 

@@ -1,7 +1,9 @@
 // Turns key bodies into key inputs for the actors: parses, normalizes the public key, and generates a key
 // pair here, off the actors, when one is asked for (reference 4.3).
+import type { Context } from 'hono';
 import { generateKeyPair, toSpkiPem } from '../../auth/keys.js';
 import type { KeyInput } from '../../../actors/shared/keys.js';
+import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import { keyCreateSchema, keyUpdateSchema } from '../schemas.js';
@@ -14,14 +16,14 @@ export function publicKeyField(pem: string | undefined): string | undefined {
   return spki;
 }
 
-export async function keyCreateInput(raw: Buffer): Promise<KeyInput> {
-  const body = parseBody(raw, keyCreateSchema);
+export async function keyCreateInput(c: Context<AuthEnv>): Promise<KeyInput> {
+  const body = parseBody(c, keyCreateSchema);
   const input: KeyInput = { name: body.name, expiration_date: body.expiration_date };
   return withKey(input, body.public_key, body.create_key === true);
 }
 
-export async function keyUpdateInput(raw: Buffer): Promise<KeyInput> {
-  const body = parseBody(raw, keyUpdateSchema);
+export async function keyUpdateInput(c: Context<AuthEnv>): Promise<KeyInput> {
+  const body = parseBody(c, keyUpdateSchema);
   const input: KeyInput = {};
   if (body.name !== undefined) input.name = body.name;
   if (body.expiration_date !== undefined) input.expiration_date = body.expiration_date;

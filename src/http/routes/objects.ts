@@ -21,7 +21,7 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     route(app, `/organizations/:org/${kind}`, {
       GET: (c) => askOrg(c, system, { type: 'list_objects', kind }),
       POST: (c) => {
-        const body = parseBody(c.get('rawBody'), schema);
+        const body = parseBody(c, schema);
         return askOrg(c, system, { type: 'create_object', kind, name: body.name, body });
       },
     });
@@ -29,7 +29,7 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       GET: (c) => askOrg(c, system, { type: 'get_object', kind, name: param(c, 'name') }),
       PUT: (c) => {
         const name = param(c, 'name');
-        const body = parseBody(c.get('rawBody'), schema);
+        const body = parseBody(c, schema);
         if (body.name !== name) throw ApiError.of(400, `${label} name mismatch.`);
         return askOrg(c, system, { type: 'update_object', kind, name, body });
       },
@@ -40,7 +40,7 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/data', {
     GET: (c) => askOrg(c, system, { type: 'list_objects', kind: 'data' }),
     POST: (c) => {
-      const { name } = parseBody(c.get('rawBody'), dataBagSchema);
+      const { name } = parseBody(c, dataBagSchema);
       return askOrg(c, system, {
         type: 'create_object',
         kind: 'data',
@@ -52,7 +52,7 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/organizations/:org/data/:bag', {
     GET: (c) => askOrg(c, system, { type: 'list_items', bag: param(c, 'bag') }),
     POST: (c) => {
-      const item = parseBody(c.get('rawBody'), dataBagItemSchema);
+      const item = parseBody(c, dataBagItemSchema);
       return askOrg(c, system, { type: 'create_item', bag: param(c, 'bag'), id: item.id, body: item });
     },
     DELETE: (c) => askOrg(c, system, { type: 'delete_object', kind: 'data', name: param(c, 'bag') }),
@@ -66,9 +66,8 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
 
 function updateItem(c: Ctx, system: InfraSystem): Promise<Response> {
   const id = param(c, 'item');
-  const raw = c.get('rawBody');
   // An item may be sent without its id; the URL names it.
-  const item = parseBody(raw, dataBagItemSchema.partial({ id: true }));
+  const item = parseBody(c, dataBagItemSchema.partial({ id: true }));
   if (item.id !== undefined && item.id !== id) throw ApiError.of(400, 'DataBagItem name mismatch.');
   return askOrg(c, system, { type: 'update_item', bag: param(c, 'bag'), id, body: { ...item, id } });
 }

@@ -19,7 +19,7 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
     POST: async (c) => {
       const ctx = c.get('rc');
       if (!ctx.requestor.superuser) throw ApiError.of(403, 'missing create permission');
-      const body = parseBody(c.get('rawBody'), orgCreateSchema);
+      const body = parseBody(c, orgCreateSchema);
       const validatorKey = await generateKeyPair();
       return send(
         c,
@@ -38,7 +38,7 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
   route(app, '/organizations/:org', {
     GET: (c) => askOrg(c, system, { type: 'get_org' }),
     PUT: (c) => {
-      const body = parseBody(c.get('rawBody'), orgUpdateSchema);
+      const body = parseBody(c, orgUpdateSchema);
       return askOrg(c, system, { type: 'update_org', name: body.name, full_name: body.full_name });
     },
     DELETE: (c) => askOrg(c, system, { type: 'delete_org' }),
@@ -47,7 +47,7 @@ export function organizationRoutes(app: Hono<AuthEnv>, system: InfraSystem): voi
   route(app, '/organizations/:org/users', {
     GET: (c) => askOrg(c, system, { type: 'list_members' }),
     POST: async (c) => {
-      const body = parseBody(c.get('rawBody'), memberAddSchema);
+      const body = parseBody(c, memberAddSchema);
       const username = body.username ?? body.user ?? '';
       const exists = await ask(system.users, (replyTo: Ref<boolean>) => ({
         type: 'exists' as const,

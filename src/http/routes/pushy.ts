@@ -13,7 +13,12 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/jobs`, {
     GET: (c) => askOrg(c, system, { type: 'list_jobs' }),
     POST: (c) => {
-      const body = parseBody(c.get('rawBody'), jobStartSchema);
+      const body = parseBody(c, jobStartSchema);
+      const limits = c.get('limits');
+      if (body.nodes.length > limits.jobNodes)
+        throw ApiError.of(400, `Field 'nodes' names more than ${limits.jobNodes} nodes`);
+      if (body.command.length > limits.commandLength)
+        throw ApiError.of(400, `Field 'command' is longer than ${limits.commandLength} characters`);
       const options: JobOptions = {};
       if (body.capture_output !== undefined) options.capture = body.capture_output;
       if (body.env !== undefined) options.env = body.env;

@@ -26,7 +26,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
         verbose: c.req.query('verbose') === 'true',
       }),
     POST: async (c) => {
-      const body = parseBody(c.get('rawBody'), userCreateSchema);
+      const body = parseBody(c, userCreateSchema);
       const apiVersion = c.get('rc').apiVersion;
       const input: UserInput = {
         username: body.username ?? body.name ?? '',
@@ -45,7 +45,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/users/:user', {
     GET: (c) => askUsers(c, system, { type: 'get_user', name: param(c, 'user') }),
     PUT: async (c) => {
-      const body = parseBody(c.get('rawBody'), userUpdateSchema);
+      const body = parseBody(c, userUpdateSchema);
       refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
       const input: Partial<UserInput> = {};
       const newName = body.username ?? body.name;
@@ -74,7 +74,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       if (!(PERMISSIONS as readonly string[]).includes(perm))
         throw ApiError.of(400, `Invalid permission '${perm}': expected one of ${PERMISSIONS.join(', ')}`);
       const p = perm as Permission;
-      const ace = parseBody(c.get('rawBody'), acePutSchema(p))[p];
+      const ace = parseBody(c, acePutSchema(p))[p];
       if (ace === undefined) throw ApiError.of(400, `Field '${p}' missing`);
       const input: { actors: string[]; groups: string[]; users?: string[]; clients?: string[] } = {
         actors: ace.actors,
@@ -96,7 +96,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       askUsers(c, system, {
         type: 'create_user_key',
         name: param(c, 'user'),
-        input: await keyCreateInput(c.get('rawBody')),
+        input: await keyCreateInput(c),
       }),
   });
 
@@ -107,7 +107,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
         type: 'update_user_key',
         name: param(c, 'user'),
         key: param(c, 'key'),
-        input: await keyUpdateInput(c.get('rawBody')),
+        input: await keyUpdateInput(c),
       }),
     DELETE: (c) => askUsers(c, system, { type: 'delete_user_key', name: param(c, 'user'), key: param(c, 'key') }),
   });
@@ -120,7 +120,7 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     },
     POST: (c) => {
       requireUser(c);
-      const body = parseBody(c.get('rawBody'), serverAdminAddSchema);
+      const body = parseBody(c, serverAdminAddSchema);
       return askUsers(c, system, { type: 'grant_server_admin', name: body.username });
     },
   });
