@@ -2,6 +2,7 @@
 // collected when asked, and the whole group stopped on abort or timeout (the original killed only a thread,
 // reference 5.6 and 11).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { OutputCollector } from './output.js';
 
@@ -70,6 +71,27 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** SIGTERM to the group, SIGKILL to whatever is left after `graceMs`. */
+export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  // Not unref'd: at start-up, stopping a leftover is all that keeps the client's event loop alive.
+  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, POLL_MS));
+  if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+}
+
+/**
+ * Linux's setpriv asks the kernel to SIGKILL the command if the client dies first (PR_SET_PDEATHSIG); it is
+ * kept across exec, so `/bin/sh -c 'sleep 31'` (which execs sleep) dies with the client. Children of a longer
+ * script survive it; the client stops those from the process record when it starts again.
+ */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+function shellCommand(commandLine: string): [string, string[]] {
+  const shell: [string, string[]] = ['/bin/sh', ['-c', commandLine]];
+  return SETPRIV === undefined ? shell : [SETPRIV, ['--pdeathsig', 'KILL', '--', shell[0], ...shell[1]]];
+}
+
 export class JobProcess {
   readonly done: Promise<ProcessResult>;
   private readonly child: ChildProcess;
@@ -78,7 +100,8 @@ export class JobProcess {
   constructor(spec: ProcessSpec) {
     const capture = spec.captureLimit !== undefined;
     // detached: setsid() makes the shell the leader of a new process group, so signals reach every descendant.
-    this.child = spawn('/bin/sh', ['-c', spec.commandLine], {
+    const [file, args] = shellCommand(spec.commandLine);
+    this.child = spawn(file, args, {
       cwd: spec.cwd,
       env: spec.env,
       uid: spec.uid,
@@ -127,10 +150,7 @@ export class JobProcess {
   private async kill(graceMs: number): Promise<void> {
     const pgid = this.child.pid;
     if (pgid === undefined) return;
-    signalGroup(pgid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (groupAlive(pgid) && Date.now() < deadline) await delay(POLL_MS);
-    if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+    await stopGroup(pgid, graceMs);
     await this.done;
   }
 }

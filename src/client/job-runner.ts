@@ -13,6 +13,7 @@ import type {
 } from '../protocol/messages.js';
 import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './job-file.js';
 import { JobProcess, userIds, type ProcessResult } from './job-process.js';
+import { ProcessRecords } from './process-records.js';
 import { errorMessage, type Logger } from './logger.js';
 import { fitOutput } from './output.js';
 import type { Whitelist } from './whitelist.js';
@@ -50,12 +51,22 @@ interface Held {
   timedOut: boolean;
   /** Taken by an abort: nothing more is reported for it. */
   ended: boolean;
+  /** The process record being written; removed once the command is over. */
+  recorded?: Promise<void>;
 }
 
 export class JobRunner {
   private held: Held | null = null;
+  private readonly records: ProcessRecords;
 
-  constructor(private readonly ports: RunnerPorts) {}
+  constructor(private readonly ports: RunnerPorts) {
+    this.records = new ProcessRecords(ports.fileDir, ports.log);
+  }
+
+  /** Before the first job: stops commands a killed predecessor on this file_dir left running. */
+  stopLeftovers(): Promise<string[]> {
+    return this.records.stopLeftovers();
+  }
 
   /** For heartbeats. */
   jobState(): { job_state: ClientJobState; job_id: string | null } {
@@ -140,7 +151,12 @@ export class JobRunner {
       return;
     }
     h.phase = 'running';
-    log.info(`job ${c.job_id}: running '${h.commandLine}' as process group ${h.proc.pid ?? '(not started)'}`);
+    const pgid = h.proc.pid;
+    log.info(`job ${c.job_id}: running '${h.commandLine}' as process group ${pgid ?? '(not started)'}`);
+    if (pgid !== undefined)
+      h.recorded = this.records
+        .record(pgid, c.job_id)
+        .catch((e: unknown) => log.warn(`job ${c.job_id}: cannot record process group ${pgid}: ${errorMessage(e)}`));
     send({ type: 'ack_run', job_id: c.job_id });
     // The client enforces run_timeout too, so the process tree ends even when the server's abort never arrives.
     h.timer = setTimeout(() => {
@@ -219,6 +235,13 @@ export class JobRunner {
   }
 
   private async cleanup(h: Held): Promise<void> {
+    const pgid = h.proc?.pid;
+    if (h.recorded !== undefined && pgid !== undefined) {
+      await h.recorded;
+      await this.records
+        .forget(pgid)
+        .catch((e: unknown) => this.ports.log.warn(`cannot remove the record of group ${pgid}: ${errorMessage(e)}`));
+    }
     if (h.filePath === undefined) return;
     await removeJobFile(h.filePath).catch((e: unknown) =>
       this.ports.log.warn(`cannot remove ${h.filePath}: ${errorMessage(e)}`),

@@ -83,6 +83,7 @@ export class PushClient {
   /** Registers if needed, fetches the config and connects, retrying while the server cannot be reached. */
   async start(): Promise<void> {
     const s = this.settings;
+    await this.runner.stopLeftovers();
     const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.log));
     if (pem === undefined) return;
     this.privateKey = readPrivateKey(pem);
