@@ -20,9 +20,11 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 export async function runClient(args: ClientArgs): Promise<number> {
   let settings: ClientSettings;
   let log: Logger;
+  let warnings: string[];
   try {
-    const { config, file } = readClientConfig(args, process.cwd());
-    settings = resolveSettings(args, config, file, process.cwd());
+    const read = readClientConfig(args, process.cwd());
+    warnings = read.warnings;
+    settings = resolveSettings(args, read.config, read.file, process.cwd());
     log = createLogger(settings.logLevel, settings.log);
   } catch (e) {
     if (e instanceof ConfigError || e instanceof SettingsError) {
@@ -32,6 +34,7 @@ export async function runClient(args: ClientArgs): Promise<number> {
     throw e;
   }
   log.info(`${versionText()} starting: node ${settings.nodeName}, organization ${settings.org} at ${settings.origin}`);
+  for (const warning of warnings) log.warn(warning);
   const client = new PushClient(settings, log);
   const stopped = new Promise<number>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

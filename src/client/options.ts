@@ -116,16 +116,22 @@ export class SettingsError extends Error {
 
 /**
  * client.rb from `-c` (which must exist), else the default file when it exists, else the defaults alone.
- * Throws ConfigError naming file and line for a broken file.
+ * Throws ConfigError naming file and line for a broken file; `warnings` name the settings it skipped.
  */
-export function readClientConfig(args: ClientArgs, cwd: string): { config: ClientConfig; file: string | null } {
-  if (args.config !== undefined) {
-    const file = resolve(cwd, args.config);
-    return { config: loadClientConfig(file), file };
-  }
-  if (existsSync(DEFAULT_CLIENT_CONFIG_FILE))
-    return { config: loadClientConfig(DEFAULT_CLIENT_CONFIG_FILE), file: DEFAULT_CLIENT_CONFIG_FILE };
-  return { config: readSettings('', DEFAULT_CLIENT_CONFIG_FILE, clientConfigSchema, { strict: false }), file: null };
+export function readClientConfig(
+  args: ClientArgs,
+  cwd: string,
+): { config: ClientConfig; file: string | null; warnings: string[] } {
+  const warnings: string[] = [];
+  const file =
+    args.config !== undefined
+      ? resolve(cwd, args.config)
+      : existsSync(DEFAULT_CLIENT_CONFIG_FILE)
+        ? DEFAULT_CLIENT_CONFIG_FILE
+        : null;
+  const config =
+    file === null ? readSettings('', DEFAULT_CLIENT_CONFIG_FILE, clientConfigSchema) : loadClientConfig(file, warnings);
+  return { config, file, warnings };
 }
 
 /**

@@ -71,7 +71,72 @@ export const clientConfigSchema = z.object({
 
 export type ClientConfig = z.output<typeof clientConfigSchema>;
 
-/** Reads client.rb, skipping the regular client's settings; chef_server_url is another name for server_url. */
-export function loadClientConfig(file: string): ClientConfig {
-  return readSettingsFile(file, clientConfigSchema, { strict: false, aliases: { chef_server_url: 'server_url' } });
+/**
+ * Reads client.rb; chef_server_url is another name for server_url. The regular client's settings are skipped
+ * quietly; any other unknown setting is skipped with a warning in `warnings`, naming the setting it most
+ * resembles, since `node_nam "web1"` ignored without a word leaves a node running under the wrong name.
+ */
+export function loadClientConfig(file: string, warnings: string[] = []): ClientConfig {
+  return readSettingsFile(file, clientConfigSchema, {
+    strict: false,
+    aliases: { chef_server_url: 'server_url' },
+    skipped: (name, line) => {
+      if (CHEF_CLIENT_SETTINGS.has(name)) return;
+      const near = nearest(name, [...Object.keys(clientConfigSchema.shape), 'chef_server_url']);
+      warnings.push(`${file}:${line}: unknown setting ${name} ignored${near ? ` (did you mean ${near}?)` : ''}`);
+    },
+  });
+}
+
+/** Settings of the regular chef-client that a shared client.rb may hold. */
+const CHEF_CLIENT_SETTINGS = new Set([
+  'cache_path',
+  'chef_license',
+  'chef_repo_path',
+  'client_fork',
+  'encrypted_data_bag_secret',
+  'environment',
+  'file_backup_path',
+  'file_cache_path',
+  'http_proxy',
+  'https_proxy',
+  'interval',
+  'json_attribs',
+  'local_mode',
+  'lockfile',
+  'no_proxy',
+  'ohai',
+  'pid_file',
+  'policy_group',
+  'policy_name',
+  'rest_timeout',
+  'splay',
+  'ssl_ca_file',
+  'ssl_verify_mode',
+  'trusted_certs_dir',
+  'verbose_logging',
+  'verify_api_cert',
+]);
+
+/** The known name within two edits of `name`, if any. */
+function nearest(name: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const k of known) {
+    const distance = editDistance(name, k);
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: k, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
 }

@@ -7,6 +7,8 @@ import { parseSettings, type SettingValue } from './ruby-literals.js';
 export interface ReadOptions {
   /** false: settings the schema does not know are skipped (client.rb carries the regular client's settings too). */
   strict?: boolean;
+  /** With `strict: false`, told of each setting skipped. */
+  skipped?: (name: string, line: number) => void;
   /** Other names for a setting, e.g. `{ chef_server_url: 'server_url' }`. */
   aliases?: Record<string, string>;
 }
@@ -32,7 +34,10 @@ export function readSettings<S extends z.ZodObject>(
   for (const { name, value, line } of parseSettings(text, file)) {
     const key = Object.hasOwn(aliases, name) ? (aliases[name] ?? name) : name;
     if (!Object.hasOwn(shape, key)) {
-      if (options.strict === false) continue;
+      if (options.strict === false) {
+        options.skipped?.(name, line);
+        continue;
+      }
       throw new ConfigError(file, line, name, `unknown setting ${name}`);
     }
     const earlier = seen.get(key);

@@ -163,3 +163,20 @@ t.test('splitServerUrl gives the base URL and the organization', async (t) => {
   t.equal(splitServerUrl('ftp://infra.example.com/organizations/acme'), null);
   t.equal(splitServerUrl('not a url'), null);
 });
+
+t.test("unknown settings are skipped with a warning naming the line, quietly for the regular client's", async (t) => {
+  const dir = t.testdir({
+    'client.rb': ['ssl_verify_mode :verify_none', 'node_nam "web1"', 'colour "blue"', 'chef_server_ur "x"'].join('\n'),
+  });
+  const warnings: string[] = [];
+  const config = loadClientConfig(join(dir, 'client.rb'), warnings);
+  t.equal(config.node_name, hostname(), 'the misspelt setting is not applied');
+  t.strictSame(
+    warnings.map((w) => w.replace(`${dir}/`, '')),
+    [
+      'client.rb:2: unknown setting node_nam ignored (did you mean node_name?)',
+      'client.rb:3: unknown setting colour ignored',
+      'client.rb:4: unknown setting chef_server_ur ignored (did you mean chef_server_url?)',
+    ],
+  );
+});
