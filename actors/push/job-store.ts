@@ -82,6 +82,20 @@ export async function writeJob(store: Store, org: string, id: string, save: JobS
   if (save.header) await store.put(jobsCollection(org), id, save.header);
 }
 
+/** Removes finished jobs whole: header, node fields and captured outputs. */
+export async function purgeJobs(store: Store, org: string, ids: readonly string[]): Promise<void> {
+  const jobs = jobsCollection(org);
+  const outputs = jobOutputsCollection(org);
+  for (const id of ids) {
+    const nodes = [...(await store.getFields(jobs, id)).keys()];
+    await store.apply([
+      { collection: jobs, id, remove: true },
+      ...nodes.map((node) => ({ collection: outputs, id: `${id}/${node}`, remove: true as const })),
+    ]);
+    await store.removeFields(jobs, id);
+  }
+}
+
 /** Every job's header, for the job list; their nodes are read only for the jobs that need them. */
 export async function loadJobHeaders(store: Store, org: string): Promise<JobHeader[]> {
   const coll = jobsCollection(org);

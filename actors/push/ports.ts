@@ -29,6 +29,8 @@ export interface PushSettings {
   heartbeat_interval: number;
   offline_threshold: number;
   online_threshold: number;
+  /** Finished jobs older than this many days are purged; 0 keeps them. */
+  job_retention_days: number;
 }
 
 export interface SessionGrant {

@@ -1,7 +1,7 @@
 // What an organization knows of its push jobs and nodes, as plain data: every job's header for the job list, and
 // the last known availability of every node heard. The job and node actors report changes; the organization
 // answers the API from this without asking them.
-import type { JobHeader } from './job-store.js';
+import { JobList } from './job-list.js';
 import type { NodeRecord } from './node-machine.js';
 
 /** A node's saved record, and whether jobs may use it now (up and not in rehab). */
@@ -11,10 +11,10 @@ export interface NodeAvailability extends NodeRecord {
 
 export interface PushData {
   /** Every job's header (status, times, options): the job list, and what a lost store gets back. */
-  headers: Map<string, JobHeader>;
+  headers: JobList;
   records: Map<string, NodeAvailability>;
 }
 
 export function emptyPushData(): PushData {
-  return { headers: new Map(), records: new Map() };
+  return { headers: new JobList(), records: new Map() };
 }

@@ -16,7 +16,8 @@ import { fail, ok, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
-import { headerOf, loadJob, saveOf, writeJob, type JobHeader } from './job-store.js';
+import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
+import { isFinished } from '../../src/api/push-jobs.js';
 import { newNode } from './node-machine.js';
 import { NodeActor, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
@@ -39,6 +40,14 @@ export const JOB_LINGER_MS = 5000;
 /** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
 const FINISHED_CACHE_NODES = 200_000;
 
+/**
+ * How often finished jobs past job_retention_days are looked for (or every half retention period, when shorter),
+ * and how many one pass removes at most.
+ */
+const PURGE_EVERY_MS = 3_600_000;
+const PURGE_BATCH = 1000;
+const DAY_MS = 86_400_000;
+
 export class PushRuntime {
   /**
    * The parent of the organization's job actors (its node actors run on synchronous mailboxes, node.ts). nact
@@ -52,6 +61,8 @@ export class PushRuntime {
   private finishedNodes = 0;
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
+  private nextPurge = 0;
+  private purging = false;
 
   constructor(
     private readonly org: string,
@@ -132,6 +143,7 @@ export class PushRuntime {
         const tick = { type: 'tick', at } as const;
         for (const actor of this.nodes.values()) actor.tell(tick);
         void this.flush();
+        if (at >= this.nextPurge) this.purge(at);
         break;
       }
     }
@@ -153,6 +165,42 @@ export class PushRuntime {
       for (const [n] of docs) this.dirty.add(n);
       this.ports.log.error('saving node states failed; they are kept for the next tick', { org: this.org, error: e });
     }
+  }
+
+  /**
+   * Retention: finished jobs last changed more than job_retention_days ago leave the job list at once, then
+   * the store (header first, so a purge cut short leaves nothing the API shows), a batch per pass; a pass that
+   * found a full batch runs again on the next tick.
+   */
+  private purge(now: number): void {
+    const days = this.ports.transport.settings.job_retention_days;
+    if (days === 0 || this.purging) return;
+    const before = now - days * DAY_MS;
+    const expired: string[] = [];
+    for (const [id, h] of this.data.headers) {
+      if (isFinished(h.status) && h.updated_at < before && !this.jobs.has(id)) expired.push(id);
+      if (expired.length === PURGE_BATCH) break;
+    }
+    this.nextPurge = expired.length === PURGE_BATCH ? now : now + Math.min(PURGE_EVERY_MS, (days * DAY_MS) / 2);
+    if (expired.length === 0) return;
+    for (const id of expired) {
+      this.data.headers.delete(id);
+      this.forget(id);
+    }
+    this.purging = true;
+    purgeJobs(this.ports.store, this.org, expired)
+      .then(() =>
+        this.ports.log.info('purged finished jobs past job_retention_days', {
+          org: this.org,
+          jobs: expired.length,
+          days,
+        }),
+      )
+      .catch((e: unknown) => {
+        // Gone from the list already; what is left in the store is looked for again after a restart.
+        this.ports.log.error('purging finished jobs failed', { org: this.org, error: e });
+      })
+      .finally(() => (this.purging = false));
   }
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
@@ -262,6 +310,13 @@ export class PushRuntime {
         dispatch(replyTo, fail(503, 'The data store is unavailable. Try again.'));
       },
     );
+  }
+
+  private forget(id: string): void {
+    const body = this.finished.get(id);
+    if (body === undefined) return;
+    this.finished.delete(id);
+    this.finishedNodes -= Object.values(body.nodes).reduce((n, names) => n + names.length, 0);
   }
 
   private remember(id: string, body: JobBody): void {

@@ -45,6 +45,7 @@ type HubConfig = Pick<
   | 'curve_encryption'
   | 'session_key_lifetime'
   | 'idle_timeout'
+  | 'job_retention_days'
 >;
 
 type Channel = 'heartbeat' | 'command';
@@ -108,6 +109,7 @@ export class PushHub implements PushTransport {
       heartbeat_interval: config.heartbeat_interval,
       offline_threshold: config.offline_threshold,
       online_threshold: config.online_threshold,
+      job_retention_days: config.job_retention_days,
     };
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);

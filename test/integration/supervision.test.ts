@@ -34,7 +34,13 @@ const superuser: RequestContext = {
 };
 
 class RecordingTransport implements PushTransport {
-  readonly settings = { voting_timeout: 60, heartbeat_interval: INTERVAL, offline_threshold: 3, online_threshold: 2 };
+  readonly settings = {
+    voting_timeout: 60,
+    heartbeat_interval: INTERVAL,
+    offline_threshold: 3,
+    online_threshold: 2,
+    job_retention_days: 30,
+  };
   readonly sent: Array<{ node: string; message: OutboundMessage }> = [];
   send(_org: string, node: string, message: OutboundMessage): void {
     this.sent.push({ node, message });
@@ -140,7 +146,7 @@ t.test('a job whose machine throws ends crashed, saved, its nodes told to abort,
   t.match(jobSchema.parse(got.body), { status: 'crashed', nodes: { crashed: ['up-1'], unavailable: ['gone-1'] } });
   const aborted = await request(system, { type: 'abort_job', id: 'j1' });
   t.equal(aborted.status, 409, 'a crashed job is over: aborting it is refused at once');
-  const list = await request(system, { type: 'list_jobs' });
+  const list = await request(system, { type: 'list_jobs', offset: 0, limit: 100 });
   t.match(list.body, [{ id: 'j1', status: 'crashed' }], 'the job list shows it crashed');
 });
 

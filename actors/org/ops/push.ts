@@ -22,7 +22,7 @@ export interface JobRequest {
 }
 
 export type PushOp =
-  | { type: 'list_jobs' }
+  | { type: 'list_jobs'; offset: number; limit: number }
   | { type: 'start_job'; job: JobRequest }
   | { type: 'get_job'; id: string }
   | { type: 'abort_job'; id: string }
@@ -49,16 +49,14 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
       if (!may.read) return { reply: forbidden('read') };
       return {
         reply: ok(
-          [...push.headers.values()]
-            .sort((a, b) => b.created_at - a.created_at || b.id.localeCompare(a.id))
-            .map((s): JobSummaryBody => ({
-              id: s.id,
-              command: s.command,
-              status: s.status,
-              run_timeout: s.run_timeout,
-              created_at: httpDate(s.created_at),
-              updated_at: httpDate(s.updated_at),
-            })),
+          push.headers.newestFirst(op.offset, op.limit).map((s): JobSummaryBody => ({
+            id: s.id,
+            command: s.command,
+            status: s.status,
+            run_timeout: s.run_timeout,
+            created_at: httpDate(s.created_at),
+            updated_at: httpDate(s.updated_at),
+          })),
         ),
       };
     case 'start_job': {

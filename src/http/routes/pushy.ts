@@ -11,7 +11,7 @@ import { jobStartSchema } from '../../api/push-jobs.js';
 export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   const base = '/organizations/:org/pushy';
   route(app, `${base}/jobs`, {
-    GET: (c) => askOrg(c, system, { type: 'list_jobs' }),
+    GET: (c) => askOrg(c, system, { type: 'list_jobs', ...jobPage(c.req.query('offset'), c.req.query('limit')) }),
     POST: (c) => {
       const body = parseBody(c, jobStartSchema);
       const limits = c.get('limits');
@@ -57,4 +57,15 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/config/:node`, {
     GET: (c) => askOrg(c, system, { type: 'get_push_config', node: param(c, 'node') }),
   });
+}
+
+/** `?offset=N&limit=M` of the job list; without them every job, newest first, as the original answered. */
+function jobPage(offset: string | undefined, limit: string | undefined): { offset: number; limit: number } {
+  const count = (name: string, value: string | undefined, fallback: number, least: number): number => {
+    if (value === undefined) return fallback;
+    if (!/^\d{1,9}$/.test(value) || Number(value) < least)
+      throw ApiError.of(400, `Query parameter '${name}' must be a whole number${least > 0 ? ' above 0' : ''}`);
+    return Number(value);
+  };
+  return { offset: count('offset', offset, 0, 0), limit: count('limit', limit, Number.MAX_SAFE_INTEGER, 1) };
 }
