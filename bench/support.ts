@@ -19,6 +19,7 @@ function profile(): string[] {
 export async function startServer(
   dir: string,
   settings: Record<string, SettingLiteral> = {},
+  startTimeoutMs = 20_000,
 ): Promise<{ url: string; dataDir: string; pid: number }> {
   const dataDir = join(dir, 'data');
   const settingsFile = join(dir, 'push-jobs-server.rb');
@@ -50,7 +51,7 @@ export async function startServer(
   );
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), startTimeoutMs);
     const onData = (d: string) => {
       output += d;
       const m = READY_LINE.exec(output);

@@ -1,4 +1,4 @@
-// The store as the server uses it: every operation bounded by store_timeout, and the store's health followed from
+// The store as the server uses it: every operation but a whole-collection load bounded by store_timeout, and the store's health followed from
 // their outcomes. An operation that takes longer is refused with StoreUnavailableError (requests answer 503 at
 // once rather than hang through an outage), and the server counts as degraded from a failed operation until the
 // next one succeeds.
@@ -26,8 +26,19 @@ export class WatchedStore implements Store {
     return this.#failingSince;
   }
 
-  load(collection: CollectionName): Promise<Map<string, unknown>> {
-    return this.#bounded('load', () => this.inner.load(collection));
+  /**
+   * Whole collections are read at start-up only, where their size (100,000 job headers) sets the time they take:
+   * a load is not bounded, and a store that cannot answer fails it on its own (Redis without an offline queue).
+   */
+  async load(collection: CollectionName): Promise<Map<string, unknown>> {
+    try {
+      const loaded = await this.inner.load(collection);
+      this.#failingSince = null;
+      return loaded;
+    } catch (e) {
+      this.#failingSince ??= this.now();
+      throw e;
+    }
   }
 
   get(collection: CollectionName, id: string): Promise<unknown> {
