@@ -91,7 +91,7 @@ export class PushHub implements PushTransport {
   /** Which client process holds each node, for both channels (see IncarnationOwners). */
   private readonly owners: IncarnationOwners;
   /** Messages to nodes not heard since start, by `org\0node`, written when they are (see send). */
-  private readonly unsent = new Map<string, Array<{ frames: Buffer[]; at: number }>>();
+  private readonly unsent = new Map<string, Array<{ message: OutboundMessage; at: number }>>();
   /** When each refused node was last told so. */
   private readonly refusedAt = new Map<string, number>();
   private sequence = 0;
@@ -155,25 +155,27 @@ export class PushHub implements PushTransport {
   }
 
   send(org: string, node: string, message: OutboundMessage): void {
-    const key = this.sessions.keyFor(org, node);
-    if (!key || !this.sockets) return; // no session: the job's timers deal with silence
-    const now = this.now();
-    const frames = encodeMessage(
-      { ...message, ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now) },
-      key,
-    );
+    if (!this.sockets) return;
     const identity = this.peers.get(org)?.get(node)?.identity;
     if (identity) {
-      this.sockets.commandOut.push([identity, ...frames]);
+      this.write(org, node, identity, message);
       return;
     }
     // Not heard since this server started (it restarted, or the node is reconnecting): kept for the offline
     // window and written when the node is first heard, so a commit of a job resumed after a restart arrives.
+    // It is signed then, with the key of that moment: at a restart jobs resume before sessions are loaded.
     const unsentKey = `${org}\u0000${node}`;
     const waiting = this.unsent.get(unsentKey) ?? [];
-    waiting.push({ frames, at: now });
+    waiting.push({ message, at: this.now() });
     if (waiting.length > UNSENT_PER_NODE) waiting.shift();
     this.unsent.set(unsentKey, waiting);
+  }
+
+  private write(org: string, node: string, identity: Buffer, message: OutboundMessage): void {
+    const key = this.sessions.keyFor(org, node);
+    if (!key || !this.sockets) return; // no session: the job's timers deal with silence
+    const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now());
+    this.sockets.commandOut.push([identity, ...encodeMessage({ ...message, ...envelope }, key)]);
   }
 
   /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
@@ -243,7 +245,7 @@ export class PushHub implements PushTransport {
     if (!waiting) return;
     this.unsent.delete(key);
     const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    for (const { frames, at } of waiting) if (now - at <= window) this.sockets?.commandOut.push([identity, ...frames]);
+    for (const { message, at } of waiting) if (now - at <= window) this.write(org, node, identity, message);
   }
 
   close(): void {

@@ -1,0 +1,59 @@
+// kill -9 of the server while a job is voting, with real clients, one of which was frozen (SIGSTOP) when the
+// commit went out: after the restart the job asks the nodes still undecided again once they are heard, and runs,
+// instead of waiting out voting_timeout and failing its quorum.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { startNodeFleet, waitForNodes, type FleetNode } from '../support/node-fleet.js';
+import { isFinished } from '../../src/api/push-jobs.js';
+import { until } from '../support/deadline.js';
+import { getJob } from '../support/push-api.js';
+import { startServerProcess } from '../support/server-process.js';
+
+const VOTING_TIMEOUT_S = 40;
+
+t.test('a commit lost with the server is sent again after its restart', async (t) => {
+  let server = await startServerProcess(t, {
+    settings: { heartbeat_interval: 200, voting_timeout: VOTING_TIMEOUT_S },
+  });
+  const admin = await server.client('admin');
+  const dir = await mkdtemp(join(tmpdir(), 'killed-in-voting-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const nodes = (await startNodeFleet(t, {
+    serverUrl: server.url,
+    validationKey: join(server.dataDir, 'default-validator.pem'),
+    dir,
+    names: ['steady', 'frozen'],
+    whitelist: () => ({ hello: 'echo hello' }),
+  })) as [FleetNode, FleetNode];
+  const [steady, frozen] = nodes;
+  await waitForNodes(admin, nodes, 'available');
+
+  frozen.freeze();
+  const started = await admin.request('POST', '/organizations/default/pushy/jobs', {
+    command: 'hello',
+    nodes: ['steady', 'frozen'],
+  });
+  const id = (started.body as { id: string }).id;
+  await new Promise((r) => setTimeout(r, 300)); // steady votes; frozen cannot
+  process.kill(server.pid, 'SIGKILL');
+  const killedAt = Date.now();
+  server = await server.restart();
+  frozen.resume();
+
+  const job = await until(
+    'the job to end',
+    async () => {
+      const j = await getJob(admin, id);
+      return isFinished(j.status) ? j : undefined;
+    },
+    (VOTING_TIMEOUT_S + 5) * 1000,
+    200,
+  );
+  const took = (Date.now() - killedAt) / 1000;
+  t.equal(job.status, 'complete', 'the job runs to its end');
+  t.same(job.nodes, { succeeded: ['frozen', 'steady'] }, 'on both nodes');
+  if (job.status !== 'complete') t.comment(server.output(), await steady.log(), await frozen.log());
+  t.ok(took < VOTING_TIMEOUT_S, `without waiting out voting_timeout (${took.toFixed(1)} s after the kill)`);
+});
