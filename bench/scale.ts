@@ -1,0 +1,89 @@
+// Fleet-scale figures: infra-loadtest against a server of its own at several fleet sizes, both stores, three runs
+// each; one job over the whole fleet (no-op command, quorum 100%). Writes bench/scale-results.json and prints a
+// Markdown table of medians with the spread; `node --import tsx bench/scale-chart.ts` draws bench/scale.svg.
+//   node --import tsx bench/scale.ts [SIZES] [RUNS]     e.g. bench/scale.ts 1000,5000,10000 3
+// Redis runs use REDIS_URL (default redis://127.0.0.1:6379) with a key prefix of their own.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './support.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sizes = (process.argv[2] ?? '1000,5000,10000').split(',').map(Number);
+const runs = Number(process.argv[3] ?? 3);
+const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+export interface ScaleRow {
+  store: 'file' | 'redis';
+  nodes: number;
+  run: number;
+  ready_s: number;
+  commit_to_all_acked_ms: number | null;
+  post_to_running_ms: number | null;
+  post_to_complete_ms: number | null;
+  server_cpu_pct: number | null;
+  server_rss_mb: number | null;
+  correct: boolean;
+}
+
+interface LoadFigures {
+  ready_s: number;
+  commit_to_all_acked_ms: { p50: number | null };
+  post_to_running_ms: { p50: number | null };
+  post_to_complete_ms: { p50: number | null };
+  server_cpu_pct: number | null;
+  server_rss_mb: number | null;
+  quorum_outcomes_correct: { correct: number; total: number };
+}
+
+function loadtest(store: ScaleRow['store'], nodes: number): LoadFigures {
+  const args = [join(here, '..', 'dist/src/bin/infra-loadtest.js'), '--spawn', '--nodes', String(nodes), '--json'];
+  if (store === 'redis') args.push('--redis', redisUrl);
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 900_000 });
+  const last = r.stdout.trim().split('\n').at(-1) ?? '';
+  try {
+    return JSON.parse(last) as LoadFigures;
+  } catch {
+    throw new Error(`infra-loadtest ${args.slice(1).join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  }
+}
+
+const rows: ScaleRow[] = [];
+for (const store of ['file', 'redis'] as const)
+  for (const nodes of sizes)
+    for (let run = 1; run <= runs; run++) {
+      const f = loadtest(store, nodes);
+      const q = f.quorum_outcomes_correct;
+      rows.push({
+        store,
+        nodes,
+        run,
+        ready_s: f.ready_s,
+        commit_to_all_acked_ms: f.commit_to_all_acked_ms.p50,
+        post_to_running_ms: f.post_to_running_ms.p50,
+        post_to_complete_ms: f.post_to_complete_ms.p50,
+        server_cpu_pct: f.server_cpu_pct,
+        server_rss_mb: f.server_rss_mb,
+        correct: q.correct === q.total,
+      });
+      console.error(`${store} ${nodes} run ${run}: ${JSON.stringify(rows.at(-1))}`);
+    }
+writeFileSync(join(here, 'scale-results.json'), `${JSON.stringify(rows, null, 1)}\n`);
+
+const cell = (values: Array<number | null>): string => {
+  const v = values.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  return v.length === 0 ? 'n/a' : `${median(v)} (${v[0]}–${v.at(-1)})`;
+};
+console.log(
+  '| store | nodes | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+for (const store of ['file', 'redis'] as const)
+  for (const nodes of sizes) {
+    const rs = rows.filter((r) => r.store === store && r.nodes === nodes);
+    const col = (k: keyof ScaleRow) => cell(rs.map((r) => r[k] as number | null));
+    console.log(
+      `| ${store} | ${nodes} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
+    );
+  }
