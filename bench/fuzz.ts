@@ -17,8 +17,10 @@ let failed = false;
 for (const [file, count] of files) {
   const started = Date.now();
   const r = spawnSync(process.execPath, ['--import', 'tsx', file], {
+    // TAP_TIMEOUT: a long run outlasts tap's 30 s default per file.
     env: {
       ...process.env,
+      TAP_TIMEOUT: '86400',
       INFRA_FUZZ_SEED: String(seed),
       INFRA_FUZZ_RUNS: String(count),
       INFRA_FUZZ_HTTP_RUNS: String(count),

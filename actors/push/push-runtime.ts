@@ -62,7 +62,8 @@ export class PushRuntime {
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
   private nextPurge = 0;
-  private purging = false;
+  /** The purge writing to the store now, if any: a stopping server waits for it. */
+  private purging: Promise<void> | null = null;
 
   constructor(
     private readonly org: string,
@@ -174,7 +175,7 @@ export class PushRuntime {
    */
   private purge(now: number): void {
     const days = this.ports.transport.settings.job_retention_days;
-    if (days === 0 || this.purging) return;
+    if (days === 0 || this.purging !== null) return;
     const before = now - days * DAY_MS;
     const expired: string[] = [];
     for (const [id, h] of this.data.headers) {
@@ -187,8 +188,7 @@ export class PushRuntime {
       this.data.headers.delete(id);
       this.forget(id);
     }
-    this.purging = true;
-    purgeJobs(this.ports.store, this.org, expired)
+    this.purging = purgeJobs(this.ports.store, this.org, expired)
       .then(() =>
         this.ports.log.info('purged finished jobs past job_retention_days', {
           org: this.org,
@@ -200,12 +200,12 @@ export class PushRuntime {
         // Gone from the list already; what is left in the store is looked for again after a restart.
         this.ports.log.error('purging finished jobs failed', { org: this.org, error: e });
       })
-      .finally(() => (this.purging = false));
+      .finally(() => (this.purging = null));
   }
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
   async settle(): Promise<void> {
-    await Promise.all([this.flush(), ...[...this.jobs.values()].map((job) => job.saved())]);
+    await Promise.all([this.flush(), this.purging, ...[...this.jobs.values()].map((job) => job.saved())]);
   }
 
   /**
