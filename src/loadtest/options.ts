@@ -106,9 +106,7 @@ export interface BehaviourShares {
 }
 
 export type ParsedLoadOptions =
-  | { kind: 'help'; text: string }
-  | { kind: 'usage'; message: string }
-  | { kind: 'run'; options: LoadOptions };
+  { kind: 'help'; text: string } | { kind: 'usage'; message: string } | { kind: 'run'; options: LoadOptions };
 
 const count = (min: number, max: number) =>
   z

@@ -169,7 +169,8 @@ class Worker {
       const due = Math.floor(((at - t0) / interval) * slotCount);
       for (; visited <= due; visited++) {
         const slot = visited % slotCount;
-        for (let i = slot; i < this.slots.length; i += slotCount) this.visit(this.slots[i] as Slot, at, interval, threshold);
+        for (let i = slot; i < this.slots.length; i += slotCount)
+          this.visit(this.slots[i] as Slot, at, interval, threshold);
       }
     }, TICK_MS);
   }
