@@ -13,6 +13,7 @@ export interface FleetEvents {
 
 export interface FleetTotals {
   heartbeatsSent: number;
+  answersSent: number;
   serverHeartbeats: number;
   drops: Record<string, number>;
   errors: string[];
@@ -36,7 +37,7 @@ interface Member {
 
 export class Fleet {
   readonly tallies = new Map<string, JobTally>();
-  readonly totals: FleetTotals = { heartbeatsSent: 0, serverHeartbeats: 0, drops: {}, errors: [] };
+  readonly totals: FleetTotals = { heartbeatsSent: 0, answersSent: 0, serverHeartbeats: 0, drops: {}, errors: [] };
   private readonly members: Member[] = [];
   private failure: ((e: Error) => void) | undefined;
   private readonly failed: Promise<never>;
@@ -146,6 +147,7 @@ export class Fleet {
   private add(b: Batch): void {
     for (const [job, t] of Object.entries(b.jobs)) mergeTally(tallyOf(this.tallies, job), t);
     this.totals.heartbeatsSent += b.heartbeatsSent;
+    this.totals.answersSent += b.answersSent;
     this.totals.serverHeartbeats += b.serverHeartbeats;
     for (const [reason, n] of Object.entries(b.drops)) this.totals.drops[reason] = (this.totals.drops[reason] ?? 0) + n;
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);

@@ -51,6 +51,8 @@ export interface Batch {
   type: 'batch';
   jobs: Record<string, JobTally>;
   heartbeatsSent: number;
+  /** Job answers (votes, run answers, results, aborted) sent. */
+  answersSent: number;
   serverHeartbeats: number;
   drops: Record<string, number>;
   errors: string[];

@@ -117,12 +117,7 @@ export async function spawnServer(redis: string | null): Promise<SpawnedServer> 
 export async function findListeningPid(port: number): Promise<number | null> {
   const inodes = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = await readFile(table, 'utf8');
-    } catch {
-      continue;
-    }
+    const text = await readFile(table, 'utf8').catch(() => '');
     for (const row of text.split('\n').slice(1)) {
       const f = row.trim().split(/\s+/);
       const local = f[1] ?? '';

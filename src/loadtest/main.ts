@@ -318,8 +318,7 @@ function figuresOf(x: FigureInputs): Figures {
   const mismatches: Mismatch[] = [];
   let correct = 0;
   let ambiguous = 0;
-  let answers = 0;
-  for (const t of fleet.tallies.values()) answers += t.acks + t.nacks + t.runs + t.succeeded + t.failed;
+  const answers = fleet.totals.answersSent - x.hbBefore.answersSent;
   for (const r of records) {
     const got: JobStatus | 'unfinished' | 'not_started' =
       r.id === null ? 'not_started' : (r.final?.status ?? 'unfinished');

@@ -17,6 +17,8 @@ export interface NodeSink {
   run(job: string, at: number): void;
   result(job: string, result: 'succeeded' | 'failed' | 'crashed', at: number): void;
   serverHeartbeat(): void;
+  /** A job answer (vote, run answer, result, aborted) went to the command channel. */
+  answered(): void;
   drop(reason: DropReason | 'send_skipped'): void;
   error(detail: string): void;
   crashed(node: string, at: number): void;
@@ -112,7 +114,9 @@ export class SimNode {
   }
 
   private send(answer: JobAnswer): void {
-    this.connection?.sendCommand(answer);
+    if (this.connection === null) return;
+    this.connection.sendCommand(answer);
+    this.sink.answered();
   }
 
   private later(ms: number, fn: () => void): void {

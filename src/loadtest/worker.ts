@@ -46,7 +46,16 @@ class Worker {
   constructor(private readonly init: WorkerInit) {}
 
   private static emptyBatch(): Omit<Batch, 'jobs'> {
-    return { type: 'batch', heartbeatsSent: 0, serverHeartbeats: 0, drops: {}, errors: [], flaps: [], crashes: [] };
+    return {
+      type: 'batch',
+      heartbeatsSent: 0,
+      answersSent: 0,
+      serverHeartbeats: 0,
+      drops: {},
+      errors: [],
+      flaps: [],
+      crashes: [],
+    };
   }
 
   private readonly sink: NodeSink = {
@@ -73,6 +82,7 @@ class Worker {
       t.lastResultAt = Math.max(t.lastResultAt, at);
     },
     serverHeartbeat: () => (this.batch.serverHeartbeats += 1),
+    answered: () => (this.batch.answersSent += 1),
     drop: (reason) => (this.batch.drops[reason] = (this.batch.drops[reason] ?? 0) + 1),
     error: (detail) => {
       if (this.batch.errors.length < 20) this.batch.errors.push(detail);
@@ -143,6 +153,7 @@ class Worker {
     const empty =
       this.tallies.size === 0 &&
       b.heartbeatsSent === 0 &&
+      b.answersSent === 0 &&
       b.serverHeartbeats === 0 &&
       b.errors.length === 0 &&
       b.flaps.length === 0 &&
