@@ -42,7 +42,8 @@ function serverCommand(): string[] {
   return fromSource ? ['--import', 'tsx', file] : [file];
 }
 
-export async function spawnServer(redis: string | null): Promise<SpawnedServer> {
+/** `redis`: the store, else files; `heartbeatIntervalMs`: the server's heartbeat_interval, else its default. */
+export async function spawnServer(redis: string | null, heartbeatIntervalMs: number | null): Promise<SpawnedServer> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-loadtest-'));
   const dataDir = join(dir, 'data');
   const settingsFile = join(dir, 'push-jobs-server.rb');
@@ -56,6 +57,7 @@ export async function spawnServer(redis: string | null): Promise<SpawnedServer> 
     data_dir: dataDir,
   };
   if (redis !== null) settings.redis_url = redis;
+  if (heartbeatIntervalMs !== null) settings.heartbeat_interval = heartbeatIntervalMs;
   const text = Object.entries(settings)
     .map(([k, v]) => `${k} ${typeof v === 'string' ? JSON.stringify(v) : v}`)
     .join('\n');

@@ -101,7 +101,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     let keyPem: string;
     if (o.server.kind === 'spawn') {
       progress.say(`starting a server${o.server.redis === null ? '' : ` on ${o.server.redis}`}`);
-      spawned = await spawnServer(o.server.redis);
+      spawned = await spawnServer(o.server.redis, o.server.heartbeatIntervalMs);
       baseUrl = spawned.baseUrl;
       const pem = o.key === null ? spawned.adminKeyPem : await readFile(o.key, 'utf8');
       if (pem === null) {

@@ -14,6 +14,11 @@ export const OPTIONS: Record<string, OptionSpec> = {
   org: { type: 'string', arg: 'ORG', help: 'the organization (default: from --server, else default)' },
   spawn: { type: 'boolean', help: 'start a server of its own on free loopback ports, stopped at the end' },
   redis: { type: 'string', arg: 'URL', help: 'with --spawn: store in this Redis instead of files' },
+  'heartbeat-interval': {
+    type: 'string',
+    arg: 'MS',
+    help: "with --spawn: the server's heartbeat_interval (default the server's, 1000)",
+  },
   nodes: { type: 'string', arg: 'N', help: 'simulated nodes (required)' },
   prefix: { type: 'string', arg: 'TEXT', help: 'start of the client and node names (default lt-)' },
   workers: { type: 'string', arg: 'W', help: 'processes the nodes are spread over (default: the core count)' },
@@ -68,7 +73,8 @@ export const USAGE = [
 export type Share = number;
 
 export interface LoadOptions {
-  server: { kind: 'url'; baseUrl: string } | { kind: 'spawn'; redis: string | null };
+  server:
+    { kind: 'url'; baseUrl: string } | { kind: 'spawn'; redis: string | null; heartbeatIntervalMs: number | null };
   key: string | null;
   user: string;
   org: string;
@@ -151,6 +157,7 @@ const SCHEMAS = {
   user: principal,
   org: principal,
   redis: redisUrl,
+  'heartbeat-interval': count(10, 60_000),
   nodes: count(1, 200_000),
   prefix,
   workers: count(1, 64),
@@ -203,6 +210,10 @@ function combine(c: Checked, values: Values): LoadOptions {
   need(spawn !== (c.server !== undefined), 'give either --server URL or --spawn');
   need(spawn || c.key !== undefined, '--server needs --key FILE, the private key of --user');
   need(c.redis === undefined || spawn, '--redis goes with --spawn; a server given by --server has its own store');
+  need(
+    c['heartbeat-interval'] === undefined || spawn,
+    '--heartbeat-interval goes with --spawn; a server given by --server has its own',
+  );
   need(c.nodes !== undefined, '--nodes is required');
   const nodes = c.nodes ?? 0;
   const heartbeatOnly = values['heartbeat-only'] === true;
@@ -239,7 +250,9 @@ function combine(c: Checked, values: Values): LoadOptions {
     }
   }
   return {
-    server: spawn ? { kind: 'spawn', redis: c.redis ?? null } : { kind: 'url', baseUrl },
+    server: spawn
+      ? { kind: 'spawn', redis: c.redis ?? null, heartbeatIntervalMs: c['heartbeat-interval'] ?? null }
+      : { kind: 'url', baseUrl },
     key: c.key ?? null,
     user: c.user ?? 'admin',
     org: org ?? 'default',

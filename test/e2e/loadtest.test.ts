@@ -91,6 +91,44 @@ t.test('nacking and silent nodes make a 90% quorum fail, and the tester expects 
   t.same(f.post_to_running_ms, { p50: null, p99: null, max: null }, 'no job ran');
 });
 
+t.test('--heartbeat-only with flapping nodes: offline detection is measured', async (t) => {
+  const { run, figures: f } = await loadtest(t, [
+    '--spawn',
+    '--heartbeat-interval',
+    '200',
+    '--nodes',
+    '20',
+    '--flap',
+    '50%',
+    '--heartbeat-only',
+    '--seconds',
+    '6',
+  ]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.equal(f.jobs, 0);
+  t.ok(f.offline_detect_ms.count > 0, `flapping nodes were seen offline (${JSON.stringify(f.offline_detect_ms)})`);
+  t.ok(measured.safeParse(f.offline_detect_ms).success, 'detection times measured');
+  t.ok((f.offline_detect_ms.p50 ?? 0) > 0, 'a node is seen offline only after its last heartbeat');
+  t.ok(f.offered_hb_per_s > 0 && (f.processed_hb_per_s ?? 0) > 0);
+});
+
+t.test('--abort-after: jobs aborted while their commands run are expected aborted', async (t) => {
+  const { run, figures: f } = await loadtest(t, [
+    '--spawn',
+    '--nodes',
+    '10',
+    '--jobs',
+    '2',
+    '--run-ms',
+    '20000',
+    '--abort-after',
+    '1500',
+  ]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.same(f.jobs_by_status, { aborted: 2 });
+  t.same(f.quorum_outcomes_correct, { correct: 2, total: 2, ambiguous: 0, mismatches: [] });
+});
+
 t.test('a given server: a second run reuses the nodes, and --cleanup deletes them', async (t) => {
   const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1' } });
   const key = `${server.dataDir}/admin.pem`;

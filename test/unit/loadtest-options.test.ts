@@ -16,7 +16,7 @@ function refusal(argv: string[]): string {
 
 t.test('a spawned run with its defaults', async (t) => {
   const o = options(['--spawn', '--nodes', '50']);
-  t.same(o.server, { kind: 'spawn', redis: null });
+  t.same(o.server, { kind: 'spawn', redis: null, heartbeatIntervalMs: null });
   t.equal(o.nodes, 50);
   t.equal(o.jobNodes, 50, 'a job takes every node unless told');
   t.same(o.quorum, { kind: 'percent', value: 100 });
@@ -91,6 +91,11 @@ t.test('each wrong value is refused naming its option', async (t) => {
     [['--server', 'http://h:1', '--nodes', '10'], /--server needs --key/],
     [['--server', 'ftp://h', '--key', 'k', '--nodes', '10'], /^--server: expected http\(s\)/],
     [['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--redis', 'redis://h'], /--redis goes with --spawn/],
+    [
+      ['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--heartbeat-interval', '200'],
+      /--heartbeat-interval goes/,
+    ],
+    [[...base, '--heartbeat-interval', '5'], /^--heartbeat-interval: expected a whole number from 10/],
   ];
   for (const [argv, expected] of cases) t.match(refusal(argv), expected, argv.join(' '));
 });
