@@ -72,6 +72,10 @@ export class Fleet {
             member.reused = m.reused;
             this.progress();
             break;
+          case 'connecting':
+            member.connected = m.nodes;
+            this.progress();
+            break;
           case 'connected':
             member.connected = m.nodes;
             this.progress();

@@ -63,6 +63,8 @@ export interface Batch {
 
 export type WorkerMessage =
   | { type: 'provisioned'; done: number; reused: number }
+  /** Nodes connected so far, while they connect in waves. */
+  | { type: 'connecting'; nodes: number }
   | { type: 'connected'; nodes: number }
   | Batch
   | { type: 'failed'; message: string }

@@ -28,15 +28,23 @@ const WATCHDOG_GRACE_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/** Off a terminal, the live line is written out this often. */
+const LOG_PROGRESS_MS = 10_000;
+
 class Progress {
   private line = '';
   private timer: NodeJS.Timeout | undefined;
+  private loggedAt = now();
   constructor(private readonly err: Streams['stderr']) {
     if (err.isTTY === true) this.timer = setInterval(() => this.draw(), 250);
   }
-  /** The live line (terminals only). */
+  /** The live line: redrawn on a terminal, else written every LOG_PROGRESS_MS. */
   set(text: string): void {
     this.line = text;
+    if (this.err.isTTY !== true && now() - this.loggedAt >= LOG_PROGRESS_MS) {
+      this.loggedAt = now();
+      this.err.write(`infra-loadtest: ${text}\n`);
+    }
   }
   /** A phase worth a line of its own. */
   say(text: string): void {
@@ -158,10 +166,11 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     await Promise.race([fleet.start(shares), until(stop)]);
     if (stop.over) throw new Error('--timeout passed while provisioning');
     const provisionS = round((now() - t0) / 1000);
+    progress.say(`${o.nodes} nodes provisioned and connected in ${provisionS} s (${fleet.reused} reused)`);
     const t1 = now();
     await waitAvailable(api, o.org, new Set(names), stop, progress, fleet);
     const readyS = round((now() - t1) / 1000);
-    progress.say(`${o.nodes} nodes provisioned in ${provisionS} s, available ${readyS} s later`);
+    progress.say(`every node available ${readyS} s later`);
 
     // The measured part.
     const before = await cpuAndTime(pid);
@@ -283,7 +292,11 @@ async function waitAvailable(
     const states = await call(api, 'GET', path, nodeStateListSchema);
     let ready = 0;
     for (const s of states) if (names.has(s.node_name) && s.status === 'up' && s.availability === 'available') ready++;
-    progress.set(`available ${ready}/${names.size}`);
+    const t = fleet.totals;
+    const skipped = t.drops.send_skipped ?? 0;
+    progress.set(
+      `available ${ready}/${names.size}; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
+    );
     if (ready === names.size) return;
     if (stop.over) throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available`);
     await Promise.race([sleep(READY_POLL_MS), fleet.failure$]);

@@ -45,6 +45,8 @@ export class SimNode {
   lastBeatAt = 0;
   /** Down after a crash until the worker restarts it. */
   crashed = false;
+  /** A server heartbeat has arrived: the connection is up (the CurveZMQ handshake done). */
+  heard = false;
 
   constructor(
     readonly name: string,
@@ -131,6 +133,7 @@ export class SimNode {
   private receive(m: ServerMessage): void {
     switch (m.type) {
       case 'heartbeat':
+        this.heard = true;
         this.sink.serverHeartbeat();
         return;
       case 'node_in_use':

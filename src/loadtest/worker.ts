@@ -15,6 +15,13 @@ const BATCH_MS = 200;
 const PROGRESS_MS = 250;
 /** Intervals a flapping node keeps beating between silences (plus up to as many again, at random). */
 const FLAP_UP_INTERVALS = 3;
+/**
+ * Nodes connect in waves: the next wave once most of this one hears the server, or after a while. A whole fleet
+ * connecting at once makes thousands of CurveZMQ handshakes queue on the server, and connections time out.
+ */
+const WAVE = 250;
+const WAVE_SHARE = 0.9;
+const WAVE_WAIT_MS = 5000;
 /** Beyond the offline threshold, intervals a flapping or crashed node stays silent. */
 const SILENCE_EXTRA_INTERVALS = 2;
 
@@ -116,10 +123,18 @@ class Worker {
       clearInterval(progress);
     }
     await send({ type: 'provisioned', done, reused });
-    for (const node of this.nodes) node.connect();
     this.slots = this.nodes.map((node) => ({ node, visits: 0, pausedUntil: 0, nextPauseAt: 0, restartAt: 0 }));
     this.schedule();
     this.flusher = setInterval(() => void this.flush(), BATCH_MS);
+    for (let i = 0; i < this.nodes.length; i += WAVE) {
+      const wave = this.nodes.slice(i, i + WAVE);
+      for (const node of wave) node.connect();
+      const until = now() + WAVE_WAIT_MS;
+      while (wave.filter((n) => n.heard).length < WAVE_SHARE * wave.length && now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await send({ type: 'connecting', nodes: i + wave.length });
+    }
     await send({ type: 'connected', nodes: this.nodes.length });
   }
 
