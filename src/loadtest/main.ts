@@ -1,9 +1,11 @@
 // infra-loadtest from checked options to figures: the server (given or spawned), the fleet of simulated nodes
 // in worker processes, the measured scenario, the figures, and cleaning up. Exit 0 when every job ended as
 // expected, 1 otherwise or when the run could not be completed.
+import { createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ApiClient } from '../auth/api-client.js';
-import { generateKeyPair } from '../auth/keys.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/keys.js';
+import { writeKeyFile } from '../client/registration.js';
 import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
 import { fitLine } from '../cli/progress.js';
@@ -131,7 +133,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     const width = String(o.nodes).length;
     const names = Array.from({ length: o.nodes }, (_, i) => `${o.prefix}${String(i + 1).padStart(width, '0')}`);
     const behaviours = assignBehaviours(o.nodes, o.behaviour, o.seed);
-    const clientPair = await generateKeyPair();
+    const clientPair = await clientKeyPair(o.clientKey);
     const uncertain = new Set<string>(names.filter((_, i) => behaviours[i]?.flap === true));
     const detector = new OfflineDetector(api, o.org);
     let measuring = false;
@@ -263,6 +265,8 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
   } catch (e) {
     progress.end();
     io.stderr.write(`infra-loadtest: ${messageOf(e)}\n`);
+    // Scripts read the last line: it still says what happened.
+    if (o.json) io.stdout.write(`${JSON.stringify({ nodes: o.nodes, errors: [...errors, messageOf(e)] })}\n`);
     fleet?.kill();
     return 1;
   } finally {
@@ -271,6 +275,18 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     process.off('SIGTERM', onSignal);
     if (spawned !== null) await spawned.stop();
   }
+}
+
+/** The key pair the simulated clients share: from `file` when it exists, else new (and saved to `file`). */
+async function clientKeyPair(file: string | null): Promise<Pick<GeneratedKeyPair, 'privateKeyPem' | 'publicKeyPem'>> {
+  const pem = file === null ? null : await readFile(file, 'utf8').catch(() => null);
+  if (pem !== null) {
+    const publicKeyPem = createPublicKey(readPrivateKey(pem)).export({ type: 'spki', format: 'pem' }).toString();
+    return { privateKeyPem: pem, publicKeyPem };
+  }
+  const pair = await generateKeyPair();
+  if (file !== null) await writeKeyFile(file, pair.privateKeyPem);
+  return pair;
 }
 
 /** Resolves once `stop` is over (deadline or signal). */

@@ -21,6 +21,11 @@ export const OPTIONS: Record<string, OptionSpec> = {
   },
   nodes: { type: 'string', arg: 'N', help: 'simulated nodes (required)' },
   prefix: { type: 'string', arg: 'TEXT', help: 'start of the client and node names (default lt-)' },
+  'client-key': {
+    type: 'string',
+    arg: 'FILE',
+    help: 'the key the simulated clients share: read if the file exists, else made and saved there, so a later run reuses clients as they are (default: a new key each run)',
+  },
   workers: { type: 'string', arg: 'W', help: 'processes the nodes are spread over (default: the core count)' },
   jobs: { type: 'string', arg: 'J', help: 'jobs to run (default 1)' },
   'job-nodes': { type: 'string', arg: 'M', help: 'nodes in each job (default: all)' },
@@ -76,6 +81,7 @@ export interface LoadOptions {
   server:
     { kind: 'url'; baseUrl: string } | { kind: 'spawn'; redis: string | null; heartbeatIntervalMs: number | null };
   key: string | null;
+  clientKey: string | null;
   user: string;
   org: string;
   nodes: number;
@@ -160,6 +166,7 @@ const SCHEMAS = {
   'heartbeat-interval': count(10, 60_000),
   nodes: count(1, 200_000),
   prefix,
+  'client-key': nonEmpty,
   workers: count(1, 64),
   jobs: count(0, 100_000),
   'job-nodes': count(1, 200_000),
@@ -254,6 +261,7 @@ function combine(c: Checked, values: Values): LoadOptions {
       ? { kind: 'spawn', redis: c.redis ?? null, heartbeatIntervalMs: c['heartbeat-interval'] ?? null }
       : { kind: 'url', baseUrl },
     key: c.key ?? null,
+    clientKey: c['client-key'] ?? null,
     user: c.user ?? 'admin',
     org: org ?? 'default',
     nodes,

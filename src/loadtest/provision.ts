@@ -1,7 +1,9 @@
 // Provisioning through the signed API: a client and a node per simulated node (made, or reused with the shared
 // key put back on the client), then the node's config, fetched signed as its own client as a real node does.
 import type { KeyObject } from 'node:crypto';
+import { z } from 'zod';
 import { ApiClient, errorText } from '../auth/api-client.js';
+import { toSpkiPem } from '../auth/keys.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; resolves once all are done. */
@@ -21,7 +23,11 @@ export interface ProvisionTarget {
   /** The key pair every simulated client shares. */
   clientKey: KeyObject;
   clientPublicKeyPem: string;
+  /** The same key as the keys API returns it. */
+  clientPublicKeySpki: string;
 }
+
+const clientKeySchema = z.object({ public_key: z.string() });
 
 export interface Provisioned {
   config: PushConfig;
@@ -63,7 +69,11 @@ export async function provisionNode(t: ProvisionTarget, name: string): Promise<P
     const res = await t.admin.request('POST', `${orgPath}/clients`, { name, public_key: t.clientPublicKeyPem });
     check(res.status, res.body, `creating client ${name}`, [201, 409]);
     if (res.status === 201) return false;
-    // An earlier run's client: its key pair is gone with that run, so this run's public key replaces it.
+    // An earlier run's client: kept as it is when it has this run's key (--client-key), else given this key.
+    const got = await t.admin.request('GET', `${orgPath}/clients/${seg}/keys/default`);
+    check(got.status, got.body, `reading the key of client ${name}`, [200, 404]);
+    const key = clientKeySchema.safeParse(got.body);
+    if (key.success && toSpkiPem(key.data.public_key) === t.clientPublicKeySpki) return true;
     const put = await t.admin.request('PUT', `${orgPath}/clients/${seg}/keys/default`, {
       public_key: t.clientPublicKeyPem,
     });

@@ -2,7 +2,7 @@
 // heartbeats from one scheduler, answers jobs through them and reports to the parent in batches.
 import { context } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
-import { readPrivateKey } from '../auth/keys.js';
+import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
@@ -108,6 +108,7 @@ class Worker {
       admin: new ApiClient({ baseUrl: i.baseUrl, userId: i.user, key: i.userKeyPem, timeoutMs: 30_000 }),
       clientKey,
       clientPublicKeyPem: i.clientPublicKeyPem,
+      clientPublicKeySpki: toSpkiPem(i.clientPublicKeyPem) ?? '',
     };
     let done = 0;
     let reused = 0;

@@ -6,6 +6,8 @@ import { runBin, type RunResult } from '../support/process-run.js';
 import { startServerProcess } from '../support/server-process.js';
 
 const RUN_TIMEOUT_MS = 100_000;
+// Six runs of the tester, each a few seconds of provisioning and jobs.
+t.setTimeout(300_000);
 
 const spreadSchema = z.object({ p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() });
 const measured = z.object({ p50: z.number(), p99: z.number(), max: z.number() });
@@ -129,10 +131,11 @@ t.test('--abort-after: jobs aborted while their commands run are expected aborte
   t.same(f.quorum_outcomes_correct, { correct: 2, total: 2, ambiguous: 0, mismatches: [] });
 });
 
-t.test('a given server: a second run reuses the nodes, and --cleanup deletes them', async (t) => {
+t.test('a given server: later runs reuse the nodes, and --cleanup deletes them', async (t) => {
   const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1' } });
   const key = `${server.dataDir}/admin.pem`;
-  const common = ['--server', server.url, '--key', key, '--nodes', '20', '--jobs', '1', '--prefix', 'reuse-'];
+  const clientKey = `${t.testdir()}/clients.pem`;
+  const common = ['--server', server.url, '--key', key, '--nodes', '12', '--jobs', '1', '--prefix', 'reuse-'];
   const first = await loadtest(t, common);
   t.equal(first.run.code, 0, exitMessage(first.run));
   t.equal(first.figures.reused_nodes, 0);
@@ -144,13 +147,19 @@ t.test('a given server: a second run reuses the nodes, and --cleanup deletes the
     Object.keys((await admin.call('GET', `/organizations/default/${kind}`)) as Record<string, string>).filter((n) =>
       n.startsWith('reuse-'),
     );
-  t.equal((await names('nodes')).length, 20, 'the first run left its nodes');
+  t.equal((await names('nodes')).length, 12, 'the first run left its nodes');
 
-  const second = await loadtest(t, [...common, '--cleanup']);
+  // A new key for the clients (the first run's is gone), saved for the third run.
+  const second = await loadtest(t, [...common, '--client-key', clientKey]);
   t.equal(second.run.code, 0, exitMessage(second.run));
-  t.equal(second.figures.reused_nodes, 20, 'every node and client reused');
+  t.equal(second.figures.reused_nodes, 12, 'every node and client reused, with a new key');
   t.same(second.figures.jobs_by_status, { complete: 1 });
-  t.equal(second.figures.deleted_nodes, 20);
+
+  const third = await loadtest(t, [...common, '--client-key', clientKey, '--cleanup']);
+  t.equal(third.run.code, 0, exitMessage(third.run));
+  t.equal(third.figures.reused_nodes, 12, 'every node and client reused as they were');
+  t.same(third.figures.jobs_by_status, { complete: 1 });
+  t.equal(third.figures.deleted_nodes, 12);
   t.same(await names('nodes'), [], 'no node left');
   t.same(await names('clients'), [], 'no client left');
 });
