@@ -2,6 +2,7 @@
 // loopback ports, with a settings file and data folder of its own), or found by the port it listens on; and its
 // CPU time and memory read from /proc.
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -69,10 +70,16 @@ export async function spawnServer(redis: string | null, heartbeatIntervalMs: num
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // However this process ends (an error, a closed output pipe, a signal it handles), the server ends with it.
+  const onExit = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   const lines: string[] = [];
   let partial = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const baseUrl = await new Promise<string>((resolve, reject) => {
+  const started = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`the server did not start:\n${lines.join('\n')}`)),
       START_TIMEOUT_MS,
@@ -97,6 +104,11 @@ export async function spawnServer(redis: string | null, heartbeatIntervalMs: num
       reject(new Error(`the server exited before it listened:\n${lines.join('\n')}`));
     });
   });
+  const baseUrl = await started.catch((e: unknown) => {
+    process.off('exit', onExit);
+    onExit();
+    throw e;
+  });
   let adminKeyPem: string | null = null;
   try {
     adminKeyPem = await readFile(join(dataDir, 'admin.pem'), 'utf8');
@@ -104,6 +116,7 @@ export async function spawnServer(redis: string | null, heartbeatIntervalMs: num
     // A store set up by an earlier server: its keys were written where that server ran.
   }
   const stop = async () => {
+    process.off('exit', onExit);
     if (child.exitCode === null && child.signalCode === null) {
       const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       child.kill('SIGTERM');
