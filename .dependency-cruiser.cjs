@@ -42,8 +42,8 @@ module.exports = {
     {
       name: 'tools-stay-clients',
       severity: 'error',
-      comment: 'cli, infra-server-ctl and push-jobs-client talk to a server only through its API.',
-      from: { path: '^src/(cli|client)/' },
+      comment: 'cli, infra-server-ctl, push-jobs-client and infra-loadtest talk to a server only through its API.',
+      from: { path: '^src/(cli|client|loadtest)/' },
       to: { path: '^(actors/|src/(http|store|transport|setup|server\\.ts))' },
     },
     {

@@ -25,7 +25,8 @@ const help = (text: string): Shown => ({ kind: 'help', text });
 const usage = (message: string | null, text: string): Shown => ({ kind: 'usage', message, text });
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-function parse(
+/** The options of `args` read strictly against `options`; an unknown option or a missing value throws. */
+export function parseOptions(
   options: Record<string, OptionSpec>,
   args: readonly string[],
 ): { values: Values; positionals: string[] } {
@@ -87,7 +88,7 @@ function longestName(commands: Record<string, unknown>, words: readonly string[]
 /** Only options where a command was wanted: the help they ask for, else a usage error showing `text`. */
 function withoutCommand(options: Record<string, OptionSpec>, args: readonly string[], text: string): Shown {
   try {
-    return flag(parse(options, args).values, 'help') ? help(text) : usage(null, text);
+    return flag(parseOptions(options, args).values, 'help') ? help(text) : usage(null, text);
   } catch (e) {
     return usage(messageOf(e), text);
   }
@@ -120,7 +121,7 @@ function commandLine<Ctx, Conn>(
   const text = commandHelp(tool, name, command);
   let parsed;
   try {
-    parsed = parse({ ...command.options, ...commonOptions(tool) }, args);
+    parsed = parseOptions({ ...command.options, ...commonOptions(tool) }, args);
   } catch (e) {
     return usage(messageOf(e), text);
   }

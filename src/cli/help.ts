@@ -2,7 +2,8 @@
 // commands (`cli job`), and one command with its arguments and options.
 import { type Command, commonOptions, type OptionSpec, type Tool } from './framework.js';
 
-function optionLines(options: Record<string, OptionSpec>): string[] {
+/** One aligned line per option: `-s, --name ARG  help`. */
+export function optionLines(options: Record<string, OptionSpec>): string[] {
   const left = (n: string, o: OptionSpec) =>
     `${o.short === undefined ? '    ' : `-${o.short}, `}--${n}${o.arg === undefined ? '' : ` ${o.arg}`}`;
   const width = Math.max(...Object.entries(options).map(([n, o]) => left(n, o).length));

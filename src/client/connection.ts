@@ -92,14 +92,18 @@ export class Connection {
     void this.drain();
   }
 
-  /** A heartbeat is skipped, not queued, while the previous one is still being written: only the latest matters. */
-  sendHeartbeat(body: HeartbeatBody): void {
-    if (this.closed || this.heartbeatBusy) return;
+  /**
+   * A heartbeat is skipped, not queued, while the previous one is still being written: only the latest matters.
+   * Returns whether this one was handed to the socket.
+   */
+  sendHeartbeat(body: HeartbeatBody): boolean {
+    if (this.closed || this.heartbeatBusy) return false;
     this.heartbeatBusy = true;
     this.heartbeat.send(this.frames(body)).then(
       () => (this.heartbeatBusy = false),
       () => (this.heartbeatBusy = false),
     );
+    return true;
   }
 
   /** Job answers are kept, in order, until written; a reconnect carries the unwritten ones over. */

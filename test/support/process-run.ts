@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export type BinName = 'infra-server' | 'infra-server-ctl' | 'cli' | 'push-jobs-client';
+export type BinName = 'infra-server' | 'infra-server-ctl' | 'cli' | 'push-jobs-client' | 'infra-loadtest';
 
 /** The compiled entry point; the e2e tests run what users run, so the build must exist. */
 export function distBin(name: BinName): string {

@@ -1,0 +1,92 @@
+// The figures of a run: percentiles, the JSON object printed last with --json, and the summary for people.
+import type { JobStatus } from '../api/push-jobs.js';
+
+export interface Spread {
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
+}
+
+const round = (n: number, places = 1): number => Math.round(n * 10 ** places) / 10 ** places;
+
+/** Nearest-rank percentile of `values` (any order); null when there are none. */
+export function percentile(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return round(sorted[Math.min(rank, sorted.length) - 1] ?? NaN);
+}
+
+export function spread(values: readonly number[]): Spread {
+  return { p50: percentile(values, 50), p99: percentile(values, 99), max: percentile(values, 100) };
+}
+
+export interface Mismatch {
+  job: string;
+  expected: JobStatus[];
+  got: JobStatus | 'unfinished' | 'not_started';
+  quorum: number;
+  ready_min: number;
+  ready_max: number;
+  nodes: Partial<Record<string, number>>;
+}
+
+export interface Figures {
+  nodes: number;
+  workers: number;
+  reused_nodes: number;
+  provision_s: number;
+  ready_s: number;
+  duration_s: number;
+  jobs: number;
+  jobs_by_status: Record<string, number>;
+  commit_to_all_acked_ms: Spread;
+  post_to_running_ms: Spread;
+  post_to_complete_ms: Spread;
+  quorum_outcomes_correct: { correct: number; total: number; ambiguous: number; mismatches: Mismatch[] };
+  offered_hb_per_s: number;
+  processed_hb_per_s: number | null;
+  server_hb_received_per_s: number;
+  dropped: number;
+  dropped_by_reason: { server: Record<string, number>; tester: Record<string, number> };
+  offline_detect_ms: Spread & { count: number; missed: number };
+  server_pid: number | null;
+  server_cpu_pct: number | null;
+  server_rss_mb: number | null;
+  rest_get_job_per_s: number | null;
+  rest_get_job_p99_ms: number | null;
+  deleted_nodes: number;
+  errors: string[];
+}
+
+export { round };
+
+const show = (s: Spread): string => (s.p50 === null ? 'none' : `p50 ${s.p50}, p99 ${s.p99}, max ${s.max} ms`);
+const num = (n: number | null, unit = ''): string => (n === null ? 'n/a' : `${n}${unit}`);
+
+export function summaryText(f: Figures): string {
+  const q = f.quorum_outcomes_correct;
+  const lines = [
+    `nodes: ${f.nodes} over ${f.workers} workers (${f.reused_nodes} reused), provisioned in ${f.provision_s} s, all available ${f.ready_s} s later`,
+    `jobs: ${f.jobs} (${
+      Object.entries(f.jobs_by_status)
+        .map(([s, n]) => `${n} ${s}`)
+        .join(', ') || 'none'
+    }) in ${f.duration_s} s`,
+    `quorum outcomes correct: ${q.correct} of ${q.total}${q.ambiguous > 0 ? ` (${q.ambiguous} could go either way)` : ''}`,
+    ...q.mismatches.map(
+      (m) =>
+        `  MISMATCH job ${m.job}: expected ${m.expected.join(' or ')}, server said ${m.got} (quorum ${m.quorum}, ready ${m.ready_min}..${m.ready_max}, nodes ${JSON.stringify(m.nodes)})`,
+    ),
+    `commit to all acked: ${show(f.commit_to_all_acked_ms)}`,
+    `POST to running:     ${show(f.post_to_running_ms)}`,
+    `POST to complete:    ${show(f.post_to_complete_ms)}`,
+    `heartbeats: ${f.offered_hb_per_s}/s offered, ${num(f.processed_hb_per_s, '/s')} processed by the server, ${f.server_hb_received_per_s}/s received from it; ${f.dropped} dropped`,
+    `offline detection: ${show(f.offline_detect_ms)} (${f.offline_detect_ms.count} seen, ${f.offline_detect_ms.missed} missed)`,
+    `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,
+    `signed GET of a running job: ${num(f.rest_get_job_per_s, '/s')}, p99 ${num(f.rest_get_job_p99_ms, ' ms')}`,
+  ];
+  if (f.deleted_nodes > 0) lines.push(`cleanup: ${f.deleted_nodes} nodes and their clients deleted`);
+  for (const e of f.errors) lines.push(`error: ${e}`);
+  return lines.join('\n');
+}

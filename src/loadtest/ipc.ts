@@ -1,0 +1,71 @@
+// The messages between infra-loadtest and its worker processes. The parent's are checked by zod in the worker;
+// a worker's tallies are added up by the parent (tally.ts).
+import { z } from 'zod';
+
+const behaviourSchema = z.object({
+  vote: z.enum(['ack', 'nack', 'silent']),
+  run: z.enum(['succeed', 'fail', 'crash']),
+  flap: z.boolean(),
+});
+
+export const initSchema = z.object({
+  type: z.literal('init'),
+  baseUrl: z.string(),
+  org: z.string(),
+  user: z.string(),
+  userKeyPem: z.string(),
+  clientKeyPem: z.string(),
+  clientPublicKeyPem: z.string(),
+  nodes: z.array(z.object({ name: z.string(), behaviour: behaviourSchema })),
+  apiConcurrency: z.int().positive(),
+  slowVoteMs: z.int().nonnegative(),
+  runMs: z.int().nonnegative(),
+  lateHeartbeats: z.boolean(),
+});
+export type WorkerInit = z.infer<typeof initSchema>;
+
+export const parentMessageSchema = z.discriminatedUnion('type', [
+  initSchema,
+  /** The measured part begins: flapping and late heartbeats start. */
+  z.object({ type: z.literal('start') }),
+  z.object({ type: z.literal('stop'), cleanup: z.boolean() }),
+]);
+export type ParentMessage = z.infer<typeof parentMessageSchema>;
+
+/** What the nodes of one worker saw of one job since the last batch. */
+export interface JobTally {
+  commits: number;
+  firstCommitAt: number;
+  acks: number;
+  nacks: number;
+  lastAckAt: number;
+  runs: number;
+  firstRunAt: number;
+  succeeded: number;
+  failed: number;
+  crashed: number;
+  lastResultAt: number;
+}
+
+export interface Batch {
+  type: 'batch';
+  jobs: Record<string, JobTally>;
+  heartbeatsSent: number;
+  /** Job answers (votes, run answers, results, aborted) sent. */
+  answersSent: number;
+  serverHeartbeats: number;
+  drops: Record<string, number>;
+  errors: string[];
+  /** A flapping node fell silent (`at`: its last heartbeat) or spoke again. */
+  flaps: Array<{ node: string; kind: 'stop' | 'resume'; at: number }>;
+  crashes: Array<{ node: string; kind: 'crash' | 'restart'; at: number }>;
+}
+
+export type WorkerMessage =
+  | { type: 'provisioned'; done: number; reused: number }
+  /** Nodes connected so far, while they connect in waves. */
+  | { type: 'connecting'; nodes: number }
+  | { type: 'connected'; nodes: number }
+  | Batch
+  | { type: 'failed'; message: string }
+  | { type: 'stopped'; deleted: number };

@@ -1,0 +1,414 @@
+// infra-loadtest from checked options to figures: the server (given or spawned), the fleet of simulated nodes
+// in worker processes, the measured scenario, the figures, and cleaning up. Exit 0 when every job ended as
+// expected, 1 otherwise or when the run could not be completed.
+import { createPublicKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { ApiClient } from '../auth/api-client.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/keys.js';
+import { writeKeyFile } from '../client/registration.js';
+import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
+import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
+import { fitLine } from '../cli/progress.js';
+import { assignBehaviours } from './behaviour.js';
+import { Fleet } from './fleet.js';
+import type { Figures, Mismatch } from './figures.js';
+import { percentile, round, spread, summaryText } from './figures.js';
+import type { WorkerInit } from './ipc.js';
+import { cpuSeconds, findListeningPid, rssMiB, spawnServer, type SpawnedServer } from './local-server.js';
+import type { LoadOptions } from './options.js';
+import { call, OfflineDetector, restLoop, runJobs, StopSignal, type JobRecord, type RestFigures } from './scenario.js';
+import { now } from './sim-node.js';
+
+export interface Streams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+const READY_POLL_MS = 500;
+/** Beyond --timeout, the run is ended by force (a hung server or worker). */
+const WATCHDOG_GRACE_MS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Off a terminal, the live line is written out this often. */
+const LOG_PROGRESS_MS = 10_000;
+
+class Progress {
+  private line = '';
+  private timer: NodeJS.Timeout | undefined;
+  private loggedAt = now();
+  constructor(private readonly err: Streams['stderr']) {
+    if (err.isTTY === true) this.timer = setInterval(() => this.draw(), 250);
+  }
+  /** The live line: redrawn on a terminal, else written every LOG_PROGRESS_MS. */
+  set(text: string): void {
+    this.line = text;
+    if (this.err.isTTY !== true && now() - this.loggedAt >= LOG_PROGRESS_MS) {
+      this.loggedAt = now();
+      this.err.write(`infra-loadtest: ${text}\n`);
+    }
+  }
+  /** A phase worth a line of its own. */
+  say(text: string): void {
+    if (this.err.isTTY === true) this.err.write(`\r\x1b[K`);
+    this.err.write(`infra-loadtest: ${text}\n`);
+  }
+  end(): void {
+    clearInterval(this.timer);
+    if (this.err.isTTY === true) this.err.write('\r\x1b[K');
+  }
+  private draw(): void {
+    if (this.line !== '') this.err.write(`\r${fitLine(this.line, this.err.columns)}\x1b[K`);
+  }
+}
+
+async function serverStatus(api: ApiClient): Promise<ServerStatusBody | null> {
+  const res = await api.request('GET', '/_status').catch(() => null);
+  const parsed = res === null ? null : serverStatusSchema.safeParse(res.body);
+  return parsed?.success === true ? parsed.data : null;
+}
+
+function isLocal(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname;
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]' || host === '::1';
+}
+
+async function cpuAndTime(pid: number | null): Promise<{ cpu: number | null; at: number }> {
+  return { cpu: pid === null ? null : await cpuSeconds(pid).catch(() => null), at: now() };
+}
+
+const sum = (r: Record<string, number> | undefined): number => Object.values(r ?? {}).reduce((a, b) => a + b, 0);
+
+function minus(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) out[k] = v - (before[k] ?? 0);
+  return out;
+}
+
+export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> {
+  const progress = new Progress(io.stderr);
+  const stop = new StopSignal(now() + o.timeoutS * 1000);
+  let spawned: SpawnedServer | null = null;
+  let fleet: Fleet | null = null;
+  const watchdog = setTimeout(
+    () => {
+      io.stderr.write(
+        `infra-loadtest: still running ${WATCHDOG_GRACE_MS / 1000} s past --timeout: stopping by force\n`,
+      );
+      fleet?.kill();
+      void spawned?.stop();
+      setTimeout(() => process.exit(1), 2000);
+    },
+    o.timeoutS * 1000 + WATCHDOG_GRACE_MS,
+  );
+  watchdog.unref();
+  const onSignal = () => (stop.stopped = true);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const errors: string[] = [];
+  try {
+    let baseUrl: string;
+    let keyPem: string;
+    if (o.server.kind === 'spawn') {
+      progress.say(`starting a server${o.server.redis === null ? '' : ` on ${o.server.redis}`}`);
+      spawned = await spawnServer(o.server.redis, o.server.heartbeatIntervalMs);
+      baseUrl = spawned.baseUrl;
+      const pem = o.key === null ? spawned.adminKeyPem : await readFile(o.key, 'utf8');
+      if (pem === null) {
+        throw new Error(
+          'the spawned server found its store set up already, so it wrote no admin key: give --key, or an empty Redis (e.g. another database number)',
+        );
+      }
+      keyPem = pem;
+    } else {
+      baseUrl = o.server.baseUrl;
+      keyPem = await readFile(o.key ?? '', 'utf8');
+    }
+    const api = new ApiClient({ baseUrl, userId: o.user, key: keyPem, timeoutMs: 30_000 });
+    const status0 = await serverStatus(api);
+    if (status0 === null) throw new Error(`${baseUrl}/_status does not answer as an infra-server`);
+    const pid = spawned?.pid ?? (isLocal(baseUrl) ? await findListeningPid(Number(new URL(baseUrl).port || 80)) : null);
+
+    // Provisioning and connecting.
+    const width = String(o.nodes).length;
+    const names = Array.from({ length: o.nodes }, (_, i) => `${o.prefix}${String(i + 1).padStart(width, '0')}`);
+    const behaviours = assignBehaviours(o.nodes, o.behaviour, o.seed);
+    const clientPair = await clientKeyPair(o.clientKey);
+    const uncertain = new Set<string>(names.filter((_, i) => behaviours[i]?.flap === true));
+    const detector = new OfflineDetector(api, o.org);
+    let measuring = false;
+    fleet = new Fleet({
+      progress: (p, r, c) => progress.set(`provisioned ${p}/${o.nodes} (${r} reused), connected ${c}/${o.nodes}`),
+      flap: (node, kind, at) => {
+        if (!measuring) return;
+        if (kind === 'stop') detector.silent(node, at);
+        else detector.resumed(node);
+      },
+      crash: (node, kind) => {
+        if (kind === 'crash') uncertain.add(node);
+      },
+    });
+    const shares: WorkerInit[] = Array.from({ length: o.workers }, () => ({
+      type: 'init',
+      baseUrl,
+      org: o.org,
+      user: o.user,
+      userKeyPem: keyPem,
+      clientKeyPem: clientPair.privateKeyPem,
+      clientPublicKeyPem: clientPair.publicKeyPem,
+      nodes: [],
+      apiConcurrency: Math.max(1, Math.ceil(o.apiConcurrency / o.workers)),
+      slowVoteMs: o.behaviour.slowVoteMs,
+      runMs: o.behaviour.runMs,
+      lateHeartbeats: o.behaviour.lateHeartbeats,
+    }));
+    names.forEach((name, i) => shares[i % o.workers]?.nodes.push({ name, behaviour: behaviours[i] ?? behaviours[0]! }));
+    const t0 = now();
+    progress.say(`provisioning ${o.nodes} nodes over ${o.workers} workers at ${baseUrl}`);
+    await Promise.race([fleet.start(shares), until(stop)]);
+    if (stop.over) throw new Error('--timeout passed while provisioning');
+    const provisionS = round((now() - t0) / 1000);
+    progress.say(`${o.nodes} nodes provisioned and connected in ${provisionS} s (${fleet.reused} reused)`);
+    const t1 = now();
+    await waitAvailable(api, o.org, new Set(names), stop, progress, fleet);
+    const readyS = round((now() - t1) / 1000);
+    progress.say(`every node available ${readyS} s later`);
+
+    // The measured part.
+    const before = await cpuAndTime(pid);
+    const hbBefore = { ...fleet.totals, drops: { ...fleet.totals.drops } };
+    const statusBefore = await serverStatus(api);
+    measuring = true;
+    fleet.begin();
+    const live = new Set<string>();
+    let finishedJobs = 0;
+    let scenarioDone: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (scenarioDone = resolve));
+    const rest = restLoop(api, o.org, o.restConcurrency, live, stop, done);
+    const watching = detector.watch(stop, done);
+    let records: JobRecord[] = [];
+    const ticker = setInterval(() => {
+      const secs = round((now() - before.at) / 1000);
+      progress.set(
+        o.heartbeatOnly
+          ? `heartbeats: ${secs}/${o.seconds} s, ${fleet?.totals.heartbeatsSent ?? 0} sent`
+          : `jobs: ${finishedJobs}/${o.jobs} finished, ${live.size} in flight, ${secs} s`,
+      );
+    }, 250);
+    try {
+      if (o.heartbeatOnly) {
+        await Promise.race([sleep(o.seconds * 1000), until(stop), fleet.failure$]);
+      } else {
+        progress.say(`running ${o.jobs} jobs of ${o.jobNodes} nodes, ${o.concurrency} at a time`);
+        records = await Promise.race([
+          runJobs({
+            api,
+            org: o.org,
+            options: o,
+            names,
+            behaviours,
+            uncertain,
+            stop,
+            live,
+            onFinished: () => (finishedJobs += 1),
+          }),
+          fleet.failure$,
+        ]);
+      }
+    } finally {
+      clearInterval(ticker);
+      scenarioDone();
+    }
+    const after = await cpuAndTime(pid);
+    const statusAfter = await serverStatus(api);
+    const rssMb = pid === null ? null : await rssMiB(pid).catch(() => null);
+    const restFigures = await rest;
+    await watching;
+    measuring = false;
+    if (stop.over && !stop.stopped) errors.push(`--timeout of ${o.timeoutS} s passed before the run ended`);
+    if (stop.stopped) errors.push('stopped by a signal');
+
+    progress.say(o.cleanup ? 'stopping the nodes and deleting them' : 'stopping the nodes');
+    const f = fleet;
+    fleet = null;
+    const deleted = await f.stop(o.cleanup);
+    const seconds = (after.at - before.at) / 1000;
+    const figures = figuresOf({
+      o,
+      records,
+      fleet: f,
+      hbBefore,
+      seconds,
+      statusBefore,
+      statusAfter,
+      cpu: before.cpu === null || after.cpu === null ? null : after.cpu - before.cpu,
+      rssMb,
+      pid,
+      rest: restFigures,
+      detector,
+      provisionS,
+      readyS,
+      deleted,
+      errors: [...errors, ...f.totals.errors],
+    });
+    if (spawned !== null && figures.quorum_outcomes_correct.mismatches.length > 0) {
+      for (const m of figures.quorum_outcomes_correct.mismatches) {
+        const lines = spawned.output().filter((l) => l.includes(m.job));
+        io.stderr.write(`server log lines naming job ${m.job}:\n${lines.slice(0, 40).join('\n')}\n`);
+      }
+    }
+    progress.end();
+    io.stdout.write(`${summaryText(figures)}\n`);
+    if (o.json) io.stdout.write(`${JSON.stringify(figures)}\n`);
+    const q = figures.quorum_outcomes_correct;
+    return q.correct === q.total && errors.length === 0 ? 0 : 1;
+  } catch (e) {
+    progress.end();
+    io.stderr.write(`infra-loadtest: ${messageOf(e)}\n`);
+    // Scripts read the last line: it still says what happened.
+    if (o.json) io.stdout.write(`${JSON.stringify({ nodes: o.nodes, errors: [...errors, messageOf(e)] })}\n`);
+    fleet?.kill();
+    return 1;
+  } finally {
+    clearTimeout(watchdog);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (spawned !== null) await spawned.stop();
+  }
+}
+
+/** The key pair the simulated clients share: from `file` when it exists, else new (and saved to `file`). */
+async function clientKeyPair(file: string | null): Promise<Pick<GeneratedKeyPair, 'privateKeyPem' | 'publicKeyPem'>> {
+  const pem = file === null ? null : await readFile(file, 'utf8').catch(() => null);
+  if (pem !== null) {
+    const publicKeyPem = createPublicKey(readPrivateKey(pem)).export({ type: 'spki', format: 'pem' }).toString();
+    return { privateKeyPem: pem, publicKeyPem };
+  }
+  const pair = await generateKeyPair();
+  if (file !== null) await writeKeyFile(file, pair.privateKeyPem);
+  return pair;
+}
+
+/** Resolves once `stop` is over (deadline or signal). */
+async function until(stop: StopSignal): Promise<void> {
+  while (!stop.over) await sleep(100);
+}
+
+/** Polls node_states until every one of `names` is up and available. */
+async function waitAvailable(
+  api: ApiClient,
+  org: string,
+  names: ReadonlySet<string>,
+  stop: StopSignal,
+  progress: Progress,
+  fleet: Fleet,
+): Promise<void> {
+  const path = `/organizations/${encodeURIComponent(org)}/pushy/node_states`;
+  for (;;) {
+    const states = await call(api, 'GET', path, nodeStateListSchema);
+    let ready = 0;
+    for (const s of states) if (names.has(s.node_name) && s.status === 'up' && s.availability === 'available') ready++;
+    const t = fleet.totals;
+    const skipped = t.drops.send_skipped ?? 0;
+    progress.set(
+      `available ${ready}/${names.size}; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
+    );
+    if (ready === names.size) return;
+    if (stop.over) throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available`);
+    await Promise.race([sleep(READY_POLL_MS), fleet.failure$]);
+  }
+}
+
+interface FigureInputs {
+  o: LoadOptions;
+  records: JobRecord[];
+  fleet: Fleet;
+  hbBefore: Fleet['totals'];
+  seconds: number;
+  statusBefore: ServerStatusBody | null;
+  statusAfter: ServerStatusBody | null;
+  cpu: number | null;
+  rssMb: number | null;
+  pid: number | null;
+  rest: RestFigures;
+  detector: OfflineDetector;
+  provisionS: number;
+  readyS: number;
+  deleted: number;
+  errors: string[];
+}
+
+function figuresOf(x: FigureInputs): Figures {
+  const { o, records, fleet } = x;
+  const byStatus: Record<string, number> = {};
+  const acked: number[] = [];
+  const toRunning: number[] = [];
+  const toComplete: number[] = [];
+  const mismatches: Mismatch[] = [];
+  let correct = 0;
+  let ambiguous = 0;
+  const answers = fleet.totals.answersSent - x.hbBefore.answersSent;
+  for (const r of records) {
+    const got: JobStatus | 'unfinished' | 'not_started' =
+      r.id === null ? 'not_started' : (r.final?.status ?? 'unfinished');
+    byStatus[got] = (byStatus[got] ?? 0) + 1;
+    const e = r.expectation;
+    if (e.statuses.length > 1) ambiguous += 1;
+    if (got !== 'unfinished' && got !== 'not_started' && e.statuses.includes(got)) correct += 1;
+    else {
+      const nodes: Record<string, number> = {};
+      for (const [status, list] of Object.entries(r.final?.nodes ?? {})) nodes[status] = list.length;
+      mismatches.push({
+        job: r.id ?? `(not started: ${r.error ?? 'no answer'})`,
+        expected: e.statuses,
+        got,
+        quorum: e.quorum,
+        ready_min: e.readyMin,
+        ready_max: e.readyMax,
+        nodes,
+      });
+    }
+    const t = r.id === null ? undefined : fleet.tallies.get(r.id);
+    if (t !== undefined && t.acks > 0 && t.acks === e.readyMax) acked.push(t.lastAckAt - t.firstCommitAt);
+    if (t !== undefined && t.runs > 0) toRunning.push(t.firstRunAt - r.postedAt);
+    if (r.final?.status === 'complete' && r.finishedAt !== null) toComplete.push(r.finishedAt - r.postedAt);
+  }
+  const sb = x.statusBefore?.push_jobs;
+  const sa = x.statusAfter?.push_jobs;
+  const serverDrops = sa != null && sb != null ? minus(sa.dropped, sb.dropped) : {};
+  const testerDrops = minus(fleet.totals.drops, x.hbBefore.drops);
+  const perSecond = (n: number) => round(n / Math.max(x.seconds, 0.001));
+  const busy = Math.max(0, ...x.rest.busyMs);
+  return {
+    nodes: o.nodes,
+    workers: o.workers,
+    reused_nodes: fleet.reused,
+    provision_s: x.provisionS,
+    ready_s: x.readyS,
+    duration_s: round(x.seconds),
+    jobs: records.length,
+    jobs_by_status: byStatus,
+    commit_to_all_acked_ms: spread(acked),
+    post_to_running_ms: spread(toRunning),
+    post_to_complete_ms: spread(toComplete),
+    quorum_outcomes_correct: { correct, total: records.length, ambiguous, mismatches },
+    offered_hb_per_s: perSecond(fleet.totals.heartbeatsSent - x.hbBefore.heartbeatsSent),
+    // The server counts every message it accepts; the job answers sent meanwhile are taken out.
+    processed_hb_per_s: sa != null && sb != null ? perSecond(Math.max(0, sa.accepted - sb.accepted - answers)) : null,
+    server_hb_received_per_s: perSecond(fleet.totals.serverHeartbeats - x.hbBefore.serverHeartbeats),
+    dropped: sum(serverDrops) + sum(testerDrops),
+    dropped_by_reason: { server: serverDrops, tester: testerDrops },
+    offline_detect_ms: {
+      ...spread(x.detector.detectedMs),
+      count: x.detector.detectedMs.length,
+      missed: x.detector.missed,
+    },
+    server_pid: x.pid,
+    server_cpu_pct: x.cpu === null ? null : round((100 * x.cpu) / Math.max(x.seconds, 0.001)),
+    server_rss_mb: x.rssMb === null ? null : round(x.rssMb),
+    rest_get_job_per_s: x.rest.gets === 0 ? null : round((x.rest.gets * 1000) / Math.max(busy, 1)),
+    rest_get_job_p99_ms: percentile(x.rest.latenciesMs, 99),
+    deleted_nodes: x.deleted,
+    errors: x.errors,
+  };
+}

@@ -1,0 +1,102 @@
+// Provisioning through the signed API: a client and a node per simulated node (made, or reused with the shared
+// key put back on the client), then the node's config, fetched signed as its own client as a real node does.
+import type { KeyObject } from 'node:crypto';
+import { z } from 'zod';
+import { ApiClient, errorText } from '../auth/api-client.js';
+import { toSpkiPem } from '../auth/keys.js';
+import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; resolves once all are done. */
+export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+}
+
+export interface ProvisionTarget {
+  baseUrl: string;
+  org: string;
+  /** Signed as the user that creates clients and nodes. */
+  admin: ApiClient;
+  /** The key pair every simulated client shares. */
+  clientKey: KeyObject;
+  clientPublicKeyPem: string;
+  /** The same key as the keys API returns it. */
+  clientPublicKeySpki: string;
+}
+
+const clientKeySchema = z.object({ public_key: z.string() });
+
+export interface Provisioned {
+  config: PushConfig;
+  /** The client existed already (an earlier run made it). */
+  reused: boolean;
+}
+
+const HTTP_TIMEOUT_MS = 30_000;
+/** Requests refused for load (503, 429) or lost are tried again this many times. */
+const ATTEMPTS = 5;
+
+const passing = (e: unknown): boolean =>
+  e instanceof PassingError || e instanceof TypeError || (e instanceof ConfigFetchError && !e.permanent);
+
+async function retried<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= ATTEMPTS || !passing(e)) throw e;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
+  }
+}
+
+/** A refusal that may pass (server busy, store briefly away). */
+class PassingError extends Error {}
+
+function check(status: number, body: unknown, what: string, ok: readonly number[]): void {
+  if (ok.includes(status)) return;
+  const text = `${what}: ${status} ${errorText(body)}`;
+  throw status === 429 || status >= 500 ? new PassingError(text) : new Error(text);
+}
+
+export async function provisionNode(t: ProvisionTarget, name: string): Promise<Provisioned> {
+  const orgPath = `/organizations/${encodeURIComponent(t.org)}`;
+  const seg = encodeURIComponent(name);
+  const reused = await retried(async () => {
+    const res = await t.admin.request('POST', `${orgPath}/clients`, { name, public_key: t.clientPublicKeyPem });
+    check(res.status, res.body, `creating client ${name}`, [201, 409]);
+    if (res.status === 201) return false;
+    // An earlier run's client: kept as it is when it has this run's key (--client-key), else given this key.
+    const got = await t.admin.request('GET', `${orgPath}/clients/${seg}/keys/default`);
+    check(got.status, got.body, `reading the key of client ${name}`, [200, 404]);
+    const key = clientKeySchema.safeParse(got.body);
+    if (key.success && toSpkiPem(key.data.public_key) === t.clientPublicKeySpki) return true;
+    const put = await t.admin.request('PUT', `${orgPath}/clients/${seg}/keys/default`, {
+      public_key: t.clientPublicKeyPem,
+    });
+    check(put.status, put.body, `putting the key of client ${name}`, [200, 201]);
+    return true;
+  });
+  await retried(async () => {
+    const res = await t.admin.request('POST', `${orgPath}/nodes`, { name });
+    check(res.status, res.body, `creating node ${name}`, [201, 409]);
+  });
+  const asClient = new ApiClient({ baseUrl: t.baseUrl, userId: name, key: t.clientKey, timeoutMs: HTTP_TIMEOUT_MS });
+  const config = await retried(() => fetchPushConfig(asClient, orgPath, name, t.clientKey));
+  return { config, reused };
+}
+
+/** Deletes the node and its client; either being gone already is fine. */
+export async function deleteNode(admin: ApiClient, org: string, name: string): Promise<void> {
+  const orgPath = `/organizations/${encodeURIComponent(org)}`;
+  const seg = encodeURIComponent(name);
+  for (const path of [`${orgPath}/nodes/${seg}`, `${orgPath}/clients/${seg}`]) {
+    await retried(async () => {
+      const res = await admin.request('DELETE', path);
+      check(res.status, res.body, `deleting ${path}`, [200, 404]);
+    });
+  }
+}

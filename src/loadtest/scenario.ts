@@ -1,0 +1,239 @@
+// The measured part of a run: jobs started through the signed API (each slot of --concurrency on nodes of its
+// own), each awaited and held against its expected outcome; signed GETs of running jobs alongside; and the
+// offline detection of flapping nodes, timed from their last heartbeat to the server listing them down.
+import type { ApiClient } from '../auth/api-client.js';
+import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
+import type { z } from 'zod';
+import type { NodeBehaviour } from './behaviour.js';
+import { expectOutcome, quorumCount, type Expectation } from './expected.js';
+import type { LoadOptions } from './options.js';
+import { now } from './sim-node.js';
+import { pool } from './provision.js';
+
+const JOB_POLL_MS = 20;
+const DETECT_POLL_MS = 100;
+const DETECT_CONCURRENCY = 8;
+
+export interface JobRecord {
+  id: string | null;
+  postedAt: number;
+  /** First time a GET saw the job finished. */
+  finishedAt: number | null;
+  final: JobBody | null;
+  expectation: Expectation;
+  error: string | null;
+}
+
+export class StopSignal {
+  stopped = false;
+  constructor(readonly deadline: number) {}
+  get over(): boolean {
+    return this.stopped || now() >= this.deadline;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A signed request whose 2xx answer is parsed by `schema`; anything else throws with the server's words. */
+export async function call<S extends z.ZodType>(
+  api: ApiClient,
+  method: string,
+  path: string,
+  schema: S,
+  body?: unknown,
+): Promise<z.output<S>> {
+  const res = await api.request(method, path, body);
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return schema.parse(res.body);
+}
+
+export interface JobContext {
+  api: ApiClient;
+  org: string;
+  options: LoadOptions;
+  names: readonly string[];
+  behaviours: readonly NodeBehaviour[];
+  /** Nodes whose availability at a job's start cannot be known (flapping, crashed earlier). */
+  uncertain: ReadonlySet<string>;
+  stop: StopSignal;
+  /** Job ids in flight, read by the REST loop. */
+  live: Set<string>;
+  onFinished(record: JobRecord): void;
+}
+
+/** Runs --jobs jobs, --concurrency at a time; resolves with every job started. */
+export async function runJobs(ctx: JobContext): Promise<JobRecord[]> {
+  const o = ctx.options;
+  const records: JobRecord[] = [];
+  let started = 0;
+  const slot = async (k: number) => {
+    const first = k * o.jobNodes;
+    const nodes = ctx.names.slice(first, first + o.jobNodes);
+    const behaviours = ctx.behaviours.slice(first, first + o.jobNodes);
+    while (started < o.jobs && !ctx.stop.over) {
+      started += 1;
+      const record = await runJob(ctx, nodes, behaviours);
+      records.push(record);
+      ctx.onFinished(record);
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, (_, k) => slot(k)));
+  return records;
+}
+
+async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviour[]): Promise<JobRecord> {
+  const o = ctx.options;
+  const quorum = quorumCount(o.quorum, nodes.length);
+  const view = nodes.map((name, i) => ({
+    behaviour: behaviours[i] as NodeBehaviour,
+    uncertain: ctx.uncertain.has(name),
+  }));
+  const timing = {
+    slowVoteMs: o.behaviour.slowVoteMs,
+    votingTimeoutMs: o.votingTimeoutS * 1000,
+    runMs: o.behaviour.runMs,
+    runTimeoutMs: o.runTimeoutS * 1000,
+  };
+  const record: JobRecord = {
+    id: null,
+    postedAt: now(),
+    finishedAt: null,
+    final: null,
+    expectation: expectOutcome(view, quorum, { ...timing, aborted: false }),
+    error: null,
+  };
+  const jobs = `/organizations/${encodeURIComponent(ctx.org)}/pushy/jobs`;
+  const body = {
+    command: o.command,
+    nodes,
+    quorum: o.quorum.kind === 'count' ? o.quorum.value : `${o.quorum.value}%`,
+    voting_timeout: o.votingTimeoutS,
+    run_timeout: o.runTimeoutS,
+  };
+  let aborted: Promise<boolean> = Promise.resolve(false);
+  try {
+    const created = await call(ctx.api, 'POST', jobs, jobCreatedSchema, body);
+    const id = created.id;
+    record.id = id;
+    ctx.live.add(id);
+    const path = `${jobs}/${encodeURIComponent(id)}`;
+    if (o.abortAfterMs !== null) {
+      const wait = Math.max(0, record.postedAt + o.abortAfterMs - now());
+      aborted = sleep(wait).then(async () => {
+        const res = await ctx.api.request('POST', `${path}/abort`);
+        return res.status < 300;
+      });
+    }
+    while (!ctx.stop.over) {
+      const job = await call(ctx.api, 'GET', path, jobSchema);
+      if (isFinished(job.status)) {
+        record.finishedAt = now();
+        record.final = job;
+        break;
+      }
+      await sleep(JOB_POLL_MS);
+    }
+    ctx.live.delete(id);
+  } catch (e) {
+    record.error = e instanceof Error ? e.message : String(e);
+  }
+  if (o.abortAfterMs !== null && record.final !== null) {
+    const accepted = await aborted.catch(() => false);
+    record.expectation = expectOutcome(view, quorum, { ...timing, aborted: accepted });
+  }
+  return record;
+}
+
+export interface RestFigures {
+  gets: number;
+  latenciesMs: number[];
+  /** Per loop, the time spent on GETs; their largest is the wall time the loops were busy. */
+  busyMs: number[];
+  errors: number;
+}
+
+/** `--rest-concurrency` loops of signed GETs, each of a job in flight, until `stop`. */
+export async function restLoop(
+  api: ApiClient,
+  org: string,
+  loops: number,
+  live: ReadonlySet<string>,
+  stop: StopSignal,
+  done: Promise<unknown>,
+): Promise<RestFigures> {
+  const figures: RestFigures = { gets: 0, latenciesMs: [], busyMs: Array<number>(loops).fill(0), errors: 0 };
+  let finished = false;
+  void done.finally(() => (finished = true));
+  const loop = async (k: number) => {
+    let turn = k;
+    while (!finished && !stop.over) {
+      const ids = [...live];
+      const id = ids[turn++ % Math.max(1, ids.length)];
+      if (id === undefined) {
+        await sleep(JOB_POLL_MS);
+        continue;
+      }
+      const t0 = now();
+      const res = await api
+        .request('GET', `/organizations/${encodeURIComponent(org)}/pushy/jobs/${encodeURIComponent(id)}`)
+        .catch(() => null);
+      const ms = now() - t0;
+      if (res === null || res.status !== 200 || !jobSchema.safeParse(res.body).success) {
+        figures.errors += 1;
+        continue;
+      }
+      figures.gets += 1;
+      figures.latenciesMs.push(ms);
+      figures.busyMs[k] = (figures.busyMs[k] ?? 0) + ms;
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, (_, k) => loop(k)));
+  return figures;
+}
+
+/** Times from a flapping node's last heartbeat to the server listing it down. */
+export class OfflineDetector {
+  readonly detectedMs: number[] = [];
+  /** Silences that ended before the server listed the node down. */
+  missed = 0;
+  private readonly pending = new Map<string, number>();
+  private running = false;
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly org: string,
+  ) {}
+
+  silent(node: string, lastBeatAt: number): void {
+    if (lastBeatAt > 0) this.pending.set(node, lastBeatAt);
+  }
+
+  resumed(node: string): void {
+    if (this.pending.delete(node)) this.missed += 1;
+  }
+
+  /** Polls the nodes waiting to be seen down until `stop`. */
+  async watch(stop: StopSignal, done: Promise<unknown>): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    let finished = false;
+    void done.finally(() => (finished = true));
+    while (!finished && !stop.over) {
+      await pool([...this.pending], DETECT_CONCURRENCY, async ([node, lastBeatAt]) => {
+        const res = await this.api
+          .request(
+            'GET',
+            `/organizations/${encodeURIComponent(this.org)}/pushy/node_states/${encodeURIComponent(node)}`,
+          )
+          .catch(() => null);
+        const seenAt = now();
+        const state = res === null ? null : nodeStateSchema.safeParse(res.body);
+        if (state?.success === true && state.data.status === 'down' && this.pending.get(node) === lastBeatAt) {
+          this.pending.delete(node);
+          this.detectedMs.push(seenAt - lastBeatAt);
+        }
+      });
+      await sleep(DETECT_POLL_MS);
+    }
+  }
+}

@@ -1,0 +1,207 @@
+// One simulated node: the push-jobs client's own connection (two signed ZeroMQ channels, CurveZMQ when the
+// config names a server key), answering commit, run and abort as its behaviour says, and telling a sink what
+// happened. Heartbeats are sent by the worker's scheduler, not by a timer per node.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { curveKeyPair } from 'zeromq';
+import type { ServerMessage } from '../protocol/messages.js';
+import { ReplayGuard, type DropReason } from '../protocol/receive.js';
+import { Connection, type CurveKeys, type Sender } from '../client/connection.js';
+import type { JobAnswer } from '../client/job-runner.js';
+import type { PushConfig } from '../client/push-config.js';
+import type { NodeBehaviour } from './behaviour.js';
+
+/** What the nodes of a worker report; the worker tallies it and passes it to the parent in batches. */
+export interface NodeSink {
+  commit(job: string, at: number): void;
+  voted(job: string, vote: 'ack' | 'nack', at: number): void;
+  run(job: string, at: number): void;
+  result(job: string, result: 'succeeded' | 'failed' | 'crashed', at: number): void;
+  serverHeartbeat(): void;
+  /** A job answer (vote, run answer, result, aborted) went to the command channel. */
+  answered(): void;
+  drop(reason: DropReason | 'send_skipped'): void;
+  error(detail: string): void;
+  crashed(node: string, at: number): void;
+}
+
+export interface NodeTimings {
+  slowVoteMs: number;
+  runMs: number;
+}
+
+type Held = { state: 'idle'; id: null } | { state: 'committed' | 'running'; id: string };
+const IDLE: Held = { state: 'idle', id: null };
+
+export const now = (): number => performance.timeOrigin + performance.now();
+
+export class SimNode {
+  private connection: Connection | null = null;
+  private held: Held = IDLE;
+  private sequence = 0;
+  private sender: Sender;
+  private readonly curve: CurveKeys | null;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Epoch ms of the last heartbeat handed to the socket. */
+  lastBeatAt = 0;
+  /** Down after a crash until the worker restarts it. */
+  crashed = false;
+  /** A server heartbeat has arrived: the connection is up (the CurveZMQ handshake done). */
+  heard = false;
+
+  constructor(
+    readonly name: string,
+    readonly behaviour: NodeBehaviour,
+    readonly config: PushConfig,
+    private readonly org: string,
+    private readonly timings: NodeTimings,
+    private readonly sink: NodeSink,
+  ) {
+    this.curve = config.curveServerKey === null ? null : curveKeyPair();
+    this.sender = this.newSender();
+  }
+
+  connect(): void {
+    const replay = { heartbeat: new ReplayGuard(4), command: new ReplayGuard(4) };
+    this.connection = new Connection(this.config, this.sender, this.curve, replay, {
+      message: (_channel, m) => this.receive(m),
+      drop: (reason) => this.sink.drop(reason),
+      error: (detail) => this.sink.error(`${this.name}: ${detail}`),
+    });
+  }
+
+  /** Whether a heartbeat went to the socket; one still being written makes this one skipped (a drop). */
+  heartbeat(): boolean {
+    const c = this.connection;
+    if (c === null) return false;
+    if (c.sendHeartbeat({ type: 'heartbeat', job_state: this.held.state, job_id: this.held.id })) {
+      this.lastBeatAt = now();
+      return true;
+    }
+    this.sink.drop('send_skipped');
+    return false;
+  }
+
+  /** Like a killed client: both sockets closed at once, timers dropped, the held job forgotten. */
+  crash(): void {
+    this.crashed = true;
+    this.stop();
+    this.sink.crashed(this.name, now());
+  }
+
+  /** A new process of the same client: a fresh incarnation and routing id, the same session key. */
+  restart(): void {
+    this.crashed = false;
+    this.held = IDLE;
+    this.sender = this.newSender();
+    this.connect();
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.connection?.close();
+    this.connection = null;
+    this.held = IDLE;
+  }
+
+  private newSender(): Sender {
+    return {
+      org: this.org,
+      node: this.name,
+      incarnationId: randomUUID(),
+      routingId: randomBytes(16).toString('hex'),
+      nextSequence: () => ++this.sequence,
+      now: Date.now,
+    };
+  }
+
+  private send(answer: JobAnswer): void {
+    if (this.connection === null) return;
+    this.connection.sendCommand(answer);
+    this.sink.answered();
+  }
+
+  private later(ms: number, fn: () => void): void {
+    if (ms <= 0) return fn();
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private receive(m: ServerMessage): void {
+    switch (m.type) {
+      case 'heartbeat':
+        this.heard = true;
+        this.sink.serverHeartbeat();
+        return;
+      case 'node_in_use':
+        this.sink.error(`${this.name}: the server says another process holds the node`);
+        return;
+      case 'commit':
+        return this.commit(m.job_id);
+      case 'run':
+        return this.run(m.job_id);
+      case 'abort':
+        return this.abort(m.job_id);
+    }
+  }
+
+  private commit(job: string): void {
+    this.sink.commit(job, now());
+    if (this.behaviour.vote === 'silent') return;
+    this.later(this.timings.slowVoteMs, () => {
+      if (this.connection === null) return;
+      if (this.held.id !== null && this.held.id !== job) {
+        this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
+        this.sink.voted(job, 'nack', now());
+      } else if (this.behaviour.vote === 'nack') {
+        this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
+        this.sink.voted(job, 'nack', now());
+      } else {
+        this.held = { state: 'committed', id: job };
+        this.send({ type: 'ack_commit', job_id: job });
+        this.sink.voted(job, 'ack', now());
+      }
+    });
+  }
+
+  private run(job: string): void {
+    this.sink.run(job, now());
+    if (this.held.id !== job) {
+      this.send({ type: 'nack_run', job_id: job });
+      return;
+    }
+    this.held = { state: 'running', id: job };
+    this.send({ type: 'ack_run', job_id: job });
+    const end = this.behaviour.run;
+    if (end === 'crash') {
+      // Give the ack a moment to leave, as a client killed mid-command would have sent it already.
+      this.later(Math.max(10, this.timings.runMs), () => {
+        this.sink.result(job, 'crashed', now());
+        this.crash();
+      });
+      return;
+    }
+    this.later(this.timings.runMs, () => {
+      if (this.held.id !== job) return;
+      this.held = IDLE;
+      const failed = end === 'fail';
+      this.send({ type: failed ? 'failed' : 'succeeded', job_id: job, exit_status: failed ? 1 : 0 });
+      this.sink.result(job, failed ? 'failed' : 'succeeded', now());
+    });
+  }
+
+  /** A null job id aborts whatever the node holds (reference 2.7); the answer names that job. */
+  private abort(job: string | null): void {
+    const drops = job === null || job === this.held.id;
+    const answer = job ?? this.held.id;
+    if (drops) {
+      for (const t of this.timers) clearTimeout(t);
+      this.timers.clear();
+      this.held = IDLE;
+    }
+    this.send({ type: 'aborted', job_id: answer });
+  }
+}

@@ -1,0 +1,264 @@
+// A worker process of infra-loadtest: it provisions its share of the nodes, connects them, sends their
+// heartbeats from one scheduler, answers jobs through them and reports to the parent in batches.
+import { context } from 'zeromq';
+import { ApiClient } from '../auth/api-client.js';
+import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
+import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
+import { deleteNode, pool, provisionNode, type ProvisionTarget } from './provision.js';
+import { now, SimNode, type NodeSink } from './sim-node.js';
+import { tallyOf } from './tally.js';
+import { seededRandom } from './behaviour.js';
+
+/** The scheduler's step: each node's heartbeat slot is one of interval / TICK_MS. */
+const TICK_MS = 10;
+const BATCH_MS = 200;
+const PROGRESS_MS = 250;
+/** Intervals a flapping node keeps beating between silences (plus up to as many again, at random). */
+const FLAP_UP_INTERVALS = 3;
+/**
+ * Nodes connect in waves: the next wave once most of this one hears the server, or after a while. A whole fleet
+ * connecting at once makes thousands of CurveZMQ handshakes queue on the server, and connections time out.
+ */
+const WAVE = 250;
+const WAVE_SHARE = 0.9;
+const WAVE_WAIT_MS = 5000;
+/** Beyond the offline threshold, intervals a flapping or crashed node stays silent. */
+const SILENCE_EXTRA_INTERVALS = 2;
+
+function send(m: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.send === undefined || !process.connected) return resolve();
+    process.send(m, undefined, {}, () => resolve());
+  });
+}
+
+interface Slot {
+  node: SimNode;
+  visits: number;
+  pausedUntil: number;
+  nextPauseAt: number;
+  restartAt: number;
+}
+
+class Worker {
+  private readonly nodes: SimNode[] = [];
+  private slots: Slot[] = [];
+  private readonly tallies = new Map<string, JobTally>();
+  private batch: Omit<Batch, 'jobs'> = Worker.emptyBatch();
+  private started = false;
+  private ticker: NodeJS.Timeout | undefined;
+  private flusher: NodeJS.Timeout | undefined;
+  private readonly random = seededRandom(process.pid);
+
+  constructor(private readonly init: WorkerInit) {}
+
+  private static emptyBatch(): Omit<Batch, 'jobs'> {
+    return {
+      type: 'batch',
+      heartbeatsSent: 0,
+      answersSent: 0,
+      serverHeartbeats: 0,
+      drops: {},
+      errors: [],
+      flaps: [],
+      crashes: [],
+    };
+  }
+
+  private readonly sink: NodeSink = {
+    commit: (job, at) => {
+      const t = tallyOf(this.tallies, job);
+      t.commits += 1;
+      t.firstCommitAt = Math.min(t.firstCommitAt, at);
+    },
+    voted: (job, vote, at) => {
+      const t = tallyOf(this.tallies, job);
+      if (vote === 'ack') {
+        t.acks += 1;
+        t.lastAckAt = Math.max(t.lastAckAt, at);
+      } else t.nacks += 1;
+    },
+    run: (job, at) => {
+      const t = tallyOf(this.tallies, job);
+      t.runs += 1;
+      t.firstRunAt = Math.min(t.firstRunAt, at);
+    },
+    result: (job, result, at) => {
+      const t = tallyOf(this.tallies, job);
+      t[result] += 1;
+      t.lastResultAt = Math.max(t.lastResultAt, at);
+    },
+    serverHeartbeat: () => (this.batch.serverHeartbeats += 1),
+    answered: () => (this.batch.answersSent += 1),
+    drop: (reason) => (this.batch.drops[reason] = (this.batch.drops[reason] ?? 0) + 1),
+    error: (detail) => {
+      if (this.batch.errors.length < 20) this.batch.errors.push(detail);
+    },
+    crashed: (node, at) => this.batch.crashes.push({ node, kind: 'crash', at }),
+  };
+
+  async provision(): Promise<void> {
+    const i = this.init;
+    // Two sockets a node, and a few spare: zeromq's default of 1023 would stop a worker at about 500 nodes.
+    context.maxSockets = Math.min(context.maxSocketsLimit, Math.max(context.maxSockets, i.nodes.length * 2 + 64));
+    const clientKey = readPrivateKey(i.clientKeyPem);
+    const target: ProvisionTarget = {
+      baseUrl: i.baseUrl,
+      org: i.org,
+      admin: new ApiClient({ baseUrl: i.baseUrl, userId: i.user, key: i.userKeyPem, timeoutMs: 30_000 }),
+      clientKey,
+      clientPublicKeyPem: i.clientPublicKeyPem,
+      clientPublicKeySpki: toSpkiPem(i.clientPublicKeyPem) ?? '',
+    };
+    let done = 0;
+    let reused = 0;
+    const progress = setInterval(() => void send({ type: 'provisioned', done, reused }), PROGRESS_MS);
+    try {
+      await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
+        const p = await provisionNode(target, name);
+        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink));
+        done += 1;
+        if (p.reused) reused += 1;
+      });
+    } finally {
+      clearInterval(progress);
+    }
+    await send({ type: 'provisioned', done, reused });
+    this.slots = this.nodes.map((node) => ({ node, visits: 0, pausedUntil: 0, nextPauseAt: 0, restartAt: 0 }));
+    this.schedule();
+    this.flusher = setInterval(() => void this.flush(), BATCH_MS);
+    for (let i = 0; i < this.nodes.length; i += WAVE) {
+      const wave = this.nodes.slice(i, i + WAVE);
+      for (const node of wave) node.connect();
+      const until = now() + WAVE_WAIT_MS;
+      while (wave.filter((n) => n.heard).length < WAVE_SHARE * wave.length && now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await send({ type: 'connecting', nodes: i + wave.length });
+    }
+    await send({ type: 'connected', nodes: this.nodes.length });
+  }
+
+  start(): void {
+    this.started = true;
+  }
+
+  async stop(cleanup: boolean): Promise<void> {
+    clearInterval(this.ticker);
+    clearInterval(this.flusher);
+    for (const node of this.nodes) node.stop();
+    await this.flush();
+    let deleted = 0;
+    if (cleanup) {
+      const admin = new ApiClient({
+        baseUrl: this.init.baseUrl,
+        userId: this.init.user,
+        key: this.init.userKeyPem,
+        timeoutMs: 30_000,
+      });
+      await pool(this.init.nodes, this.init.apiConcurrency, async ({ name }) => {
+        await deleteNode(admin, this.init.org, name);
+        deleted += 1;
+      });
+    }
+    await send({ type: 'stopped', deleted });
+  }
+
+  private async flush(): Promise<void> {
+    const b = this.batch;
+    const empty =
+      this.tallies.size === 0 &&
+      b.heartbeatsSent === 0 &&
+      b.answersSent === 0 &&
+      b.serverHeartbeats === 0 &&
+      b.errors.length === 0 &&
+      b.flaps.length === 0 &&
+      b.crashes.length === 0 &&
+      Object.keys(b.drops).length === 0;
+    if (empty) return;
+    const jobs = Object.fromEntries(this.tallies);
+    this.tallies.clear();
+    this.batch = Worker.emptyBatch();
+    await send({ ...b, jobs });
+  }
+
+  /** Every node is visited once per interval, in its own slot; time decides which slots are due. */
+  private schedule(): void {
+    const first = this.nodes[0];
+    if (first === undefined) return;
+    const interval = first.config.intervalMs;
+    const threshold = first.config.offlineThreshold;
+    const slotCount = Math.max(1, Math.round(interval / TICK_MS));
+    const t0 = now();
+    let visited = 0;
+    this.ticker = setInterval(() => {
+      const at = now();
+      const due = Math.floor(((at - t0) / interval) * slotCount);
+      for (; visited <= due; visited++) {
+        const slot = visited % slotCount;
+        for (let i = slot; i < this.slots.length; i += slotCount)
+          this.visit(this.slots[i] as Slot, at, interval, threshold);
+      }
+    }, TICK_MS);
+  }
+
+  private visit(s: Slot, at: number, interval: number, threshold: number): void {
+    const node = s.node;
+    s.visits += 1;
+    if (node.crashed) {
+      if (s.restartAt === 0) s.restartAt = at + (threshold + SILENCE_EXTRA_INTERVALS) * interval;
+      if (at < s.restartAt) return;
+      s.restartAt = 0;
+      node.restart();
+      this.batch.crashes.push({ node: node.name, kind: 'restart', at });
+    }
+    if (this.started && node.behaviour.flap) {
+      if (s.pausedUntil > at) return;
+      if (s.pausedUntil !== 0) {
+        s.pausedUntil = 0;
+        s.nextPauseAt = 0;
+        this.batch.flaps.push({ node: node.name, kind: 'resume', at });
+      }
+      if (s.nextPauseAt === 0) s.nextPauseAt = at + (FLAP_UP_INTERVALS + this.random() * FLAP_UP_INTERVALS) * interval;
+      else if (at >= s.nextPauseAt) {
+        s.pausedUntil = at + (threshold + SILENCE_EXTRA_INTERVALS) * interval;
+        this.batch.flaps.push({ node: node.name, kind: 'stop', at: node.lastBeatAt });
+        return;
+      }
+    }
+    // Late: one beat every threshold - 1 intervals, so the silence stays just inside the offline window.
+    if (this.started && this.init.lateHeartbeats && s.visits % Math.max(1, threshold - 1) !== 0) return;
+    if (node.heartbeat()) this.batch.heartbeatsSent += 1;
+  }
+}
+
+let worker: Worker | undefined;
+
+process.on('disconnect', () => process.exit(1));
+process.on('message', (raw: unknown) => {
+  const parsed = parentMessageSchema.safeParse(raw);
+  if (!parsed.success) {
+    void send({ type: 'failed', message: `bad message from the parent: ${parsed.error.message}` });
+    return;
+  }
+  const m = parsed.data;
+  const fail = (e: unknown) => void send({ type: 'failed', message: e instanceof Error ? e.message : String(e) });
+  switch (m.type) {
+    case 'init':
+      worker = new Worker(m);
+      worker.provision().catch(fail);
+      break;
+    case 'start':
+      worker?.start();
+      break;
+    case 'stop':
+      (worker?.stop(m.cleanup) ?? send({ type: 'stopped', deleted: 0 })).then(
+        () => process.exit(0),
+        (e: unknown) => {
+          fail(e);
+          setTimeout(() => process.exit(1), 100);
+        },
+      );
+      break;
+  }
+});

@@ -1,0 +1,165 @@
+// infra-loadtest as users run it: the compiled bin in a child process against a real server (its own with
+// --spawn, or one given by --server), simulated nodes over real ZeroMQ, figures read from its --json line.
+import t, { type Test } from 'tap';
+import { z } from 'zod';
+import { runBin, type RunResult } from '../support/process-run.js';
+import { startServerProcess } from '../support/server-process.js';
+
+const RUN_TIMEOUT_MS = 100_000;
+// Six runs of the tester, each a few seconds of provisioning and jobs.
+t.setTimeout(300_000);
+
+const spreadSchema = z.object({ p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() });
+const measured = z.object({ p50: z.number(), p99: z.number(), max: z.number() });
+const figuresSchema = z.object({
+  nodes: z.int(),
+  jobs: z.int(),
+  reused_nodes: z.int(),
+  deleted_nodes: z.int(),
+  jobs_by_status: z.record(z.string(), z.int()),
+  commit_to_all_acked_ms: spreadSchema,
+  post_to_running_ms: spreadSchema,
+  post_to_complete_ms: spreadSchema,
+  quorum_outcomes_correct: z.object({
+    correct: z.int(),
+    total: z.int(),
+    ambiguous: z.int(),
+    mismatches: z.array(z.unknown()),
+  }),
+  offered_hb_per_s: z.number(),
+  processed_hb_per_s: z.number().nullable(),
+  dropped: z.int(),
+  offline_detect_ms: spreadSchema.extend({ count: z.int(), missed: z.int() }),
+  server_cpu_pct: z.number().nullable(),
+  server_rss_mb: z.number().nullable(),
+  rest_get_job_per_s: z.number().nullable(),
+  rest_get_job_p99_ms: z.number().nullable(),
+  errors: z.array(z.string()),
+});
+type Figures = z.infer<typeof figuresSchema>;
+
+const exitMessage = (run: RunResult) => `exit 0${run.code === 0 ? '' : `, stderr: ${run.stderr}`}`;
+
+async function loadtest(t: Test, args: string[]): Promise<{ run: RunResult; figures: Figures }> {
+  const run = await runBin('infra-loadtest', [...args, '--json', '--timeout', '80'], { timeoutMs: RUN_TIMEOUT_MS });
+  const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+  let figures: Figures;
+  try {
+    figures = figuresSchema.parse(JSON.parse(last));
+  } catch (e) {
+    t.fail(`no figures on the last line of stdout (${String(e)})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+    throw e;
+  }
+  return { run, figures };
+}
+
+t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with every figure', async (t) => {
+  const { run, figures: f } = await loadtest(t, ['--spawn', '--nodes', '50', '--jobs', '5']);
+  t.equal(run.code, 0, exitMessage(run));
+  t.equal(f.nodes, 50);
+  t.equal(f.jobs, 5);
+  t.same(f.jobs_by_status, { complete: 5 });
+  t.same(f.quorum_outcomes_correct, { correct: 5, total: 5, ambiguous: 0, mismatches: [] });
+  for (const name of ['commit_to_all_acked_ms', 'post_to_running_ms', 'post_to_complete_ms'] as const)
+    t.ok(measured.safeParse(f[name]).success, `${name} measured: ${JSON.stringify(f[name])}`);
+  t.ok(f.offered_hb_per_s > 0, 'heartbeats were offered');
+  t.ok((f.processed_hb_per_s ?? 0) > 0, 'the server processed heartbeats');
+  t.equal(f.dropped, 0);
+  t.ok((f.server_cpu_pct ?? -1) >= 0, 'the spawned server CPU share is read');
+  t.ok((f.server_rss_mb ?? 0) > 0, 'the spawned server memory is read');
+  t.same(f.errors, []);
+  t.match(run.stdout, /quorum outcomes correct: 5 of 5/, 'the summary for people comes before the JSON');
+});
+
+t.test('nacking and silent nodes make a 90% quorum fail, and the tester expects it', async (t) => {
+  const { run, figures: f } = await loadtest(t, [
+    '--spawn',
+    '--nodes',
+    '40',
+    '--jobs',
+    '2',
+    '--nack',
+    '10%',
+    '--silent',
+    '10%',
+    '--quorum',
+    '90%',
+    '--voting-timeout',
+    '2',
+  ]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.same(f.jobs_by_status, { quorum_failed: 2 });
+  t.same(f.quorum_outcomes_correct, { correct: 2, total: 2, ambiguous: 0, mismatches: [] });
+  t.same(f.post_to_running_ms, { p50: null, p99: null, max: null }, 'no job ran');
+});
+
+t.test('--heartbeat-only with flapping nodes: offline detection is measured', async (t) => {
+  const { run, figures: f } = await loadtest(t, [
+    '--spawn',
+    '--heartbeat-interval',
+    '200',
+    '--nodes',
+    '20',
+    '--flap',
+    '50%',
+    '--heartbeat-only',
+    '--seconds',
+    '6',
+  ]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.equal(f.jobs, 0);
+  t.ok(f.offline_detect_ms.count > 0, `flapping nodes were seen offline (${JSON.stringify(f.offline_detect_ms)})`);
+  t.ok(measured.safeParse(f.offline_detect_ms).success, 'detection times measured');
+  t.ok((f.offline_detect_ms.p50 ?? 0) > 0, 'a node is seen offline only after its last heartbeat');
+  t.ok(f.offered_hb_per_s > 0 && (f.processed_hb_per_s ?? 0) > 0);
+});
+
+t.test('--abort-after: jobs aborted while their commands run are expected aborted', async (t) => {
+  const { run, figures: f } = await loadtest(t, [
+    '--spawn',
+    '--nodes',
+    '10',
+    '--jobs',
+    '2',
+    '--run-ms',
+    '20000',
+    '--abort-after',
+    '1500',
+  ]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.same(f.jobs_by_status, { aborted: 2 });
+  t.same(f.quorum_outcomes_correct, { correct: 2, total: 2, ambiguous: 0, mismatches: [] });
+});
+
+t.test('a given server: later runs reuse the nodes, and --cleanup deletes them', async (t) => {
+  const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1' } });
+  const key = `${server.dataDir}/admin.pem`;
+  const clientKey = `${t.testdir()}/clients.pem`;
+  const common = ['--server', server.url, '--key', key, '--nodes', '12', '--jobs', '1', '--prefix', 'reuse-'];
+  const first = await loadtest(t, common);
+  t.equal(first.run.code, 0, exitMessage(first.run));
+  t.equal(first.figures.reused_nodes, 0);
+  t.same(first.figures.jobs_by_status, { complete: 1 });
+  t.ok((first.figures.server_rss_mb ?? 0) > 0, 'the local server is found by its port');
+
+  const admin = await server.client('admin');
+  const names = async (kind: 'nodes' | 'clients') =>
+    Object.keys((await admin.call('GET', `/organizations/default/${kind}`)) as Record<string, string>).filter((n) =>
+      n.startsWith('reuse-'),
+    );
+  t.equal((await names('nodes')).length, 12, 'the first run left its nodes');
+
+  // A new key for the clients (the first run's is gone), saved for the third run.
+  const second = await loadtest(t, [...common, '--client-key', clientKey]);
+  t.equal(second.run.code, 0, exitMessage(second.run));
+  t.equal(second.figures.reused_nodes, 12, 'every node and client reused, with a new key');
+  t.same(second.figures.jobs_by_status, { complete: 1 });
+
+  const third = await loadtest(t, [...common, '--client-key', clientKey, '--cleanup']);
+  t.equal(third.run.code, 0, exitMessage(third.run));
+  t.equal(third.figures.reused_nodes, 12, 'every node and client reused as they were');
+  t.same(third.figures.jobs_by_status, { complete: 1 });
+  t.equal(third.figures.deleted_nodes, 12);
+  t.same(await names('nodes'), [], 'no node left');
+  t.same(await names('clients'), [], 'no client left');
+});
