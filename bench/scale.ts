@@ -2,17 +2,20 @@
 // each; one job over the whole fleet (no-op command, quorum 100%). Writes bench/scale-results.json and prints a
 // Markdown table of medians with the spread; `node --import tsx bench/scale-chart.ts` draws bench/scale.svg.
 //   node --import tsx bench/scale.ts [SIZES] [RUNS]     e.g. bench/scale.ts 1000,5000,10000 3
-// Redis runs use REDIS_URL (default redis://127.0.0.1:6379) with a key prefix of their own.
+// Redis runs use INFRA_BENCH_REDIS_URL (default redis://127.0.0.1:6379/13), a database this benchmark empties
+// before each run: a spawned server starts there from nothing, as on the file store.
 import { spawnSync } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const stores = (process.env.INFRA_BENCH_STORES ?? 'file,redis').split(',') as Array<'file' | 'redis'>;
 const sizes = (process.argv[2] ?? '1000,5000,10000').split(',').map(Number);
 const runs = Number(process.argv[3] ?? 3);
-const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const redisUrl = process.env.INFRA_BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13';
 
 export interface ScaleRow {
   store: 'file' | 'redis';
@@ -37,9 +40,15 @@ interface LoadFigures {
   quorum_outcomes_correct: { correct: number; total: number };
 }
 
-function loadtest(store: ScaleRow['store'], nodes: number): LoadFigures {
+async function loadtest(store: ScaleRow['store'], nodes: number): Promise<LoadFigures> {
   const args = [join(here, '..', 'dist/src/bin/infra-loadtest.js'), '--spawn', '--nodes', String(nodes), '--json'];
-  if (store === 'redis') args.push('--redis', redisUrl);
+  args.push('--timeout', String(Math.max(300, Math.ceil(nodes / 20))));
+  if (store === 'redis') {
+    const redis = new Redis(redisUrl);
+    await redis.flushdb();
+    await redis.quit();
+    args.push('--redis', redisUrl);
+  }
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 900_000 });
   const last = r.stdout.trim().split('\n').at(-1) ?? '';
   try {
@@ -50,10 +59,10 @@ function loadtest(store: ScaleRow['store'], nodes: number): LoadFigures {
 }
 
 const rows: ScaleRow[] = [];
-for (const store of ['file', 'redis'] as const)
+for (const store of stores)
   for (const nodes of sizes)
     for (let run = 1; run <= runs; run++) {
-      const f = loadtest(store, nodes);
+      const f = await loadtest(store, nodes);
       const q = f.quorum_outcomes_correct;
       rows.push({
         store,
@@ -79,7 +88,7 @@ console.log(
   '| store | nodes | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---|');
-for (const store of ['file', 'redis'] as const)
+for (const store of stores)
   for (const nodes of sizes) {
     const rs = rows.filter((r) => r.store === store && r.nodes === nodes);
     const col = (k: keyof ScaleRow) => cell(rs.map((r) => r[k] as number | null));
