@@ -6,7 +6,7 @@
 // before each run: a spawned server starts there from nothing, as on the file store.
 import { spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './support.js';
@@ -31,6 +31,7 @@ export interface ScaleRow {
 }
 
 interface LoadFigures {
+  errors?: string[];
   ready_s: number;
   commit_to_all_acked_ms: { p50: number | null };
   post_to_running_ms: { p50: number | null };
@@ -63,6 +64,10 @@ for (const store of stores)
   for (const nodes of sizes)
     for (let run = 1; run <= runs; run++) {
       const f = await loadtest(store, nodes);
+      if (f.quorum_outcomes_correct === undefined) {
+        console.error(`${store} ${nodes} run ${run} failed: ${(f.errors ?? []).join('; ')}`);
+        continue;
+      }
       const q = f.quorum_outcomes_correct;
       rows.push({
         store,
@@ -78,11 +83,15 @@ for (const store of stores)
       });
       console.error(`${store} ${nodes} run ${run}: ${JSON.stringify(rows.at(-1))}`);
     }
-writeFileSync(join(here, 'scale-results.json'), `${JSON.stringify(rows, null, 1)}\n`);
+// Rows of other stores and sizes from earlier runs are kept, so the stores can be measured one at a time.
+const file = join(here, 'scale-results.json');
+const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ScaleRow[]) : [];
+const kept = earlier.filter((r) => !rows.some((n) => n.store === r.store && n.nodes === r.nodes));
+writeFileSync(file, `${JSON.stringify([...kept, ...rows], null, 1)}\n`);
 
 const cell = (values: Array<number | null>): string => {
   const v = values.filter((x): x is number => x !== null).sort((a, b) => a - b);
-  return v.length === 0 ? 'n/a' : `${median(v)} (${v[0]}–${v.at(-1)})`;
+  return v.length === 0 ? 'n/a' : `${Math.round(median(v))} (${Math.round(v[0] ?? 0)}–${Math.round(v.at(-1) ?? 0)})`;
 };
 console.log(
   '| store | nodes | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
