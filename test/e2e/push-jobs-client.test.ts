@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ApiClient } from '../../src/auth/api-client.js';
+import { pidFrom as pidIn, processGone } from '../support/node-fleet.js';
 import { childEnv, distBin, runBin } from '../support/process-run.js';
 import { freePort } from '../support/server-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -112,18 +113,8 @@ async function runJob(body: Record<string, unknown>): Promise<Job> {
   });
 }
 
-/** Gone, or a zombie nobody reaped yet: either way it runs no more. */
-async function processGone(pid: number): Promise<boolean> {
-  const status = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  return status === null || / Z /.test(status.slice(status.lastIndexOf(')')));
-}
-
-async function pidFrom(file: string): Promise<number> {
-  return until(`a pid in ${file}`, async () => {
-    const text = await readFile(file, 'utf8').catch(() => '');
-    return /^\d+\n$/.test(text) ? Number(text) : undefined;
-  });
-}
+/** The pid a job command wrote, waited for as long as the other waits here. */
+const pidFrom = (file: string): Promise<number> => pidIn(file, DEADLINE_MS);
 
 const TREE = 'sleep 30 & echo $! > "$PID_FILE"; wait';
 let web1: RunningClient;
