@@ -47,6 +47,26 @@ export async function call<S extends z.ZodType>(
   return schema.parse(res.body);
 }
 
+/** How long a job is polled through a server that does not answer (restarting, store down) before giving up. */
+const OUTAGE_TOLERANCE_MS = 120_000;
+
+/**
+ * GETs the job until it answers 2xx. A refused connection or a 5xx (a server killed and started again, a store
+ * away) is waited out for OUTAGE_TOLERANCE_MS: an outage under load is a scenario to measure, not the end of it.
+ */
+async function getJob(api: ApiClient, path: string, stop: StopSignal): Promise<z.output<typeof jobSchema>> {
+  let failingSince: number | null = null;
+  for (;;) {
+    const res = await api.request('GET', path).catch((e: unknown) => ({ status: 0, body: String(e) }));
+    if (res.status >= 200 && res.status < 300) return jobSchema.parse(res.body);
+    const transient = res.status === 0 || res.status >= 500;
+    failingSince ??= now();
+    if (!transient || stop.over || now() - failingSince > OUTAGE_TOLERANCE_MS)
+      throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    await sleep(JOB_POLL_MS * 10);
+  }
+}
+
 export interface JobContext {
   api: ApiClient;
   org: string;
@@ -125,7 +145,7 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
       });
     }
     while (!ctx.stop.over) {
-      const job = await call(ctx.api, 'GET', path, jobSchema);
+      const job = await getJob(ctx.api, path, ctx.stop);
       if (isFinished(job.status)) {
         record.finishedAt = now();
         record.final = job;
