@@ -37,6 +37,10 @@ export type PushReport =
  */
 export const JOB_LINGER_MS = 5000;
 
+/** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
+const RECONNECT_MS_PER_NODE = 10;
+const RECONNECT_GRACE_MAX_MS = 60_000;
+
 /** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
 const FINISHED_CACHE_NODES = 200_000;
 
@@ -74,13 +78,17 @@ export class PushRuntime {
 
   /**
    * Resumes the jobs in flight and the nodes that were up when the server stopped. Those nodes' silence clocks
-   * start one offline window late: the transport starts reading only after every organization is restored,
-   * and their clients must reconnect first, so a server slow to start must not write them all off.
+   * start late (one offline window, and more for a large fleet): the transport starts reading only after every
+   * organization is restored, and their clients must reconnect first, so a slow start must not write them off.
    */
   resume(inFlight: readonly JobState[]): void {
     const { heartbeat_interval, offline_threshold } = this.ports.transport.settings;
-    const grace = heartbeat_interval * offline_threshold;
-    for (const [node, r] of this.data.records) if (r.status === 'up') this.nodeActor(node, grace);
+    const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
+    // The whole fleet reconnects at once, and CurveZMQ handshakes come up a few hundred a second: a node is
+    // given one offline window plus its share of the reconnection before its silence counts.
+    const grace =
+      heartbeat_interval * offline_threshold + Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
+    for (const node of up) this.nodeActor(node, grace);
     const available = this.availableNodes();
     for (const job of inFlight) dispatch(this.spawnJobActor(job), { type: 'begin', available, restored: true });
   }
