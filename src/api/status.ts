@@ -19,6 +19,8 @@ export const serverStatusSchema = z.object({
       connected_nodes: z.int().nonnegative(),
       /** Messages verified and delivered since start. */
       accepted: z.int().nonnegative(),
+      /** Node heartbeats among the accepted messages. */
+      heartbeats: z.int().nonnegative(),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
     })

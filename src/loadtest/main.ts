@@ -347,7 +347,6 @@ function figuresOf(x: FigureInputs): Figures {
   const mismatches: Mismatch[] = [];
   let correct = 0;
   let ambiguous = 0;
-  const answers = fleet.totals.answersSent - x.hbBefore.answersSent;
   for (const r of records) {
     const got: JobStatus | 'unfinished' | 'not_started' =
       r.id === null ? 'not_started' : (r.final?.status ?? 'unfinished');
@@ -394,7 +393,7 @@ function figuresOf(x: FigureInputs): Figures {
     quorum_outcomes_correct: { correct, total: records.length, ambiguous, mismatches },
     offered_hb_per_s: perSecond(fleet.totals.heartbeatsSent - x.hbBefore.heartbeatsSent),
     // The server counts every message it accepts; the job answers sent meanwhile are taken out.
-    processed_hb_per_s: sa != null && sb != null ? perSecond(Math.max(0, sa.accepted - sb.accepted - answers)) : null,
+    processed_hb_per_s: sa != null && sb != null ? perSecond(sa.heartbeats - sb.heartbeats) : null,
     server_hb_received_per_s: perSecond(fleet.totals.serverHeartbeats - x.hbBefore.serverHeartbeats),
     dropped: sum(serverDrops) + sum(testerDrops),
     dropped_by_reason: { server: serverDrops, tester: testerDrops },

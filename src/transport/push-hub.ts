@@ -83,6 +83,7 @@ export class PushHub implements PushTransport {
   readonly drops: DropCounter;
   /** Messages verified and handed to their node actor, for GET /_status and load figures. */
   private accepted = 0;
+  private heartbeats = 0;
   private readonly sessions: SessionKeys;
   private readonly peers = new Map<string, Map<string, Peer>>();
   private curve: CurveKeys | null = null;
@@ -197,12 +198,17 @@ export class PushHub implements PushTransport {
   }
 
   /** Nodes heard within the offline window (those the server still heartbeats), and drops by reason, for GET /_status. */
-  status(): { connected_nodes: number; accepted: number; dropped: Record<string, number> } {
+  status(): { connected_nodes: number; accepted: number; heartbeats: number; dropped: Record<string, number> } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
     for (const nodes of this.peers.values())
       for (const peer of nodes.values()) if (peer.lastHeard >= since) connected += 1;
-    return { connected_nodes: connected, accepted: this.accepted, dropped: this.drops.snapshot() };
+    return {
+      connected_nodes: connected,
+      accepted: this.accepted,
+      heartbeats: this.heartbeats,
+      dropped: this.drops.snapshot(),
+    };
   }
 
   /** Writes the session keys and the Curve key pair again (the store lost them). */
@@ -297,9 +303,10 @@ export class PushHub implements PushTransport {
     if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, identity, at);
     peer.identity = identity;
     this.accepted += 1;
-    if (m.type === 'heartbeat')
+    if (m.type === 'heartbeat') {
+      this.heartbeats += 1;
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
-    else peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
+    } else peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
   }
 
   /** The peer of a verified sender, with its node actor spawned on its first message. */
