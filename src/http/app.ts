@@ -40,12 +40,15 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
     const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false);
     return c.json(answer.body, answer.code);
   });
-  const limits = opts.limits ?? DEFAULT_LIMITS;
-  app.use('*', async (c, next) => {
-    c.set('limits', limits);
-    await next();
-  });
-  app.use('*', authenticate({ system, skewSeconds: opts.authSkewSeconds, now: opts.now ?? Date.now }));
+  app.use(
+    '*',
+    authenticate({
+      system,
+      skewSeconds: opts.authSkewSeconds,
+      now: opts.now ?? Date.now,
+      limits: opts.limits ?? DEFAULT_LIMITS,
+    }),
+  );
 
   aclRoutes(app, system);
   organizationRoutes(app, system);

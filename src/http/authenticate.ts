@@ -31,6 +31,8 @@ export interface AuthOptions {
   system: InfraSystem;
   skewSeconds: number;
   now: () => number;
+  /** Handed on with the body, for the routes that parse it. */
+  limits: RequestLimits;
 }
 
 /** `/organizations/ORG/...` names an organization; `/organizations` alone does not. */
@@ -121,6 +123,7 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
       authPublicKey: winner.pem,
     });
     c.set('rawBody', rawBody);
+    c.set('limits', opts.limits);
     c.set('orgName', orgName);
     await next();
   };

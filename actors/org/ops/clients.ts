@@ -1,5 +1,5 @@
 // Clients of one organization and their keys (reference 4.2, 4.3; spec 5.3 for the validator).
-import { mergeAcl, ownerAcl, emptyAcl } from '../../../src/auth/acl.js';
+import { emptyAcl, mergeAcl, ownerAcl, renameInAcl } from '../../../src/auth/acl.js';
 import type { ClientDoc } from '../../shared/documents.js';
 import {
   createdWithKey,
@@ -12,7 +12,6 @@ import {
   type KeyResult,
 } from '../../shared/keys.js';
 import { accessFor, orgUri } from '../access.js';
-import { renameInAcl } from '../../../src/auth/acl.js';
 import { renameWrites } from '../renames.js';
 import type { OrgState, OrgWrite } from '../org-state.js';
 import type { HandlerEnv, OrgOutcome } from '../outcome.js';
