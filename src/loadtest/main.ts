@@ -27,6 +27,8 @@ export interface Streams {
 const READY_POLL_MS = 500;
 /** Beyond --timeout, the run is ended by force (a hung server or worker). */
 const WATCHDOG_GRACE_MS = 60_000;
+/** At most this long past the scenario, the measured window waits for every node's heartbeat. */
+const WINDOW_STRETCH_MAX_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
@@ -219,6 +221,11 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       clearInterval(ticker);
       scenarioDone();
     }
+    // Nodes beat once an interval, all in one slot per worker: a run shorter than that could measure no heartbeat
+    // at all. The window is stretched until every node has beaten in it (the rates divide by its length).
+    const stretchUntil = now() + WINDOW_STRETCH_MAX_MS;
+    while (fleet.totals.heartbeatsSent - hbBefore.heartbeatsSent < o.nodes && !stop.over && now() < stretchUntil)
+      await sleep(50);
     const after = await cpuAndTime(pid);
     const statusAfter = await serverStatus(api);
     const rssMb = pid === null ? null : await rssMiB(pid).catch(() => null);
