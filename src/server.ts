@@ -79,6 +79,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       push: hub,
       log: httpLog,
       storeFailing: () => watched.failingSince !== null,
+      uiSessionSeconds: config.ui_session_timeout,
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,

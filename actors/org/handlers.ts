@@ -68,6 +68,7 @@ const HANDLERS = {
   abort_job: handlePushOp,
   get_job_output: handlePushOp,
   list_node_states: handlePushOp,
+  get_push_access: handlePushOp,
   get_node_state: handlePushOp,
   get_push_config: handlePushOp,
 

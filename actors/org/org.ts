@@ -9,7 +9,8 @@ import { PushRuntime, type PushReport } from '../push/push-runtime.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeActor } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
-import { fail, internalError, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
+import { httpDate } from '../../src/lib/clock.js';
+import { fail, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import type { UsersMsg } from '../users/users.js';
 import { decide, type OrgOp } from './handlers.js';
@@ -97,6 +98,14 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
       case 'answer_with_config':
         push.answerWithConfig(effect.node, ctx.authPublicKey, replyTo);
         return true;
+      case 'answer_with_heartbeats': {
+        const heard = (node: string) => {
+          const at = push.lastHeartbeat(node);
+          return at === undefined ? null : httpDate(at);
+        };
+        dispatch(replyTo, ok(effect.rows.map((row) => ({ ...row, last_heartbeat: heard(row.node_name) }))));
+        return true;
+      }
     }
   };
 

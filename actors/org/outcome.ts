@@ -1,5 +1,6 @@
 // What a pure handler of an organization's op decides: the answer, the writes that must be stored before it,
 // and what the organization actor does next, in order, once the writes are applied.
+import type { NodeStateBody } from '../../src/api/push-jobs.js';
 import type { JobState } from '../push/job-model.js';
 import type { Reply, RequestContext } from '../shared/reply.js';
 import type { OrgWrite } from './org-state.js';
@@ -18,7 +19,9 @@ export type OrgEffect =
   /** The captured output in the store answers. */
   | { type: 'answer_with_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
   /** The node's config, with a session key only the requester can read, answers. */
-  | { type: 'answer_with_config'; node: string };
+  | { type: 'answer_with_config'; node: string }
+  /** These node states answer, each with `last_heartbeat` (an HTTP date, or null) from its node actor. */
+  | { type: 'answer_with_heartbeats'; rows: NodeStateBody[] };
 
 export interface OrgOutcome {
   /** The answer, unless an `answer_*` effect hands the request on. */

@@ -34,6 +34,8 @@ export interface NodeParent {
 export class NodeActor {
   private state: NodeState;
   private readonly name: string;
+  /** When this process last heard the node's heartbeat (the dashboard shows it); undefined until then. */
+  lastHeartbeatAt: number | undefined;
 
   constructor(
     initial: NodeState,
@@ -61,6 +63,7 @@ export class NodeActor {
   }
 
   private receive(state: NodeState, msg: NodeMsg): NodeState {
+    if (msg.type === 'heartbeat') this.lastHeartbeatAt = msg.at;
     const { state: next, effects } =
       msg.type === 'tick'
         ? stepNode(state, msg)

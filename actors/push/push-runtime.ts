@@ -123,6 +123,11 @@ export class PushRuntime {
     return actor;
   }
 
+  /** When the node's last heartbeat arrived, if it has been heard since this server started. */
+  lastHeartbeat(node: string): number | undefined {
+    return this.nodes.get(node)?.lastHeartbeatAt;
+  }
+
   report(msg: PushReport): void {
     switch (msg.type) {
       case 'job_saved':

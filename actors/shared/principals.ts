@@ -15,6 +15,8 @@ export interface UserPrincipal {
   keys: Record<string, KeyDoc>;
   superuser: boolean;
   serverAdmin: boolean;
+  /** For the web dashboard's sign-in (src/auth/passwords.ts); undefined when the account has no password. */
+  passwordHash: string | undefined;
 }
 
 export interface ClientPrincipal {
@@ -56,7 +58,13 @@ export class PrincipalDirectory implements PrincipalView {
 
   setUser(name: string, doc: UserDoc | null): void {
     if (doc === null) this.users.delete(name);
-    else this.users.set(name, { keys: doc.keys, superuser: doc.superuser, serverAdmin: this.serverAdmins.has(name) });
+    else
+      this.users.set(name, {
+        keys: doc.keys,
+        superuser: doc.superuser,
+        serverAdmin: this.serverAdmins.has(name),
+        passwordHash: doc.password_hash,
+      });
   }
 
   setServerAdmins(names: ReadonlySet<string>): void {

@@ -69,6 +69,7 @@ export const serverConfigSchema = z.strictObject({
   max_job_nodes: positive('nodes', 100_000),
   max_command_length: z.int().min(1).max(255).describe('a whole number of characters from 1 to 255').default(255),
   idle_timeout: positive('seconds', 60),
+  ui_session_timeout: positive('seconds', 3600),
   log_level: z.enum(logLevels).describe('one of :debug, :info, :warn, :error').default('info'),
   log_format: z.enum(logFormats).describe('one of :text, :json').default('text'),
 });
@@ -113,6 +114,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     name: 'idle_timeout',
     default: '60',
     meaning: 'Seconds before a silent HTTP connection or an unanswering ZeroMQ peer is closed',
+  },
+  {
+    name: 'ui_session_timeout',
+    default: '3600',
+    meaning: 'Seconds a web dashboard sign-in lasts without a request; then it signs in again',
   },
   { name: 'log_level', default: 'info', meaning: 'Least severe level logged: debug, info, warn or error' },
   { name: 'log_format', default: 'text', meaning: 'text: one line per event for people; json: one JSON object a line' },

@@ -1,5 +1,5 @@
-// The HTTP facade: GET /_status unauthenticated, every other path authenticated before its route runs.
-// Handlers only send messages into the actor tree and map the replies.
+// The HTTP facade: GET /_status unauthenticated, the web dashboard under /ui with its own sign-in, every other
+// path authenticated before its route runs. Handlers only send messages into the actor tree and map the replies.
 import { Hono } from 'hono';
 import type { InfraSystem } from '../../actors/system.js';
 import type { Logger } from '../lib/logger.js';
@@ -16,6 +16,12 @@ import { pushyRoutes } from './routes/pushy.js';
 import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/users.js';
 import { runningStatus, type PushFigures } from './status.js';
+import { SessionStore } from './ui/sessions.js';
+import { SignInThrottle } from './ui/sign-in-throttle.js';
+import { createUiApp } from './ui/ui-app.js';
+import { UI } from './ui/ui-env.js';
+
+const DEFAULT_UI_SESSION_SECONDS = 3600;
 
 export interface AppOptions {
   system: InfraSystem;
@@ -27,6 +33,8 @@ export interface AppOptions {
   /** Whether store operations fail now (the server says `degraded` while they do). */
   storeFailing?: () => boolean;
   limits?: RequestLimits;
+  /** Seconds a dashboard sign-in lasts without a request (ui_session_timeout). */
+  uiSessionSeconds?: number;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -40,12 +48,26 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
     const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false);
     return c.json(answer.body, answer.code);
   });
+  const now = opts.now ?? Date.now;
+  const sessionSeconds = opts.uiSessionSeconds ?? DEFAULT_UI_SESSION_SECONDS;
+  app.route(
+    UI,
+    createUiApp({
+      system,
+      sessions: new SessionStore(sessionSeconds * 1000, now),
+      throttle: new SignInThrottle(now),
+      limits: opts.limits ?? DEFAULT_LIMITS,
+      log: opts.log,
+      now,
+      sessionSeconds,
+    }),
+  );
   app.use(
     '*',
     authenticate({
       system,
       skewSeconds: opts.authSkewSeconds,
-      now: opts.now ?? Date.now,
+      now,
       limits: opts.limits ?? DEFAULT_LIMITS,
     }),
   );

@@ -27,7 +27,10 @@ export type PushOp =
   | { type: 'get_job'; id: string }
   | { type: 'abort_job'; id: string }
   | { type: 'get_job_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
-  | { type: 'list_node_states' }
+  /** `heartbeats`: each row also says when the node's last heartbeat arrived (the dashboard's node grid). */
+  | { type: 'list_node_states'; heartbeats?: boolean }
+  /** What the requestor may do with jobs: `{ read, write }`, so a page offers only what the org would allow. */
+  | { type: 'get_push_access' }
   | { type: 'get_node_state'; node: string }
   | { type: 'get_push_config'; node: string };
 
@@ -109,8 +112,12 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
     case 'list_node_states': {
       if (!may.read) return { reply: forbidden('read') };
       const names = [...new Set([...state.nodes.keys(), ...push.records.keys()])].sort();
-      return { reply: ok(names.map((n) => nodeStateJson(state, n))) };
+      const rows = names.map((n) => nodeStateJson(state, n));
+      if (op.heartbeats !== true) return { reply: ok(rows) };
+      return { reply: ok(null), effects: [{ type: 'answer_with_heartbeats', rows }] };
     }
+    case 'get_push_access':
+      return { reply: ok(may) };
     case 'get_node_state':
       if (!may.read) return { reply: forbidden('read') };
       if (!state.nodes.has(op.node) && !push.records.has(op.node))

@@ -1,0 +1,104 @@
+// The job page's script, served by the dashboard itself (no bundler, nothing from elsewhere). It follows the job
+// feed with EventSource: a node's vote, run start and result update its row and the counts at once; when the job
+// itself moves (started, quorum reached, finished, or only a summary is left) it fetches the panel again.
+import { JOB_STATUSES, NODE_JOB_STATUSES, isFinished } from '../../api/push-jobs.js';
+import { UI } from './ui-env.js';
+
+export const JOB_SCRIPT_PATH = `${UI}/assets/job-live.js`;
+
+const FINISHED = JOB_STATUSES.filter(isFinished);
+
+export const JOB_SCRIPT = `'use strict';
+(function () {
+  var ORDER = ${JSON.stringify(NODE_JOB_STATUSES)};
+  var FINISHED = ${JSON.stringify(FINISHED)};
+  var live = document.getElementById('live');
+  if (!live || typeof EventSource !== 'function') return;
+
+  function panel() { return document.getElementById('job-panel'); }
+  function finished() { var p = panel(); return !!p && FINISHED.indexOf(p.dataset.jobStatus) >= 0; }
+  function say(text, on) { live.textContent = text; live.className = on ? 'live on' : 'live'; }
+  if (finished()) { say('finished', false); return; }
+
+  function label(status) { return status.replace('_', ' '); }
+  function badge(status, text) {
+    var b = document.createElement('span');
+    b.className = 'st st-' + status;
+    b.textContent = text;
+    return b;
+  }
+  function shortDate(at) {
+    var d = new Date(at);
+    return isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+  }
+  function rowOf(node) {
+    var rows = document.querySelectorAll('#job-nodes tr[data-node]');
+    for (var i = 0; i < rows.length; i++) if (rows[i].dataset.node === node) return rows[i];
+    return null;
+  }
+  function recount() {
+    var counts = {};
+    document.querySelectorAll('#job-nodes td.node-status').forEach(function (cell) {
+      counts[cell.dataset.status] = (counts[cell.dataset.status] || 0) + 1;
+    });
+    var box = document.getElementById('node-counts');
+    if (!box) return;
+    box.replaceChildren.apply(box, ORDER.filter(function (s) { return counts[s]; }).map(function (s) {
+      var b = badge(s, counts[s] + ' ' + label(s));
+      b.dataset.count = s;
+      return b;
+    }));
+  }
+  function setNode(node, status, at) {
+    var row = rowOf(node);
+    if (!row || typeof status !== 'string' || ORDER.indexOf(status) < 0) return;
+    var cell = row.querySelector('td.node-status');
+    cell.dataset.status = status;
+    var b = badge(status, label(status));
+    b.dataset.status = status;
+    cell.replaceChildren(b);
+    if (at) row.querySelector('td.node-since').textContent = shortDate(at);
+    recount();
+  }
+
+  var source = new EventSource(live.dataset.events);
+  var fetching = false;
+  var again = false;
+  function done() { source.close(); say('finished', false); }
+  // The whole panel, when the job itself moved. An event that comes meanwhile fetches it once more, so an
+  // answer older than that event never has the last word.
+  function refresh() {
+    if (fetching) { again = true; return; }
+    fetching = true;
+    fetch(live.dataset.panel, { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (html === null) return;
+        var t = document.createElement('template');
+        t.innerHTML = html;
+        var next = t.content.firstElementChild;
+        if (next && panel()) panel().replaceWith(next);
+      })
+      .catch(function () {})
+      .then(function () {
+        fetching = false;
+        if (again) { again = false; refresh(); }
+        else if (finished()) done();
+      });
+  }
+  function on(type, handle) {
+    source.addEventListener(type, function (e) {
+      var data;
+      try { data = JSON.parse(e.data); } catch (err) { return; }
+      if (fetching) again = true;
+      handle(data || {});
+    });
+  }
+  source.onopen = function () { say('live', true); };
+  source.onerror = function () { if (!finished()) say('reconnecting', false); };
+  on('quorum_vote', function (d) { setNode(d.node, d.status, d.timestamp); });
+  on('run_start', function (d) { setNode(d.node, 'running', d.timestamp); });
+  on('run_complete', function (d) { setNode(d.node, d.status, d.timestamp); });
+  ['start', 'quorum_succeeded', 'job_complete', 'summary'].forEach(function (type) { on(type, refresh); });
+})();
+`;

@@ -1,0 +1,63 @@
+// A visitor of the web dashboard over plain HTTP for integration tests: keeps the cookies it is given, reads the
+// CSRF token out of the last form it saw, and follows no redirect by itself so tests can check each one.
+export interface Page {
+  status: number;
+  html: string;
+  headers: Headers;
+  /** The Location header of a redirect, else ''. */
+  location: string;
+}
+
+export class UiVisitor {
+  private readonly cookies = new Map<string, string>();
+  /** The `_csrf` value of the last page that had a form. */
+  csrf = '';
+
+  constructor(private readonly baseUrl: string) {}
+
+  async get(path: string, accept = 'text/html'): Promise<Page> {
+    return this.send('GET', path, undefined, accept);
+  }
+
+  /** Posts a form; `_csrf` is the token last seen unless the fields say otherwise (null: left out). */
+  async post(path: string, fields: Record<string, string>, csrf: string | null = this.csrf): Promise<Page> {
+    const form = new URLSearchParams(fields);
+    if (csrf !== null && !('_csrf' in fields)) form.set('_csrf', csrf);
+    return this.send('POST', path, form);
+  }
+
+  /** Opens the sign-in page and sends `username` and `password` through it. */
+  async signIn(username: string, password: string): Promise<Page> {
+    await this.get('/ui/sign-in');
+    return this.post('/ui/sign-in', { username, password });
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  private async send(method: string, path: string, form?: URLSearchParams, accept = 'text/html'): Promise<Page> {
+    const headers: Record<string, string> = { Accept: accept };
+    if (this.cookies.size > 0) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const init: RequestInit = { method, headers, redirect: 'manual' };
+    if (form) init.body = form;
+    const res = await fetch(new URL(path, this.baseUrl), init);
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attrs] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const gone = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a)) || pair.slice(eq + 1) === '';
+      if (gone) this.cookies.delete(name);
+      else this.cookies.set(name, pair.slice(eq + 1));
+    }
+    const html = await res.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+    if (token !== undefined) this.csrf = token;
+    return { status: res.status, html, headers: res.headers, location: res.headers.get('location') ?? '' };
+  }
+}
+
+/** The session cookie's line of a response, for checking its attributes. */
+export function setCookieLine(page: Page, name: string): string {
+  return page.headers.getSetCookie().find((l) => l.startsWith(`${name}=`)) ?? '';
+}
