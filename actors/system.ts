@@ -2,6 +2,7 @@
 // one actor per organization, all restored from the store before the first request is taken. Every actor is
 // supervised (shared/supervision.ts); crashes are logged and counted here.
 import { dispatch, query, start, stop, type Ref } from 'nact';
+import { FeedHub, type FeedSettings } from '../src/feeds/feed-hub.js';
 import type { Counters } from '../src/lib/counters.js';
 import type { Logger } from '../src/lib/logger.js';
 import { ORGS } from '../src/store/collections.js';
@@ -11,6 +12,7 @@ import { publishPrincipals, spawnOrg, type OrgHandle, type OrgMsg, type OrgPorts
 import { applyWrites, emptyOrgState } from './org/org-state.js';
 import { loadOrg, persistWrites } from './org/org-store.js';
 import type { NodeActor } from './push/node.js';
+import { JOB_LINGER_MS } from './push/push-runtime.js';
 import type { PushPorts, PushTransport } from './push/ports.js';
 import {
   failBare,
@@ -48,6 +50,8 @@ export interface InfraSystem {
   principals: PrincipalView;
   /** `actor_crashes`, `job_ignored` and `node_ignored`, for GET /_status. */
   counters: Counters;
+  /** The job and organization feeds the job actors publish to. */
+  feeds: FeedHub;
   /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
   nodeActor(org: string, node: string): NodeActor | undefined;
   /** Writes everything the actors hold again, for a store that lost it; rejects unless all of it is written. */
@@ -60,9 +64,18 @@ export interface SystemOptions {
   /** Where `actor_crashes`, `job_ignored` and `node_ignored` are counted. */
   counters: Counters;
   log: Logger;
+  /** Feed timings (defaults: the original's 5 s linger, 60 s org retention, 15 s keepalive). */
+  feeds?: Partial<FeedSettings>;
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
+
+const DEFAULT_FEED_SETTINGS = {
+  lingerMs: JOB_LINGER_MS,
+  orgExpirationMs: 60_000,
+  keepAliveMs: 15_000,
+  readerAllowance: 10_000,
+};
 
 /** The server acting on its own behalf. */
 const SERVER_CONTEXT: RequestContext = {
@@ -142,7 +155,8 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     },
   });
 
-  const push: PushPorts = { transport, store, now, reporter, counters, log };
+  const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
+  const push: PushPorts = { transport, store, now, reporter, counters, log, feeds };
   const orgPorts: OrgPorts = {
     store,
     now,
@@ -218,6 +232,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     orgNames: () => [...registry.keys()].sort(),
     principals,
     counters,
+    feeds,
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
     writeBack: async () => {
       const asked = [

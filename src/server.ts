@@ -57,7 +57,11 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }));
     started.hub = hub;
     await bindHub(hub, config);
-    const system = await startSystem(store, hub, { counters, log: logger.child({ component: 'actors' }) });
+    const system = await startSystem(store, hub, {
+      counters,
+      log: logger.child({ component: 'actors' }),
+      feeds: { keepAliveMs: config.keep_alive_time * 1000, orgExpirationMs: config.org_feed_expiration * 1000 },
+    });
     started.system = system;
     await hub.attach(system);
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.

@@ -63,6 +63,7 @@ const HANDLERS = {
   put_acl: handleAclOp,
 
   list_jobs: handlePushOp,
+  watch_jobs: handlePushOp,
   start_job: handlePushOp,
   get_job: handlePushOp,
   abort_job: handlePushOp,

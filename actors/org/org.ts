@@ -73,6 +73,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
         await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(log, e));
         dispatch(ports.users, { type: 'org_deleted', org: name });
         transport.closeOrg(name);
+        ports.push.feeds.forgetOrg(name);
         ports.deleted(name);
         return false;
       case 'start_job':

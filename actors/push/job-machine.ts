@@ -4,6 +4,7 @@
 // its node map on every answer costs about 20 ms there, which makes one wave of answers quadratic. The job
 // actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
 // a snapshot never mixes two steps).
+import type { JobNote } from '../../src/api/job-feed.js';
 import { isFinished, NODE_JOB_STATUSES } from '../../src/api/push-jobs.js';
 import type {
   IgnoreReason,
@@ -16,7 +17,7 @@ import type {
   NodeEventType,
   NodeJobStatus,
 } from './job-model.js';
-import { CRASH, RUNNING, VOTING, type Cell, type RunBucket, type VoteBucket } from './job-tables.js';
+import { CRASH, RUNNING, VOTING, type Cell, type CellNote, type RunBucket, type VoteBucket } from './job-tables.js';
 
 /** Quorum as an absolute count: undefined is 100%; `N%` and fractions round up (reference 5.7). */
 export function resolveQuorum(q: number | string | undefined, nodeCount: number): number {
@@ -31,7 +32,7 @@ export function resolveQuorum(q: number | string | undefined, nodeCount: number)
   return Math.ceil(count);
 }
 
-export type NewJob = Pick<JobState, 'id' | 'command' | 'run_timeout' | 'voting_timeout' | 'quorum'> & {
+export type NewJob = Pick<JobState, 'id' | 'command' | 'run_timeout' | 'voting_timeout' | 'quorum' | 'requestor'> & {
   nodes: readonly string[];
   options?: JobOptions;
   at: number;
@@ -41,7 +42,7 @@ export function newJob(init: NewJob): JobState {
   if (!Number.isInteger(init.quorum) || init.quorum < 0) throw new RangeError(`quorum ${init.quorum} is not a count`);
   const nodes = nullMap<NodeJobStatus>();
   for (const node of init.nodes) nodes[node] = 'new';
-  return {
+  const state: JobState = {
     id: init.id,
     command: init.command,
     options: { ...init.options },
@@ -58,6 +59,8 @@ export function newJob(init: NewJob): JobState {
     voting_deadline: null,
     run_deadline: null,
   };
+  if (init.requestor !== undefined) state.requestor = init.requestor;
+  return state;
 }
 
 /** Per-node status to sorted node names, statuses with no node left out (the API's `nodes` object). */
@@ -87,6 +90,7 @@ interface Draft {
   arm: JobEffect | null;
   finished: JobStatus | null;
   ignored: JobEffect[];
+  notes: JobNote[];
 }
 
 export function stepJob(state: JobState, event: JobEvent): JobStep {
@@ -102,12 +106,14 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
     arm: null,
     finished: null,
     ignored: [],
+    notes: [],
   };
   const s = state;
   switch (event.type) {
     case 'start':
       if (s.status !== 'new') return ignore(d, 'already_started');
       enter(d, 'voting');
+      d.notes.push(startNote(s));
       s.voting_deadline = event.at + s.voting_timeout * 1000;
       for (const node in s.nodes) {
         if (event.available.has(node)) d.commit.push(node);
@@ -215,6 +221,7 @@ function settle(d: Draft): void {
       enter(d, 'complete'); // quorum 0 and nobody ready: nothing to run, and the user asked for no minimum
     } else {
       enter(d, 'running');
+      d.notes.push({ event: 'quorum_succeeded', data: {} });
       s.run_deadline = d.event.at + s.run_timeout * 1000;
       for (const node in s.nodes) if (s.nodes[node] === 'ready') d.run.push(node);
       d.arm = { type: 'arm', timer: 'run', at: s.run_deadline };
@@ -232,7 +239,11 @@ function apply(d: Draft, node: string, cell: Cell): void {
     s.node_updated_at[node] = d.event.at;
     d.nodesChanged.add(node);
   }
-  if (cell.abort === true) d.aborts.push(node);
+  if (cell.note !== undefined) d.notes.push(noteOf(cell.note, node));
+  if (cell.abort === true) {
+    d.aborts.push(node);
+    d.notes.push({ event: 'rehab', data: { node } });
+  }
   if (cell.ignore !== undefined) d.ignored.push({ type: 'ignored', reason: cell.ignore, event: d.event.type, node });
 }
 
@@ -240,7 +251,39 @@ function enter(d: Draft, status: JobStatus): void {
   d.state.status = status;
   d.state.updated_at = d.event.at;
   d.jobChanged = true;
-  if (isFinished(status)) d.finished = status;
+  if (isFinished(status)) {
+    d.finished = status;
+    d.notes.push({ event: 'job_complete', data: { status } });
+  }
+}
+
+function noteOf(n: CellNote, node: string): JobNote {
+  switch (n.event) {
+    case 'run_start':
+      return { event: n.event, data: { node } };
+    case 'quorum_vote':
+      return { event: n.event, data: { node, status: n.status } };
+    case 'run_complete':
+      return { event: n.event, data: { node, status: n.status } };
+  }
+}
+
+/** The feed's `start` event (reference 6.5: the run-as user is `job_user`, capture is `capture`). */
+function startNote(s: JobState): JobNote {
+  const data: Extract<JobNote, { event: 'start' }>['data'] = {
+    command: s.command,
+    run_timeout: s.run_timeout,
+    quorum: s.quorum,
+    node_count: s.counts.new,
+  };
+  if (s.requestor !== undefined) data.user = s.requestor;
+  const o = s.options;
+  if (o.user !== undefined) data.job_user = o.user;
+  if (o.dir !== undefined) data.dir = o.dir;
+  if (o.env !== undefined) data.env = o.env;
+  if (o.file !== undefined) data.file_specified = true;
+  if (o.capture !== undefined) data.capture = o.capture;
+  return { event: 'start', data };
 }
 
 function ignore(d: Draft, reason: IgnoreReason, node?: string): JobStep {
@@ -255,6 +298,7 @@ function effectsOf(d: Draft): JobEffect[] {
   if (d.jobChanged || d.nodesChanged.size > 0) {
     out.push({ type: 'persist', job: d.jobChanged, nodes: [...d.nodesChanged] });
   }
+  if (d.notes.length > 0) out.push({ type: 'feed', at: d.event.at, notes: d.notes });
   if (d.commit.length > 0) {
     out.push({
       type: 'send',

@@ -2,6 +2,7 @@
 // effects the job machine takes and returns.
 import { z } from 'zod';
 import { JOB_STATUSES, NODE_JOB_STATUSES, type JobStatus, type NodeJobStatus } from '../../src/api/push-jobs.js';
+import type { JobNote } from '../../src/api/job-feed.js';
 import type { NodeAnswerType } from '../../src/protocol/messages.js';
 
 export type { JobStatus, NodeJobStatus };
@@ -25,6 +26,8 @@ export const jobStateSchema = z.object({
   run_timeout: z.number().nonnegative(), // seconds
   voting_timeout: z.number().positive(), // seconds
   quorum: z.number().int().nonnegative(), // ready nodes needed, already resolved by resolveQuorum
+  /** Who started the job (the feed's `start` event names them). */
+  requestor: z.string().optional(),
   status: z.enum(JOB_STATUSES),
   nodes: z.record(z.string(), z.enum(NODE_JOB_STATUSES)),
   counts: z.record(z.enum(NODE_JOB_STATUSES), z.number().int().nonnegative()),
@@ -64,6 +67,8 @@ export type JobEffect =
   | { type: 'save_output'; node: string }
   /** `job`: the job-level fields changed; `nodes`: the nodes whose status changed. */
   | { type: 'persist'; job: boolean; nodes: string[] }
+  /** What the job's feed tells its readers about this step, in order. */
+  | { type: 'feed'; at: number; notes: JobNote[] }
   | {
       type: 'send';
       message: 'commit';

@@ -1,13 +1,25 @@
 // The per-node transition tables of a job (reference 5.4 voting, 5.5 running): rows are events, columns are
-// node buckets, cells say the next status, whether the node is told to abort, or why the event is ignored.
+// node buckets, cells say the next status, whether the node is told to abort, why the event is ignored, and what
+// the job's feed says about it (reference 6.5).
+import type { RunStatus, VoteStatus } from '../../src/api/job-feed.js';
 import type { IgnoreReason, NodeEventType, NodeJobStatus } from './job-model.js';
+
+/** What a cell tells the job's feed about its node. */
+export type CellNote =
+  | { readonly event: 'quorum_vote'; readonly status: VoteStatus }
+  | { readonly event: 'run_complete'; readonly status: RunStatus }
+  | { readonly event: 'run_start' };
 
 /** `to`: the node's next status; `abort`: tell the node to drop this job; `ignore`: no move, report why. */
 export interface Cell {
   readonly to?: NodeJobStatus;
   readonly abort?: true;
   readonly ignore?: IgnoreReason;
+  readonly note?: CellNote;
 }
+
+const vote = (status: VoteStatus) => ({ event: 'quorum_vote', status }) as const;
+const ran = (status: RunStatus) => ({ event: 'run_complete', status }) as const;
 
 const KEEP: Cell = {};
 const DUPLICATE: Cell = { ignore: 'duplicate_answer' };
@@ -16,37 +28,69 @@ const LATE: Cell = { ignore: 'late_answer' };
 const LATE_HOLDING: Cell = { abort: true, ignore: 'late_answer' };
 const UNAVAILABLE: Cell = { to: 'unavailable' };
 const UNAVAILABLE_ABORT: Cell = { to: 'unavailable', abort: true };
-const CRASHED: Cell = { to: 'crashed' };
-const CRASHED_ABORT: Cell = { to: 'crashed', abort: true };
+const DOWN: Cell = { to: 'unavailable', note: vote('down') };
+const DIED_VOTING = vote('client_died_while_voting');
+const DIED_RUNNING = ran('client_died_while_running');
+const CRASHED: Cell = { to: 'crashed', note: ran('crashed') };
+const CRASHED_ABORT: Cell = { to: 'crashed', abort: true, note: ran('crashed') };
 
 export type VoteBucket = 'new' | 'ready' | 'terminal';
 export type RunBucket = 'ready' | 'running' | 'terminal';
 
 // Reference 5.4. A node is told to abort only when its own message does not say it let the job go.
 export const VOTING = {
-  ack_commit: { new: { to: 'ready' }, ready: DUPLICATE, terminal: LATE_HOLDING },
-  nack_commit: { new: { to: 'nacked' }, ready: UNAVAILABLE, terminal: LATE },
+  ack_commit: {
+    new: { to: 'ready', note: vote('success') },
+    ready: { ...DUPLICATE, note: vote('unexpected_commit') },
+    terminal: { ...LATE_HOLDING, note: DIED_VOTING },
+  },
+  nack_commit: {
+    new: { to: 'nacked', note: vote('failure') },
+    ready: { ...UNAVAILABLE, note: vote('lost_availibility') },
+    terminal: { ...LATE, note: DIED_VOTING },
+  },
   ack_run: { new: UNAVAILABLE_ABORT, ready: UNAVAILABLE_ABORT, terminal: LATE_HOLDING },
   nack_run: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
   succeeded: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
   failed: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
   aborted: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: LATE },
-  node_down: { new: UNAVAILABLE, ready: UNAVAILABLE, terminal: KEEP },
-  voting_timeout: { new: UNAVAILABLE_ABORT, ready: KEEP, terminal: KEEP },
+  node_down: { new: DOWN, ready: DOWN, terminal: { note: vote('down') } },
+  voting_timeout: { new: { ...UNAVAILABLE_ABORT, note: vote('voting_timeout') }, ready: KEEP, terminal: KEEP },
   quorum_failed: { new: UNAVAILABLE_ABORT, ready: { to: 'was_ready', abort: true }, terminal: KEEP },
   abort: { new: { to: 'aborted', abort: true }, ready: { to: 'aborted', abort: true }, terminal: KEEP },
 } satisfies Record<NodeEventType | 'voting_timeout' | 'quorum_failed' | 'abort', Record<VoteBucket, Cell>>;
 
 // Reference 5.5, except: nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
 // would be false), and `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion").
+// Timed-out nodes get no feed event, as in the original; the job's `job_complete` says it.
 export const RUNNING = {
-  ack_commit: { ready: CRASHED_ABORT, running: CRASHED_ABORT, terminal: LATE_HOLDING },
-  nack_commit: { ready: CRASHED, running: CRASHED, terminal: LATE },
-  ack_run: { ready: { to: 'running' }, running: DUPLICATE, terminal: LATE_HOLDING },
-  nack_run: { ready: CRASHED, running: CRASHED, terminal: LATE },
-  succeeded: { ready: CRASHED, running: { to: 'succeeded' }, terminal: LATE },
-  failed: { ready: CRASHED, running: { to: 'failed' }, terminal: LATE },
-  aborted: { ready: CRASHED, running: { to: 'aborted' }, terminal: LATE },
+  ack_commit: { ready: CRASHED_ABORT, running: CRASHED_ABORT, terminal: { ...LATE_HOLDING, note: DIED_RUNNING } },
+  nack_commit: { ready: CRASHED, running: CRASHED, terminal: { ...LATE, note: DIED_RUNNING } },
+  ack_run: {
+    ready: { to: 'running', note: { event: 'run_start' } },
+    running: DUPLICATE,
+    terminal: { ...LATE_HOLDING, note: DIED_RUNNING },
+  },
+  nack_run: {
+    ready: { to: 'crashed', note: ran('run_nacked') },
+    running: { to: 'crashed', note: ran('run_nacked_while_running') },
+    terminal: { ...LATE, note: DIED_RUNNING },
+  },
+  succeeded: {
+    ready: CRASHED,
+    running: { to: 'succeeded', note: ran('success') },
+    terminal: { ...LATE, note: DIED_RUNNING },
+  },
+  failed: {
+    ready: CRASHED,
+    running: { to: 'failed', note: ran('failure') },
+    terminal: { ...LATE, note: DIED_RUNNING },
+  },
+  aborted: {
+    ready: CRASHED,
+    running: { to: 'aborted', note: ran('aborted') },
+    terminal: { ...LATE, note: DIED_RUNNING },
+  },
   node_down: { ready: CRASHED, running: CRASHED, terminal: KEEP },
   run_timeout: { ready: { to: 'timed_out', abort: true }, running: { to: 'timed_out', abort: true }, terminal: KEEP },
   abort: { ready: { to: 'aborted', abort: true }, running: { to: 'aborted', abort: true }, terminal: KEEP },

@@ -84,6 +84,7 @@ export function spawnJob(
   owner: JobParent,
 ): JobHandle {
   const { store, transport } = ports;
+  ports.feeds.jobStarted(org, initial.id);
   // The job as GET shows it, rendered once per change: a job polled while 10,000 nodes answer is not re-sorted
   // for every poll.
   let rendered: JobBody | undefined;
@@ -136,6 +137,9 @@ export function spawnJob(
           break;
         case 'arm':
           saver.afterSaved(() => arm(e.timer, e.at));
+          break;
+        case 'feed':
+          saver.afterSaved(() => ports.feeds.publish(org, state.id, e.notes, e.at));
           break;
         case 'finished': {
           const final = jobJson(state);

@@ -1,5 +1,6 @@
 // What push-jobs actors need from outside the tree, given to them at spawn: the transport that signs and writes
 // to nodes and hands out session keys, the store, the clock, and where crashes and ignored events are counted.
+import type { FeedHub } from '../../src/feeds/feed-hub.js';
 import type { Counters } from '../../src/lib/counters.js';
 import type { Logger } from '../../src/lib/logger.js';
 import type { NodeAnswerType } from '../../src/protocol/messages.js';
@@ -75,4 +76,6 @@ export interface PushPorts {
   /** `job_ignored` and `node_ignored` by reason: events an actor chose not to act on. */
   counters: Counters;
   log: Logger;
+  /** Where job actors publish what their machine says, for the feeds' readers. */
+  feeds: FeedHub;
 }

@@ -103,6 +103,26 @@ export class ApiClient {
     return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers };
   }
 
+  /**
+   * A signed GET of an event feed, its body left unread for the caller to follow; it ends when the server ends it
+   * or `signal` aborts. Any status is returned, none thrown.
+   */
+  async stream(path: string, signal: AbortSignal, lastEventId?: string): Promise<Response> {
+    const url = new URL(path, this.o.baseUrl);
+    const signOptions: Parameters<typeof signRequest>[0] = {
+      privateKey: this.key,
+      userId: this.o.userId,
+      method: 'GET',
+      path: url.pathname,
+      body: '',
+      serverApiVersion: this.o.apiVersion ?? 1,
+    };
+    if (this.o.version !== undefined) signOptions.version = this.o.version;
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...signRequest(signOptions) };
+    if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
+    return fetch(url, { headers, signal });
+  }
+
   /** Sends one request and parses a JSON answer; any status is returned, none thrown. */
   async request(
     method: string,

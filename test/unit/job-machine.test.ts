@@ -74,7 +74,18 @@ function sent(effects: JobEffect[], message: 'commit' | 'run' | 'abort'): string
 
 const reasons = (effects: JobEffect[]): string[] => effects.flatMap((e) => (e.type === 'ignored' ? [e.reason] : []));
 const types = (effects: JobEffect[]): string[] =>
-  effects.map((e) => (e.type === 'send' ? `send ${e.message}` : e.type));
+  effects.flatMap((e) => (e.type === 'feed' ? [] : [e.type === 'send' ? `send ${e.message}` : e.type]));
+/** What the step told the job's feed, as `event node:status`. */
+const notes = (effects: JobEffect[]): string[] =>
+  effects.flatMap((e) =>
+    e.type === 'feed'
+      ? e.notes.map((n) =>
+          'node' in n.data
+            ? `${n.event} ${n.data.node}${'status' in n.data ? `:${n.data.status}` : ''}`
+            : `${n.event}${'status' in n.data ? ` ${String(n.data.status)}` : ''}`,
+        )
+      : [],
+  );
 
 /** A persisted snapshot as the actor would read it back, restored with every node available. */
 function restoredWith(s: JobState, edit: (doc: JobState) => void): JobState {
@@ -88,31 +99,75 @@ interface Expect {
   to?: NodeJobStatus;
   abort?: true;
   ignored?: string;
+  /** What the feed says of node a (reference 5.4, 5.5): `quorum_vote success`, `run_start`, ... */
+  note?: string;
 }
 const LATE: Expect = { ignored: 'late_answer' };
 const LATE_ABORT: Expect = { abort: true, ignored: 'late_answer' };
 const DUPLICATE: Expect = { ignored: 'duplicate_answer' };
+const vote = (status: string, e: Expect = {}): Expect => ({ ...e, note: `quorum_vote a:${status}` });
+const ran = (status: string, e: Expect = {}): Expect => ({ ...e, note: `run_complete a:${status}` });
 
 const votingTable: Record<NodeEventType, Record<'new' | 'ready' | 'terminal', Expect>> = {
-  ack_commit: { new: { to: 'ready' }, ready: DUPLICATE, terminal: LATE_ABORT },
-  nack_commit: { new: { to: 'nacked' }, ready: { to: 'unavailable' }, terminal: LATE },
+  ack_commit: {
+    new: vote('success', { to: 'ready' }),
+    ready: vote('unexpected_commit', DUPLICATE),
+    terminal: vote('client_died_while_voting', LATE_ABORT),
+  },
+  nack_commit: {
+    new: vote('failure', { to: 'nacked' }),
+    ready: vote('lost_availibility', { to: 'unavailable' }),
+    terminal: vote('client_died_while_voting', LATE),
+  },
   ack_run: { new: { to: 'unavailable', abort: true }, ready: { to: 'unavailable', abort: true }, terminal: LATE_ABORT },
   nack_run: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
   succeeded: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
   failed: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
   aborted: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: LATE },
-  node_down: { new: { to: 'unavailable' }, ready: { to: 'unavailable' }, terminal: {} },
+  node_down: {
+    new: vote('down', { to: 'unavailable' }),
+    ready: vote('down', { to: 'unavailable' }),
+    terminal: vote('down'),
+  },
 };
 
 const runningTable: Record<NodeEventType, Record<'ready' | 'running' | 'terminal', Expect>> = {
-  ack_commit: { ready: { to: 'crashed', abort: true }, running: { to: 'crashed', abort: true }, terminal: LATE_ABORT },
-  nack_commit: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: LATE },
-  ack_run: { ready: { to: 'running' }, running: DUPLICATE, terminal: LATE_ABORT },
-  nack_run: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: LATE },
-  succeeded: { ready: { to: 'crashed' }, running: { to: 'succeeded' }, terminal: LATE },
-  failed: { ready: { to: 'crashed' }, running: { to: 'failed' }, terminal: LATE },
-  aborted: { ready: { to: 'crashed' }, running: { to: 'aborted' }, terminal: LATE },
-  node_down: { ready: { to: 'crashed' }, running: { to: 'crashed' }, terminal: {} },
+  ack_commit: {
+    ready: ran('crashed', { to: 'crashed', abort: true }),
+    running: ran('crashed', { to: 'crashed', abort: true }),
+    terminal: ran('client_died_while_running', LATE_ABORT),
+  },
+  nack_commit: {
+    ready: ran('crashed', { to: 'crashed' }),
+    running: ran('crashed', { to: 'crashed' }),
+    terminal: ran('client_died_while_running', LATE),
+  },
+  ack_run: {
+    ready: { to: 'running', note: 'run_start a' },
+    running: DUPLICATE,
+    terminal: ran('client_died_while_running', LATE_ABORT),
+  },
+  nack_run: {
+    ready: ran('run_nacked', { to: 'crashed' }),
+    running: ran('run_nacked_while_running', { to: 'crashed' }),
+    terminal: ran('client_died_while_running', LATE),
+  },
+  succeeded: {
+    ready: ran('crashed', { to: 'crashed' }),
+    running: ran('success', { to: 'succeeded' }),
+    terminal: ran('client_died_while_running', LATE),
+  },
+  failed: {
+    ready: ran('crashed', { to: 'crashed' }),
+    running: ran('failure', { to: 'failed' }),
+    terminal: ran('client_died_while_running', LATE),
+  },
+  aborted: {
+    ready: ran('crashed', { to: 'crashed' }),
+    running: ran('aborted', { to: 'aborted' }),
+    terminal: ran('client_died_while_running', LATE),
+  },
+  node_down: { ready: ran('crashed', { to: 'crashed' }), running: ran('crashed', { to: 'crashed' }), terminal: {} },
 };
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -125,6 +180,8 @@ function checkCell(t: Tap, s: JobState, event: NodeEventType, expect: Expect, ph
   t.same(sent(effects, 'abort'), expect.abort ? ['a'] : undefined, expect.abort ? 'a is told to abort' : 'no abort');
   t.same(reasons(effects), expect.ignored ? [expect.ignored] : [], 'ignored reason');
   t.equal(types(effects).includes('persist'), expect.to !== undefined, 'persisted only when a node moved');
+  const told = [...(expect.note === undefined ? [] : [expect.note]), ...(expect.abort ? ['rehab a'] : [])];
+  t.same(notes(effects), told, `the feed says ${told.join(', ') || 'nothing'}`);
   t.equal(s.status, phase, `the job stays ${phase} while b has not finished`);
   t.equal(s.updated_at, updated, 'updated_at only follows the job status');
 }
@@ -220,24 +277,49 @@ t.test('a job runs start to finish: commit, run, results, complete', async (t) =
   t.equal(s.status, 'new');
   let effects = run(s, { type: 'start', at: T0, available: new Set(['a', 'b', 'c']) });
   t.equal(s.status, 'voting');
-  t.same(effects, [
-    { type: 'persist', job: true, nodes: [] },
+  t.same(
+    effects.find((e) => e.type === 'feed'),
     {
-      type: 'send',
-      message: 'commit',
-      nodes: ['b', 'a', 'c'],
-      job_id: 'job1',
-      command: 'chef-client',
-      options: { capture: true, dir: '/tmp' },
-      run_timeout: RUN_TIMEOUT,
+      type: 'feed',
+      at: T0,
+      notes: [
+        {
+          event: 'start',
+          data: {
+            command: 'chef-client',
+            run_timeout: RUN_TIMEOUT,
+            quorum: 2,
+            node_count: 3,
+            dir: '/tmp',
+            capture: true,
+          },
+        },
+      ],
     },
-    { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
-  ]);
+    'the feed starts with the job',
+  );
+  t.same(
+    effects.filter((e) => e.type !== 'feed'),
+    [
+      { type: 'persist', job: true, nodes: [] },
+      {
+        type: 'send',
+        message: 'commit',
+        nodes: ['b', 'a', 'c'],
+        job_id: 'job1',
+        command: 'chef-client',
+        options: { capture: true, dir: '/tmp' },
+        run_timeout: RUN_TIMEOUT,
+      },
+      { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
+    ],
+  );
   run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'));
   effects = run(s, nodeEvent('nack_commit', 'c', T0 + 3000));
   t.equal(s.status, 'running');
   t.equal(s.updated_at, T0 + 3000, 'updated_at is when the job entered running');
   t.same(sent(effects, 'run'), ['b', 'a']);
+  t.same(notes(effects), ['quorum_vote c:failure', 'quorum_succeeded']);
   t.equal(s.run_deadline, T0 + 3000 + RUN_TIMEOUT * 1000);
   run(s, nodeEvent('ack_run', 'a'), nodeEvent('ack_run', 'b'));
   effects = run(s, { type: 'succeeded', node: 'a', at: T0 + 9000, exit_status: 0, output: true });
@@ -246,6 +328,7 @@ t.test('a job runs start to finish: commit, run, results, complete', async (t) =
   t.equal(s.status, 'complete');
   t.equal(s.updated_at, T0 + 10_000);
   t.same(types(effects), ['persist', 'finished']);
+  t.same(notes(effects), ['run_complete b:failure', 'job_complete complete']);
   t.same({ ...s.exit_status }, { a: 0, b: 3 });
   t.same(jobNodesByStatus(s), { succeeded: ['a'], failed: ['b'], nacked: ['c'] });
 });
@@ -447,7 +530,10 @@ t.test('restored after a server restart', async (t) => {
     const effects = run(doc, { type: 'restored', at: T0 + 5000, available: new Set(['a']) });
     t.same(jobNodesByStatus(doc), { running: ['a'], crashed: ['b'] });
     t.same(types(effects), ['persist', 'arm']);
-    t.same(effects[1], { type: 'arm', timer: 'run', at: s.run_deadline });
+    t.same(
+      effects.find((e) => e.type === 'arm'),
+      { type: 'arm', timer: 'run', at: s.run_deadline },
+    );
     run(doc, nodeEvent('succeeded', 'a', T0 + 8000));
     t.equal(doc.status, 'complete');
   });
@@ -503,11 +589,15 @@ t.test('crash: the job ends crashed and lets every unfinished node go, whatever 
     t.equal(s.status, 'crashed');
     t.equal(s.updated_at, T0 + 2000);
     t.same(jobNodesByStatus(s), { was_ready: ['a'], unavailable: ['b'], nacked: ['c'] });
-    t.same(effects, [
-      { type: 'persist', job: true, nodes: ['a', 'b'] },
-      { type: 'send', message: 'abort', nodes: ['a', 'b'], job_id: 'job1' },
-      { type: 'finished', status: 'crashed' },
-    ]);
+    t.same(
+      effects.filter((e) => e.type !== 'feed'),
+      [
+        { type: 'persist', job: true, nodes: ['a', 'b'] },
+        { type: 'send', message: 'abort', nodes: ['a', 'b'], job_id: 'job1' },
+        { type: 'finished', status: 'crashed' },
+      ],
+    );
+    t.same(notes(effects), ['rehab a', 'rehab b', 'job_complete crashed'], 'the feed ends with the crash');
   });
   t.test('running: running nodes crashed; counts are rebuilt, not trusted', async (t) => {
     const s = started(['a', 'b']);

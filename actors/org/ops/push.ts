@@ -23,6 +23,8 @@ export interface JobRequest {
 
 export type PushOp =
   | { type: 'list_jobs'; offset: number; limit: number }
+  /** May the requestor follow the organization's job feed? */
+  | { type: 'watch_jobs' }
   | { type: 'start_job'; job: JobRequest }
   | { type: 'get_job'; id: string }
   | { type: 'abort_job'; id: string }
@@ -62,6 +64,8 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
           })),
         ),
       };
+    case 'watch_jobs':
+      return { reply: may.read ? ok(null) : forbidden('read') };
     case 'start_job': {
       if (!may.write) return { reply: forbidden('create') };
       const nodes = [...new Set(op.job.nodes)];
@@ -85,6 +89,7 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
         voting_timeout: voting,
         quorum,
         options: op.job.options,
+        requestor: ctx.requestor.name,
         at: env.now,
       });
       const tooBig = commitTooBig(job, state.org.name, env);

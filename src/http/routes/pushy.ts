@@ -5,8 +5,9 @@ import type { JobOptions } from '../../../actors/push/job-model.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
-import { askOrg, param, route } from '../respond.js';
-import { jobStartSchema } from '../../api/push-jobs.js';
+import { askOrg, param, queryOrg, route, send, type Ctx } from '../respond.js';
+import { jobStartSchema, type JobBody } from '../../api/push-jobs.js';
+import { jobFeedResponse, orgFeedResponse } from '../feed-stream.js';
 
 export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   const base = '/organizations/:org/pushy';
@@ -48,6 +49,25 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       return askOrg(c, system, { type: 'get_job_output', id: param(c, 'id'), node: param(c, 'node'), channel });
     },
   });
+  // Reference 6.5: the feeds answer only readers of event streams.
+  route(app, `${base}/job_status_feed/:id`, {
+    GET: async (c) => {
+      acceptsEventStream(c);
+      const id = param(c, 'id');
+      const reply = await queryOrg(c, system, { type: 'get_job', id });
+      if (reply.status !== 200) return send(c, reply);
+      const org = c.get('orgName') as string;
+      return jobFeedResponse(system.feeds, org, id, c.req.header('Last-Event-ID'), reply.body as JobBody);
+    },
+  });
+  route(app, `${base}/job_status_feed`, {
+    GET: async (c) => {
+      acceptsEventStream(c);
+      const reply = await queryOrg(c, system, { type: 'watch_jobs' });
+      if (reply.status !== 200) return send(c, reply);
+      return orgFeedResponse(system.feeds, c.get('orgName') as string, c.req.header('Last-Event-ID'));
+    },
+  });
   route(app, `${base}/node_states`, {
     GET: (c) => askOrg(c, system, { type: 'list_node_states' }),
   });
@@ -57,6 +77,11 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/config/:node`, {
     GET: (c) => askOrg(c, system, { type: 'get_push_config', node: param(c, 'node') }),
   });
+}
+
+function acceptsEventStream(c: Ctx): void {
+  if (!(c.req.header('Accept') ?? '').includes('text/event-stream'))
+    throw ApiError.of(406, 'This feed is served only as text/event-stream: send Accept: text/event-stream');
 }
 
 /** `?offset=N&limit=M` of the job list; without them every job, newest first, as the original answered. */

@@ -1,0 +1,83 @@
+// The job and organization event feeds (reference 6.5): the events a job's actor publishes, as the server sends
+// them in `text/event-stream` and as the cli and the dashboard read them. One zod schema per event's data; every
+// event's data also carries `timestamp` (`YYYY-MM-DD HH:MM:SS.uuuuuuZ`).
+import { z } from 'zod';
+
+/** `quorum_vote` statuses; `lost_availibility` is spelt as the original server spells it on the wire. */
+export const VOTE_STATUSES = [
+  'success',
+  'failure',
+  'unexpected_commit',
+  'client_died_while_voting',
+  'lost_availibility',
+  'down',
+  'voting_timeout',
+] as const;
+export type VoteStatus = (typeof VOTE_STATUSES)[number];
+
+/** `run_complete` statuses; `aborted` (a node that stopped its command when told to) is ours. */
+export const RUN_STATUSES = [
+  'success',
+  'failure',
+  'aborted',
+  'crashed',
+  'client_died_while_running',
+  'run_nacked',
+  'run_nacked_while_running',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+const node = z.string();
+const startData = z.object({
+  command: z.string(),
+  run_timeout: z.number(),
+  quorum: z.number(),
+  node_count: z.number(),
+  /** The requestor's name. */
+  user: z.string().optional(),
+  /** The user the nodes run the command as. */
+  job_user: z.string().optional(),
+  dir: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  file_specified: z.literal(true).optional(),
+  capture: z.boolean().optional(),
+});
+
+/** What a job's machine says happened, before the feed numbers and timestamps it. */
+export type JobNote =
+  | { event: 'start'; data: z.infer<typeof startData> }
+  | { event: 'quorum_vote'; data: { node: string; status: VoteStatus } }
+  | { event: 'quorum_succeeded'; data: Record<string, never> }
+  | { event: 'run_start'; data: { node: string } }
+  | { event: 'run_complete'; data: { node: string; status: RunStatus } }
+  | { event: 'rehab'; data: { node: string } }
+  | { event: 'job_complete'; data: { status: string } };
+export type JobNoteName = JobNote['event'];
+
+const stamped = <T extends z.ZodRawShape>(shape: T) => z.looseObject({ ...shape, timestamp: z.string() });
+
+/** The data of each event a reader may meet, by event name. */
+export const FEED_EVENT_DATA = {
+  start: stamped({ ...startData.shape, job: z.string().optional() }),
+  quorum_vote: stamped({ node, status: z.enum(VOTE_STATUSES) }),
+  quorum_succeeded: stamped({}),
+  run_start: stamped({ node }),
+  run_complete: stamped({ node, status: z.enum(RUN_STATUSES) }),
+  rehab: stamped({ node }),
+  job_complete: stamped({ status: z.string(), job: z.string().optional() }),
+  /** The job's actor is gone: its whole record, as GET answers it. */
+  summary: z.looseObject({ id: z.string(), status: z.string(), nodes: z.record(z.string(), z.array(z.string())) }),
+  /** The org feed's readers asked for more than it keeps. */
+  start_of_history: stamped({}),
+} as const;
+export type FeedEventName = keyof typeof FEED_EVENT_DATA;
+
+export function isFeedEventName(name: string): name is FeedEventName {
+  return Object.hasOwn(FEED_EVENT_DATA, name);
+}
+
+/** `2026-11-24 10:35:19.123000Z`: the feed's timestamp, in UTC with microseconds (reference 6.5). */
+export function feedTimestamp(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-11-24T10:35:19.123Z
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}000Z`;
+}

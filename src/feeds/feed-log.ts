@@ -1,0 +1,103 @@
+// An append-only run of feed events with numbered readers. A reader holds only its position: the events it has
+// not taken yet are the log's own, so a slow reader costs no copy, and one that falls more than its allowance
+// behind is dropped instead of holding the log's memory for ever.
+
+export interface FeedEvent {
+  /** `job-N` or `org-N`. */
+  readonly id: string;
+  readonly event: string;
+  /** Epoch ms. */
+  readonly at: number;
+  /** As sent, with `timestamp`. */
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface FeedReader {
+  /** The sequence number of the next event to hand out. */
+  next: number;
+  /** Set when the reader fell too far behind (or the events it needed were dropped by age). */
+  dropped: boolean;
+  /** Called when there is something new for the reader: an event, the end, or its drop. */
+  wake: (() => void) | null;
+}
+
+export class FeedLog {
+  private readonly events: FeedEvent[] = [];
+  /** The sequence number of events[0] (numbers start at 1). */
+  private first = 1;
+  private readonly readers = new Map<FeedReader, number>();
+  /** No event follows: readers stop once they have the rest. */
+  done = false;
+
+  /** The number of the oldest event kept. */
+  get start(): number {
+    return this.first;
+  }
+
+  /** The number the next event will get. */
+  get end(): number {
+    return this.first + this.events.length;
+  }
+
+  /** The event numbered `seq`, or undefined when it is not here (not yet, or dropped by age). */
+  at(seq: number): FeedEvent | undefined {
+    return this.events[seq - this.first];
+  }
+
+  /** The number of the event with this id, if it is still here. */
+  seqOf(id: string): number | undefined {
+    const n = Number(/^[a-z]+-(\d+)$/.exec(id)?.[1]);
+    return Number.isSafeInteger(n) && n >= this.first && n < this.end && this.at(n)?.id === id ? n : undefined;
+  }
+
+  append(make: (seq: number) => FeedEvent): FeedEvent {
+    const e = make(this.end);
+    this.events.push(e);
+    for (const [reader, limit] of this.readers) {
+      if (this.end - reader.next > limit) reader.dropped = true;
+      wake(reader);
+    }
+    return e;
+  }
+
+  /** Drops events older than `before` (epoch ms); readers that still needed them are dropped too. */
+  expire(before: number): void {
+    let n = 0;
+    while (n < this.events.length && (this.events[n] as FeedEvent).at < before) n += 1;
+    if (n === 0) return;
+    this.events.splice(0, n);
+    this.first += n;
+    for (const reader of this.readers.keys()) {
+      if (reader.next < this.first) {
+        reader.dropped = true;
+        wake(reader);
+      }
+    }
+  }
+
+  close(): void {
+    this.done = true;
+    for (const reader of this.readers.keys()) wake(reader);
+  }
+
+  /** A reader starting at `from`, allowed to fall `allowance` events behind what it was owed when it came. */
+  read(from: number, allowance: number): FeedReader {
+    const reader: FeedReader = { next: from, dropped: false, wake: null };
+    this.readers.set(reader, this.end - from + allowance);
+    return reader;
+  }
+
+  leave(reader: FeedReader): void {
+    this.readers.delete(reader);
+  }
+
+  get readerCount(): number {
+    return this.readers.size;
+  }
+}
+
+function wake(reader: FeedReader): void {
+  const w = reader.wake;
+  reader.wake = null;
+  w?.();
+}
