@@ -3,6 +3,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { jobSchema, type JobBody } from '../../../api/push-jobs.js';
+import { jobFeedResponse } from '../../feed-stream.js';
 import { viewerOf } from '../guard.js';
 import { JobPanel } from '../pages/job-panel.js';
 import { documentOf, Layout, orgPath } from '../pages/layout.js';
@@ -37,6 +38,14 @@ export function jobPageRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
   app.get('/orgs/:org/jobs/:id/panel', async (c) => {
     const { org, id } = c.req.param();
     return c.html(await panelOf(c, deps, org, id));
+  });
+
+  // The job feed, allowed as GET .../jobs/ID is: the organization's answer to get_job is the summary it ends with
+  // once the job's actor is gone.
+  app.get('/orgs/:org/jobs/:id/events', async (c) => {
+    const { org, id } = c.req.param();
+    const summary = await jobOf(c, deps, org, id);
+    return jobFeedResponse(deps.system.feeds, org, id, c.req.header('Last-Event-ID'), summary);
   });
 
   app.post('/orgs/:org/jobs/:id/abort', async (c) => {

@@ -1,0 +1,167 @@
+// The web dashboard in a real browser (Debian's Chromium, driven by playwright-core): infra-server and three real
+// push-jobs-client nodes as child processes, an operator who signs in with a password, sees the nodes up, starts a
+// job through the form and watches every node succeed on the job page without reloading it; a member without push
+// write access gets no start form and is refused when posting anyway. A screenshot of the job page is saved.
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { until } from '../support/deadline.js';
+import { startNodeFleet, waitForNodes } from '../support/node-fleet.js';
+import { startServerProcess } from '../support/server-process.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Where to copy the job page's screenshot besides the test's own folder (docs/dashboard.png is made this way). */
+const SCREENSHOT_COPY = process.env.DASHBOARD_SCREENSHOT;
+const PASSWORD = 'dashboard-pass-1';
+const NODES = ['node1', 'node2', 'node3'];
+
+if (!existsSync(CHROMIUM)) {
+  t.plan(0, `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): browser test skipped`);
+} else {
+  await dashboardTests();
+}
+
+async function dashboardTests(): Promise<void> {
+  const server = await startServerProcess(t, {
+    settings: {
+      server_name: '127.0.0.1',
+      queue_listen_address: 'tcp://127.0.0.1',
+      heartbeat_interval: 200,
+      voting_timeout: 10,
+    },
+  });
+  const pivotal = await server.client('pivotal');
+  const admin = await server.client('admin');
+  const scratch = await mkdtemp(join(tmpdir(), 'infra-dashboard-'));
+  t.teardown(() => rm(scratch, { recursive: true, force: true }));
+  // The command waits for this file, so the job page is open while the nodes run and must follow them live.
+  const go = join(scratch, 'go');
+  const nodes = await startNodeFleet(t, {
+    serverUrl: server.url,
+    validationKey: join(server.dataDir, 'default-validator.pem'),
+    dir: join(scratch, 'nodes'),
+    names: NODES,
+    whitelist: () => ({ deploy: `while [ ! -e '${go}' ]; do sleep 0.1; done; echo deployed` }),
+  });
+
+  // Setup runs before the subtests, so it throws instead of asserting.
+  const must = async (what: string, status: number, res: Promise<{ status: number; body: unknown }>) => {
+    const r = await res;
+    if (r.status !== status) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  for (const name of ['olga', 'rick']) {
+    const user = { username: name, email: `${name}@example.com`, display_name: name, password: PASSWORD };
+    await must(`create ${name}`, 201, pivotal.request('POST', '/users', user));
+    await must(`${name} joins default`, 201, pivotal.request('POST', '/organizations/default/users', { username: name }));
+  }
+  // olga may start jobs (admins); rick is a member only.
+  const admins = { actors: { users: ['admin', 'olga'] } };
+  await must('olga joins admins', 200, pivotal.request('PUT', '/organizations/default/groups/admins', admins));
+  await waitForNodes(admin, nodes, 'available');
+
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const ui = (path: string) => new URL(path, server.url).toString();
+
+  async function signIn(page: Page, username: string, password: string): Promise<void> {
+    await page.goto(ui('/ui/orgs'));
+    await page.fill('#username', username);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+  }
+
+  t.test('a wrong password is refused with a message that gives nothing away', async (t) => {
+    const page = await browser.newPage();
+    t.teardown(() => page.close());
+    await signIn(page, 'olga', 'not-the-password');
+    t.equal(await page.textContent('.flash.error'), 'Wrong user name or password.');
+    t.match(page.url(), /\/ui\/sign-in$/);
+  });
+
+  t.test('an operator signs in, starts a job and watches every node succeed without reloading', async (t) => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    await signIn(page, 'olga', PASSWORD);
+    await page.waitForURL(ui('/ui/orgs'));
+    await page.click('a[href="/ui/orgs/default/nodes"]');
+
+    const cards = page.locator('[data-testid=node-grid] .card');
+    t.same(await cards.evaluateAll((els) => els.map((e) => e.getAttribute('data-node'))), NODES, 'one card a node');
+    for (const name of NODES) {
+      const card = page.locator(`.card[data-node="${name}"]`);
+      t.equal(await card.locator('[data-testid=node-status]').textContent(), 'up', `${name} is up`);
+      t.equal(await card.locator('[data-testid=node-availability]').textContent(), 'available');
+      t.match(await card.textContent(), /last heartbeat: \d{4}-\d\d-\d\d [\d:]+ UTC \(\d+ s ago\)/);
+    }
+
+    const refused = await context.request.post(ui('/ui/orgs/default/jobs'), {
+      form: { command: 'deploy', nodes: 'node1' },
+      maxRedirects: 0,
+    });
+    t.equal(refused.status(), 403, 'a POST without the CSRF token is refused');
+
+    await page.click('a[href="/ui/orgs/default/jobs"]');
+    await page.fill('#command', 'deploy');
+    await page.fill('#search', 'name:node*');
+    await page.fill('#quorum', '100%');
+    await page.click('[data-testid=start-job] button[type=submit]');
+    await page.waitForURL(/\/ui\/orgs\/default\/jobs\/[0-9a-f]{32}$/);
+
+    let loads = 0;
+    page.on('load', () => loads++);
+    // A mark in the page's global scope: a reload would lose it.
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+    const statuses = () =>
+      page.locator('#job-nodes td.node-status').evaluateAll((tds) => tds.map((td) => td.textContent?.trim() ?? ''));
+    const everyNode = (status: string) =>
+      until(
+        `every node's cell to say ${status}`,
+        async () => ((await statuses()).every((s) => s === status) ? true : undefined),
+        30_000,
+      );
+    await everyNode('running');
+    t.same(await statuses(), ['running', 'running', 'running'], 'the nodes run');
+    t.equal(await page.textContent('#live'), 'live', 'the page follows the job feed');
+
+    await writeFile(go, '');
+    await everyNode('succeeded');
+    await page.waitForSelector('#job-status [data-status=complete]');
+    t.same(await statuses(), ['succeeded', 'succeeded', 'succeeded'], 'every node succeeded');
+    t.equal(await page.textContent('[data-count=succeeded]'), '3 succeeded');
+    t.equal(await page.evaluate(() => 'notReloaded' in globalThis), true, 'the page was never reloaded');
+    t.equal(loads, 0);
+    t.equal(await page.locator('text=Abort job').count(), 0, 'a finished job has no abort button');
+
+    const shot = join(scratch, 'dashboard-job.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (SCREENSHOT_COPY !== undefined) {
+      await mkdir(join(SCREENSHOT_COPY, '..'), { recursive: true });
+      await copyFile(shot, SCREENSHOT_COPY);
+    }
+    t.ok(existsSync(shot), `screenshot saved as ${shot}`);
+  });
+
+  t.test('a member without push write access sees no start form and is refused when posting', async (t) => {
+    const context = await browser.newContext();
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    await signIn(page, 'rick', PASSWORD);
+    await page.waitForURL(ui('/ui/orgs'));
+    await page.goto(ui('/ui/orgs/default/jobs'));
+    t.equal(await page.locator('[data-testid=job-list] tbody tr').count(), 1, 'the job list shows the job');
+    t.equal(await page.locator('[data-testid=start-job]').count(), 0, 'no start form');
+    const csrf = await page.getAttribute('input[name=_csrf]', 'value');
+    const posted = await context.request.post(ui('/ui/orgs/default/jobs'), {
+      form: { _csrf: csrf ?? '', command: 'deploy', nodes: 'node1' },
+      maxRedirects: 0,
+    });
+    t.equal(posted.status(), 403);
+    t.match(await posted.text(), /missing create permission/);
+    const jobs = await admin.request('GET', '/organizations/default/pushy/jobs');
+    t.equal(Array.isArray(jobs.body) ? jobs.body.length : -1, 1, 'no second job was started');
+  });
+}
