@@ -55,7 +55,11 @@ async function dashboardTests(): Promise<void> {
   for (const name of ['olga', 'rick']) {
     const user = { username: name, email: `${name}@example.com`, display_name: name, password: PASSWORD };
     await must(`create ${name}`, 201, pivotal.request('POST', '/users', user));
-    await must(`${name} joins default`, 201, pivotal.request('POST', '/organizations/default/users', { username: name }));
+    await must(
+      `${name} joins default`,
+      201,
+      pivotal.request('POST', '/organizations/default/users', { username: name }),
+    );
   }
   // olga may start jobs (admins); rick is a member only.
   const admins = { actors: { users: ['admin', 'olga'] } };
@@ -108,6 +112,7 @@ async function dashboardTests(): Promise<void> {
     await page.fill('#command', 'deploy');
     await page.fill('#search', 'name:node*');
     await page.fill('#quorum', '100%');
+    await page.check('#capture');
     await page.click('[data-testid=start-job] button[type=submit]');
     await page.waitForURL(/\/ui\/orgs\/default\/jobs\/[0-9a-f]{32}$/);
 
@@ -135,6 +140,8 @@ async function dashboardTests(): Promise<void> {
     t.equal(await page.evaluate(() => 'notReloaded' in globalThis), true, 'the page was never reloaded');
     t.equal(loads, 0);
     t.equal(await page.locator('text=Abort job').count(), 0, 'a finished job has no abort button');
+    const stdout = await page.getAttribute('tr[data-node=node2] a:text("stdout")', 'href');
+    t.equal(await (await context.request.get(ui(stdout ?? ''))).text(), 'deployed\n', "node2's captured output");
 
     const shot = join(scratch, 'dashboard-job.png');
     await page.screenshot({ path: shot, fullPage: true });

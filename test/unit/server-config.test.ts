@@ -46,6 +46,7 @@ t.test('without a file every setting has its default', async (t) => {
     max_job_nodes: 100_000,
     max_command_length: 255,
     idle_timeout: 60,
+    ui_session_timeout: 3600,
     log_level: 'info',
     log_format: 'text',
   });
@@ -83,6 +84,7 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       'max_job_nodes 5000',
       'max_command_length 100',
       'idle_timeout 30',
+      'ui_session_timeout 900',
       'log_level :debug',
       'log_format :json',
     ].join('\n'),
@@ -116,6 +118,7 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     max_job_nodes: 5000,
     max_command_length: 100,
     idle_timeout: 30,
+    ui_session_timeout: 900,
     log_level: 'debug',
     log_format: 'json',
   });

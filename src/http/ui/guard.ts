@@ -67,7 +67,13 @@ export function viewerOf(c: UiCtx): Viewer {
 /** The signed-in user as the actors see a signed request from that user: no key signed it. */
 function contextFor(c: UiCtx, username: string, user: UserPrincipal): RequestContext {
   return {
-    requestor: { kind: 'user', name: username, superuser: user.superuser, serverAdmin: user.serverAdmin, validator: false },
+    requestor: {
+      kind: 'user',
+      name: username,
+      superuser: user.superuser,
+      serverAdmin: user.serverAdmin,
+      validator: false,
+    },
     baseUrl: `${protocolOf(c)}://${c.req.header('host') ?? new URL(c.req.url).host}`,
     apiVersion: 1,
     authKey: '',

@@ -62,6 +62,7 @@ export const JobPanel: FC<JobPanelProps> = ({ org, job, now, canAbort, csrf }) =
             <th>Node</th>
             <th>Status</th>
             <th>Since</th>
+            {job.capture_output ? <th>Output</th> : null}
           </tr>
         </thead>
         <tbody>
@@ -74,6 +75,12 @@ export const JobPanel: FC<JobPanelProps> = ({ org, job, now, canAbort, csrf }) =
                   <Status status={status} />
                 </td>
                 <td class="node-since">{at === undefined ? '' : shortDate(at)}</td>
+                {job.capture_output ? (
+                  <td>
+                    <a href={orgPath(org, 'jobs', job.id, 'output', node, 'stdout')}>stdout</a> ·{' '}
+                    <a href={orgPath(org, 'jobs', job.id, 'output', node, 'stderr')}>stderr</a>
+                  </td>
+                ) : null}
               </tr>
             );
           })}

@@ -48,12 +48,12 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = (p) => (
           {p.org !== undefined && p.viewer !== undefined ? (
             <>
               <a href={`${UI}/orgs`}>Organizations</a>
-              <span class="muted">/</span>
+              <span class="org">{p.org}</span>
               <a class={p.here === 'nodes' ? 'here' : ''} href={orgPath(p.org, 'nodes')}>
-                {p.org}: nodes
+                Nodes
               </a>
               <a class={p.here === 'jobs' ? 'here' : ''} href={orgPath(p.org, 'jobs')}>
-                jobs
+                Jobs
               </a>
             </>
           ) : null}
@@ -109,7 +109,10 @@ export const When: FC<{ at: string | null; now: number }> = ({ at, now }) => {
 };
 
 export function shortDate(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 function ago(ms: number): string {

@@ -8,6 +8,7 @@ export interface StartJobValues {
   search: string;
   quorum: string;
   run_timeout: string;
+  capture?: 'on' | undefined;
 }
 
 export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValues | undefined }> = (p) => {
@@ -30,6 +31,10 @@ export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValue
       <label for="run_timeout">Run timeout</label>
       <input type="number" id="run_timeout" name="run_timeout" min={1} value={v?.run_timeout ?? '3600'} />
       <span class="hint">Seconds the command may run on a node.</span>
+      <label for="capture">Capture output</label>
+      <div>
+        <input type="checkbox" id="capture" name="capture" checked={v?.capture === 'on'} />
+      </div>
       <span></span>
       <div>
         <button type="submit">Start job</button>

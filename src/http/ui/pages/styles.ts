@@ -15,7 +15,7 @@ body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-seri
 a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
 header.top{display:flex;align-items:center;gap:20px;padding:10px 24px;background:#24292f;color:#fff}
 header.top a{color:#fff}header.top .brand{font-weight:700;font-size:17px}
-header.top nav{display:flex;gap:16px;flex:1}header.top nav a{opacity:.85}header.top nav a.here{opacity:1;font-weight:600}
+header.top nav{display:flex;gap:16px;flex:1;align-items:center}header.top nav .org{padding:1px 10px;border-radius:6px;background:#ffffff22;font-weight:600}header.top nav a{opacity:.85}header.top nav a.here{opacity:1;font-weight:600}
 header.top .who{display:flex;align-items:center;gap:10px;opacity:.9}
 main{max-width:1180px;margin:24px auto;padding:0 24px}
 h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:28px 0 10px}

@@ -12,6 +12,8 @@ export const startFormSchema = z.object({
   search: z.string().max(10_000).default(''),
   quorum: z.string().max(20).default(''),
   run_timeout: z.string().max(20).default(''),
+  /** A checkbox: sent as `on` when ticked, absent otherwise. */
+  capture: z.literal('on').optional(),
 });
 export type StartForm = z.infer<typeof startFormSchema>;
 
@@ -27,13 +29,21 @@ export async function jobRequestFrom(c: UiCtx, deps: UiDeps, org: string, form: 
   let found: string[] = [];
   if (query !== '') {
     const rows = deps.limits.jobNodes + 1;
-    const answer = await fromOrg(c, deps, org, { type: 'search', index: 'node', q: query, start: 0, rows }, nodeSearchSchema);
+    const answer = await fromOrg(
+      c,
+      deps,
+      org,
+      { type: 'search', index: 'node', q: query, start: 0, rows },
+      nodeSearchSchema,
+    );
     found = answer.rows.flatMap((r) => (r ? [r.name] : []));
     if (found.length === 0 && named.length === 0) return { ok: false, error: `The search '${query}' found no nodes.` };
   }
   const nodes = [...new Set([...named, ...found])];
-  if (nodes.length === 0) return { ok: false, error: 'Name at least one node, or give a search query that finds some.' };
-  if (nodes.length > deps.limits.jobNodes) return { ok: false, error: `A job may name at most ${deps.limits.jobNodes} nodes.` };
+  if (nodes.length === 0)
+    return { ok: false, error: 'Name at least one node, or give a search query that finds some.' };
+  if (nodes.length > deps.limits.jobNodes)
+    return { ok: false, error: `A job may name at most ${deps.limits.jobNodes} nodes.` };
   const quorum = form.quorum.trim();
   const timeout = form.run_timeout.trim();
   const parsed = jobStartSchema.safeParse({
@@ -41,12 +51,14 @@ export async function jobRequestFrom(c: UiCtx, deps: UiDeps, org: string, form: 
     nodes,
     ...(quorum === '' ? {} : { quorum: /^\d+$/.test(quorum) ? Number(quorum) : quorum }),
     ...(timeout === '' ? {} : { run_timeout: /^\d+$/.test(timeout) ? Number(timeout) : timeout }),
+    ...(form.capture === 'on' ? { capture_output: true } : {}),
   });
   if (!parsed.success) return { ok: false, error: fieldError(parsed.error.issues[0]?.path ?? []) };
   const body = parsed.data;
   if (body.command.length > deps.limits.commandLength)
     return { ok: false, error: `The command is longer than ${deps.limits.commandLength} characters.` };
-  const job: JobRequest = { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options: {} };
+  const options = body.capture_output === true ? { capture: true } : {};
+  const job: JobRequest = { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options };
   if (body.quorum !== undefined) job.quorum = body.quorum;
   return { ok: true, job };
 }

@@ -44,7 +44,13 @@ async function jobsPage(
 ): Promise<Response> {
   const org = c.req.param('org') ?? '';
   // One more than a page, to know whether an older page exists.
-  const jobs = await fromOrg(c, deps, org, { type: 'list_jobs', offset: p.offset, limit: PAGE_SIZE + 1 }, jobListSchema);
+  const jobs = await fromOrg(
+    c,
+    deps,
+    org,
+    { type: 'list_jobs', offset: p.offset, limit: PAGE_SIZE + 1 },
+    jobListSchema,
+  );
   const access = await fromOrg(c, deps, org, { type: 'get_push_access' }, pushAccessSchema);
   const viewer = viewerOf(c);
   const notice: Notice | undefined = p.notice === undefined ? undefined : { kind: 'error', text: p.notice };
@@ -64,7 +70,9 @@ async function jobsPage(
         {p.offset > 0 ? (
           <a href={`${orgPath(org, 'jobs')}?offset=${Math.max(0, p.offset - PAGE_SIZE)}`}>← newer</a>
         ) : null}
-        {jobs.length > PAGE_SIZE ? <a href={`${orgPath(org, 'jobs')}?offset=${p.offset + PAGE_SIZE}`}>older →</a> : null}
+        {jobs.length > PAGE_SIZE ? (
+          <a href={`${orgPath(org, 'jobs')}?offset=${p.offset + PAGE_SIZE}`}>older →</a>
+        ) : null}
       </div>
     </Layout>
   );

@@ -69,7 +69,8 @@ export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
     const session = deps.sessions.use(getCookie(c, SESSION_COOKIE));
     if (session) {
       const form = signOutForm.parse(await c.req.parseBody());
-      if (!sameToken(form._csrf, session.csrf)) throw new PageError(403, 'The sign-out form did not come from the dashboard.');
+      if (!sameToken(form._csrf, session.csrf))
+        throw new PageError(403, 'The sign-out form did not come from the dashboard.');
       deps.sessions.drop(session.id);
     }
     deleteCookie(c, SESSION_COOKIE, { path: UI });
