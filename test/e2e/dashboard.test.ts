@@ -37,14 +37,15 @@ async function dashboardTests(): Promise<void> {
   const admin = await server.client('admin');
   const scratch = await mkdtemp(join(tmpdir(), 'infra-dashboard-'));
   t.teardown(() => rm(scratch, { recursive: true, force: true }));
-  // The command waits for this file, so the job page is open while the nodes run and must follow them live.
-  const go = join(scratch, 'go');
+  // The command waits for a file named after its job, so the job page is open while the nodes run and must follow
+  // them live.
+  const go = (job: string) => join(scratch, `go-${job}`);
   const nodes = await startNodeFleet(t, {
     serverUrl: server.url,
     validationKey: join(server.dataDir, 'default-validator.pem'),
     dir: join(scratch, 'nodes'),
     names: NODES,
-    whitelist: () => ({ deploy: `while [ ! -e '${go}' ]; do sleep 0.1; done; echo deployed` }),
+    whitelist: () => ({ deploy: `while [ ! -e '${scratch}/go-'"$PUSH_JOB_ID" ]; do sleep 0.1; done; echo deployed` }),
   });
 
   // Setup runs before the subtests, so it throws instead of asserting.
@@ -69,6 +70,27 @@ async function dashboardTests(): Promise<void> {
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   t.teardown(() => browser.close());
   const ui = (path: string) => new URL(path, server.url).toString();
+
+  /** Each node's status cell on the job page, in node order. */
+  const statuses = (page: Page) =>
+    page.locator('#job-nodes td.node-status').evaluateAll((tds) => tds.map((td) => td.textContent?.trim() ?? ''));
+  const everyNode = (page: Page, status: string) =>
+    until(
+      `every node's cell to say ${status}`,
+      async () => ((await statuses(page)).every((s) => s === status) ? true : undefined),
+      30_000,
+    );
+
+  async function startJob(page: Page): Promise<string> {
+    await page.goto(ui('/ui/orgs/default/jobs'));
+    await page.fill('#command', 'deploy');
+    await page.fill('#search', 'name:node*');
+    await page.fill('#quorum', '100%');
+    await page.check('#capture');
+    await page.click('[data-testid=start-job] button[type=submit]');
+    await page.waitForURL(/\/ui\/orgs\/default\/jobs\/[0-9a-f]{32}$/);
+    return page.url().split('/').pop() ?? '';
+  }
 
   async function signIn(page: Page, username: string, password: string): Promise<void> {
     await page.goto(ui('/ui/orgs'));
@@ -108,34 +130,19 @@ async function dashboardTests(): Promise<void> {
     });
     t.equal(refused.status(), 403, 'a POST without the CSRF token is refused');
 
-    await page.click('a[href="/ui/orgs/default/jobs"]');
-    await page.fill('#command', 'deploy');
-    await page.fill('#search', 'name:node*');
-    await page.fill('#quorum', '100%');
-    await page.check('#capture');
-    await page.click('[data-testid=start-job] button[type=submit]');
-    await page.waitForURL(/\/ui\/orgs\/default\/jobs\/[0-9a-f]{32}$/);
-
+    const id = await startJob(page);
     let loads = 0;
     page.on('load', () => loads++);
     // A mark in the page's global scope: a reload would lose it.
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
-    const statuses = () =>
-      page.locator('#job-nodes td.node-status').evaluateAll((tds) => tds.map((td) => td.textContent?.trim() ?? ''));
-    const everyNode = (status: string) =>
-      until(
-        `every node's cell to say ${status}`,
-        async () => ((await statuses()).every((s) => s === status) ? true : undefined),
-        30_000,
-      );
-    await everyNode('running');
-    t.same(await statuses(), ['running', 'running', 'running'], 'the nodes run');
+    await everyNode(page, 'running');
+    t.same(await statuses(page), ['running', 'running', 'running'], 'the nodes run');
     t.equal(await page.textContent('#live'), 'live', 'the page follows the job feed');
 
-    await writeFile(go, '');
-    await everyNode('succeeded');
+    await writeFile(go(id), '');
+    await everyNode(page, 'succeeded');
     await page.waitForSelector('#job-status [data-status=complete]');
-    t.same(await statuses(), ['succeeded', 'succeeded', 'succeeded'], 'every node succeeded');
+    t.same(await statuses(page), ['succeeded', 'succeeded', 'succeeded'], 'every node succeeded');
     t.equal(await page.textContent('[data-count=succeeded]'), '3 succeeded');
     t.equal(await page.evaluate(() => 'notReloaded' in globalThis), true, 'the page was never reloaded');
     t.equal(loads, 0);
@@ -152,6 +159,22 @@ async function dashboardTests(): Promise<void> {
     t.ok(existsSync(shot), `screenshot saved as ${shot}`);
   });
 
+  t.test('the abort button stops a running job, and the page shows it', async (t) => {
+    const page = await browser.newPage();
+    t.teardown(() => page.close());
+    await signIn(page, 'olga', PASSWORD);
+    await page.waitForURL(ui('/ui/orgs'));
+    await waitForNodes(admin, nodes, 'available');
+    const id = await startJob(page);
+    await everyNode(page, 'running');
+    await page.click('text=Abort job');
+    await page.waitForSelector('#job-status [data-status=aborted]');
+    t.same(await statuses(page), ['aborted', 'aborted', 'aborted']);
+    t.equal(await page.textContent('[data-count=aborted]'), '3 aborted');
+    const job = await admin.request('GET', `/organizations/default/pushy/jobs/${id}`);
+    t.match(job.body, { status: 'aborted' }, 'the API agrees');
+  });
+
   t.test('a member without push write access sees no start form and is refused when posting', async (t) => {
     const context = await browser.newContext();
     t.teardown(() => context.close());
@@ -159,7 +182,7 @@ async function dashboardTests(): Promise<void> {
     await signIn(page, 'rick', PASSWORD);
     await page.waitForURL(ui('/ui/orgs'));
     await page.goto(ui('/ui/orgs/default/jobs'));
-    t.equal(await page.locator('[data-testid=job-list] tbody tr').count(), 1, 'the job list shows the job');
+    t.equal(await page.locator('[data-testid=job-list] tbody tr').count(), 2, 'the job list shows the jobs');
     t.equal(await page.locator('[data-testid=start-job]').count(), 0, 'no start form');
     const csrf = await page.getAttribute('input[name=_csrf]', 'value');
     const posted = await context.request.post(ui('/ui/orgs/default/jobs'), {
@@ -169,6 +192,6 @@ async function dashboardTests(): Promise<void> {
     t.equal(posted.status(), 403);
     t.match(await posted.text(), /missing create permission/);
     const jobs = await admin.request('GET', '/organizations/default/pushy/jobs');
-    t.equal(Array.isArray(jobs.body) ? jobs.body.length : -1, 1, 'no second job was started');
+    t.equal(Array.isArray(jobs.body) ? jobs.body.length : -1, 2, 'no job was started');
   });
 }

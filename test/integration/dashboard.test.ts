@@ -3,6 +3,7 @@
 import t from 'tap';
 import { jobListSchema } from '../../src/api/push-jobs.js';
 import { createMember, createUser, expectStatus } from '../support/api-fixtures.js';
+import { waitForEnd } from '../support/push-api.js';
 import { startTestServer } from '../support/server.js';
 import { setCookieLine, UiVisitor } from '../support/ui-visitor.js';
 
@@ -134,6 +135,23 @@ t.test('a user with push write access starts a job through the form', async (t) 
   t.equal(invalid.status, 400);
   t.match(invalid.html, /The quorum is a number of nodes/);
   t.match(invalid.html, /value="most"/, 'the form keeps what was typed');
+});
+
+t.test("a job's feed is open to its readers and closed to others", async (t) => {
+  const [summary] = jobListSchema.parse((await s.admin.request('GET', `${ORG}/pushy/jobs`)).body);
+  const id = summary?.id ?? '';
+  await waitForEnd(s.admin, id);
+  const reader = visitor();
+  await reader.signIn('rick', PASSWORD);
+  const feed = await reader.get(`/ui/orgs/default/jobs/${id}/events`, 'text/event-stream');
+  t.equal(feed.status, 200);
+  t.equal(feed.headers.get('content-type'), 'text/event-stream');
+  t.match(feed.html, /^event: (start|summary)\nid: job-1\ndata: \{/, 'the feed from its first event');
+  t.match(feed.html, /"status":"quorum_failed"/, 'to the end of the job');
+  const outsider = visitor();
+  await outsider.signIn('stan', PASSWORD);
+  t.equal((await outsider.get(`/ui/orgs/default/jobs/${id}/events`, 'text/event-stream')).status, 403);
+  t.equal((await reader.get(`/ui/orgs/default/jobs/${'0'.repeat(32)}/events`, 'text/event-stream')).status, 404);
 });
 
 t.test('a form posted without its CSRF token is refused with 403', async (t) => {

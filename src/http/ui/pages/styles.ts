@@ -18,7 +18,7 @@ header.top a{color:#fff}header.top .brand{font-weight:700;font-size:17px}
 header.top nav{display:flex;gap:16px;flex:1;align-items:center}header.top nav .org{padding:1px 10px;border-radius:6px;background:#ffffff22;font-weight:600}header.top nav a{opacity:.85}header.top nav a.here{opacity:1;font-weight:600}
 header.top .who{display:flex;align-items:center;gap:10px;opacity:.9}
 main{max-width:1180px;margin:24px auto;padding:0 24px}
-h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:28px 0 10px}
+h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:28px 0 10px}h2.first{margin-top:0}
 .muted{color:#656d76}.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
 .panel{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:16px 20px;margin-bottom:16px}
 table{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px;overflow:hidden}

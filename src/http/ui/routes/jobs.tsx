@@ -58,12 +58,10 @@ async function jobsPage(
     <Layout title={`${org}: jobs`} viewer={viewer} org={org} here="jobs" {...(notice ? { notice } : {})}>
       <h1>Jobs of {org}</h1>
       {access.write ? (
-        <details class="panel" open={p.values !== undefined || jobs.length === 0}>
-          <summary>
-            <strong>Start a job</strong>
-          </summary>
+        <section class="panel">
+          <h2 class="first">Start a job</h2>
           <StartJobForm org={org} csrf={viewer.csrf} values={p.values} />
-        </details>
+        </section>
       ) : null}
       {jobs.length === 0 ? <p class="muted">No jobs yet.</p> : <JobTable org={org} jobs={jobs.slice(0, PAGE_SIZE)} />}
       <div class="pager">
