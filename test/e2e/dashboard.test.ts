@@ -1,8 +1,8 @@
 // The web dashboard in a real browser (Debian's Chromium, driven by playwright-core): infra-server and three real
 // push-jobs-client nodes as child processes, an operator who signs in with a password, sees the nodes up, starts a
 // job through the form and watches every node succeed on the job page without reloading it; a member without push
-// write access gets no start form and is refused when posting anyway. A screenshot of the job page is saved.
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+// write access gets no start form and is refused when posting anyway. Screenshots of the job page are saved.
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { startNodeFleet, waitForNodes } from '../support/node-fleet.js';
 import { startServerProcess } from '../support/server-process.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Where to copy the job page's screenshot besides the test's own folder (docs/dashboard.png is made this way). */
+/** Where to copy the screenshot of the job page in mid-run besides the test's folder (docs/dashboard.png). */
 const SCREENSHOT_COPY = process.env.DASHBOARD_SCREENSHOT;
 const PASSWORD = 'dashboard-pass-1';
 const NODES = ['node1', 'node2', 'node3'];
@@ -37,15 +37,17 @@ async function dashboardTests(): Promise<void> {
   const admin = await server.client('admin');
   const scratch = await mkdtemp(join(tmpdir(), 'infra-dashboard-'));
   t.teardown(() => rm(scratch, { recursive: true, force: true }));
-  // The command waits for a file named after its job, so the job page is open while the nodes run and must follow
-  // them live.
-  const go = (job: string) => join(scratch, `go-${job}`);
+  // The command waits for a file named after its job and node, so the job page is open while the nodes run and
+  // must follow them live, one by one.
+  const go = (job: string, node: string) => writeFile(join(scratch, `go-${job}-${node}`), '');
   const nodes = await startNodeFleet(t, {
     serverUrl: server.url,
     validationKey: join(server.dataDir, 'default-validator.pem'),
     dir: join(scratch, 'nodes'),
     names: NODES,
-    whitelist: () => ({ deploy: `while [ ! -e '${scratch}/go-'"$PUSH_JOB_ID" ]; do sleep 0.1; done; echo deployed` }),
+    whitelist: () => ({
+      deploy: `while [ ! -e "${scratch}/go-$PUSH_JOB_ID-$PUSH_NODE_NAME" ]; do sleep 0.1; done; echo deployed`,
+    }),
   });
 
   // Setup runs before the subtests, so it throws instead of asserting.
@@ -139,7 +141,19 @@ async function dashboardTests(): Promise<void> {
     t.same(await statuses(page), ['running', 'running', 'running'], 'the nodes run');
     t.equal(await page.textContent('#live'), 'live', 'the page follows the job feed');
 
-    await writeFile(go(id), '');
+    await Promise.all([go(id, 'node1'), go(id, 'node2')]);
+    await until(
+      'node1 and node2 to succeed on the page',
+      async () => ((await statuses(page)).join() === 'succeeded,succeeded,running' ? true : undefined),
+      30_000,
+    );
+    t.equal(await page.textContent('[data-count=succeeded]'), '2 succeeded', 'the counts follow');
+    t.equal(await page.textContent('[data-count=running]'), '1 running');
+    const midRun = join(scratch, 'dashboard-job-running.png');
+    await page.screenshot({ path: midRun, fullPage: true });
+    if (SCREENSHOT_COPY !== undefined) await copyFile(midRun, SCREENSHOT_COPY);
+
+    await go(id, 'node3');
     await everyNode(page, 'succeeded');
     await page.waitForSelector('#job-status [data-status=complete]');
     t.same(await statuses(page), ['succeeded', 'succeeded', 'succeeded'], 'every node succeeded');
@@ -152,11 +166,7 @@ async function dashboardTests(): Promise<void> {
 
     const shot = join(scratch, 'dashboard-job.png');
     await page.screenshot({ path: shot, fullPage: true });
-    if (SCREENSHOT_COPY !== undefined) {
-      await mkdir(join(SCREENSHOT_COPY, '..'), { recursive: true });
-      await copyFile(shot, SCREENSHOT_COPY);
-    }
-    t.ok(existsSync(shot), `screenshot saved as ${shot}`);
+    t.ok(existsSync(shot) && existsSync(midRun), `screenshots saved as ${midRun} and ${shot}`);
   });
 
   t.test('the abort button stops a running job, and the page shows it', async (t) => {
