@@ -32,7 +32,7 @@ export async function fromOrg<S extends z.ZodType>(
 }
 
 export function answer<S extends z.ZodType>(reply: Reply, schema: S): z.infer<S> {
-  if (reply.status >= 300) throw new PageError(httpStatus(reply.status), replyMessage(reply));
+  if (reply.status >= 300) throw new PageError(errorStatus(reply.status), replyMessage(reply));
   return schema.parse(reply.body);
 }
 
@@ -46,6 +46,7 @@ export function replyMessage(reply: Reply): string {
   return reply.status === 403 ? `Not allowed: ${text}.` : text;
 }
 
-function httpStatus(status: number): PageError['status'] {
+/** The status of a refusal as a page answers it (an actor's reply status; 500 if it is not an error's). */
+export function errorStatus(status: number): PageError['status'] {
   return status >= 400 && status <= 599 ? (status as PageError['status']) : 500;
 }

@@ -1,13 +1,14 @@
 // An organization's job list, newest first, with the start-job form for users the organization lets start jobs.
 // Starting sends the API's start_job op: the organization, not this page, decides who may.
 import type { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { jobCreatedSchema, jobListSchema, type JobSummaryBody } from '../../../api/push-jobs.js';
 import { parseHttpDate } from '../../../lib/clock.js';
 import { viewerOf } from '../guard.js';
 import { documentOf, Layout, orgPath, shortDate, Status, type Notice } from '../pages/layout.js';
 import { StartJobForm, type StartJobValues } from '../pages/start-job-form.js';
-import { answer, fromOrg, orgReply, replyMessage } from '../ui-ask.js';
+import { answer, errorStatus, fromOrg, orgReply, replyMessage } from '../ui-ask.js';
 import { PageError, type UiCtx, type UiDeps, type UiEnv } from '../ui-env.js';
 import { jobRequestFrom, pushAccessSchema, startFormSchema } from './job-request.js';
 
@@ -31,7 +32,7 @@ export function jobRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
     const reply = await orgReply(c, deps, org, { type: 'start_job', job: built.job });
     if (reply.status !== 201) {
       const notice = `The job was not started. ${replyMessage(reply)}`;
-      return jobsPage(c, deps, { offset: 0, status: reply.status === 403 ? 403 : 400, values, notice });
+      return jobsPage(c, deps, { offset: 0, status: errorStatus(reply.status), values, notice });
     }
     return c.redirect(orgPath(org, 'jobs', answer(reply, jobCreatedSchema).id), 303);
   });
@@ -40,7 +41,7 @@ export function jobRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
 async function jobsPage(
   c: UiCtx,
   deps: UiDeps,
-  p: { offset: number; status: 200 | 400 | 403; values?: StartJobValues; notice?: string },
+  p: { offset: number; status: ContentfulStatusCode; values?: StartJobValues; notice?: string },
 ): Promise<Response> {
   const org = c.req.param('org') ?? '';
   // One more than a page, to know whether an older page exists.

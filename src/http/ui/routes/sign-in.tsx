@@ -58,6 +58,7 @@ export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
       return signInPage(c, 401, { next, username, notice });
     }
     deps.throttle.succeeded(username);
+    deps.log.info('dashboard sign-in', { user: username, address });
     const session = deps.sessions.create(username);
     deleteCookie(c, SIGN_IN_COOKIE, { path: UI });
     setCookie(c, SESSION_COOKIE, session.id, cookieOptions(c, deps.sessionSeconds));
