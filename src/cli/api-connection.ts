@@ -1,6 +1,7 @@
 // The signed connection both command-line tools talk through: the key read from its file, every request signed by
 // the API client (spec 5), answers read through a zod schema, and the failures a user can act on (unreachable, 401,
 // 403, an unusable key) turned into CommandErrors that say what to check. Each tool words those hints for its users.
+import { readEventStream, type StreamItem } from '../api/event-stream.js';
 import type { KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
@@ -113,6 +114,27 @@ export class ApiConnection {
       throw apiFailure({ status: res.status, body, headers: res.headers });
     }
     return res;
+  }
+
+  /**
+   * Follows an event feed: its items until the server ends it or `close` is called; null when the server does not
+   * serve the feed as a stream (an older server, a proxy in the way), so the caller falls back to polling.
+   */
+  async feed(path: string): Promise<{ items: AsyncGenerator<StreamItem>; close(): void } | null> {
+    const abort = new AbortController();
+    let res: Response;
+    try {
+      res = await this.client.stream(path, abort.signal);
+    } catch {
+      return null;
+    }
+    const type = res.headers.get('content-type') ?? '';
+    if (res.status !== 200 || res.body === null || !type.startsWith('text/event-stream')) {
+      const body = parseAnswer(Buffer.from(await res.arrayBuffer()));
+      this.refuse(res.status, body);
+      return null;
+    }
+    return { items: readEventStream(res.body), close: () => abort.abort() };
   }
 
   private refuse(status: number, body: unknown): void {

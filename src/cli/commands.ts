@@ -2,7 +2,15 @@
 // and help text, the options that say where to connect, and what each command runs once connected.
 import type { Cli, CliTargetOptions } from './cli-connection.js';
 import { at, type Command, flag, type OptionSpec, str, type Tool, type Values } from './framework.js';
-import { jobStart, type JobStartOptions, parseEnv, parsePollInterval, parseQuorum, parseSeconds } from './job-start.js';
+import {
+  jobStart,
+  watchJob,
+  type JobStartOptions,
+  parseEnv,
+  parsePollInterval,
+  parseQuorum,
+  parseSeconds,
+} from './job-start.js';
 import { jobAbort, jobList, jobOutput, jobStatus, OUTPUT_CHANNELS } from './jobs.js';
 import { nodeStatus } from './nodes.js';
 import { CommandError } from './output.js';
@@ -39,6 +47,13 @@ function channelOf(v: Values): (typeof OUTPUT_CHANNELS)[number] {
   if (channel === undefined) throw CommandError.usage(`--channel: '${value}' is neither stdout nor stderr`);
   return channel;
 }
+
+const POLL_INTERVAL: OptionSpec = {
+  type: 'string',
+  arg: 'SECONDS',
+  help: 'seconds between status checks when the server offers no live feed (default 1)',
+};
+const VERBOSE: OptionSpec = { type: 'boolean', short: 'V', help: 'print a line for every node event' };
 
 const optional = <T>(value: string | undefined, parse: (text: string) => T): T | undefined =>
   value === undefined ? undefined : parse(value);
@@ -78,11 +93,8 @@ const COMMANDS: Record<string, Command<Cli>> = {
         help: "seconds nodes have to commit (at most the server's setting)",
       },
       nowait: { type: 'boolean', short: 'b', help: 'print the job ID and return at once' },
-      'poll-interval': {
-        type: 'string',
-        arg: 'SECONDS',
-        help: 'seconds between status checks while waiting (default 1)',
-      },
+      'poll-interval': POLL_INTERVAL,
+      verbose: VERBOSE,
     },
     positionals: [1, Infinity],
     plan: (a, v) => {
@@ -100,8 +112,19 @@ const COMMANDS: Record<string, Command<Cli>> = {
         file: str(v, 'file'),
         nowait: flag(v, 'nowait'),
         pollSeconds: parsePollInterval(str(v, 'poll-interval') ?? '1'),
+        verbose: flag(v, 'verbose'),
       };
       return (cli) => jobStart(cli, o);
+    },
+  },
+  'job watch': {
+    args: 'JOB_ID',
+    summary: "follow a job's progress live until it finishes, then report it",
+    options: { 'poll-interval': POLL_INTERVAL, verbose: VERBOSE },
+    positionals: [1, 1],
+    plan: (a, v) => {
+      const o = { pollSeconds: parsePollInterval(str(v, 'poll-interval') ?? '1'), verbose: flag(v, 'verbose') };
+      return (cli) => watchJob(cli, at(a, 0), o);
     },
   },
   'job status': {

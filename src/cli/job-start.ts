@@ -2,9 +2,10 @@
 // progress line, and the report. Success means the job completed and every node succeeded.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { isFinished, jobCreatedSchema, jobSchema, type JobBody, type JobStartBody } from '../api/push-jobs.js';
+import { jobCreatedSchema, type JobStartBody } from '../api/push-jobs.js';
 import type { Cli } from './cli-connection.js';
 import { formatJobReport, jobFailure } from './job-report.js';
+import { waitForJob, type WaitOptions } from './job-watch.js';
 import { searchNodeNames } from './nodes.js';
 import { CommandError } from './output.js';
 import { ProgressPrinter } from './progress.js';
@@ -79,6 +80,7 @@ export interface JobStartOptions {
   file?: string;
   nowait: boolean;
   pollSeconds: number;
+  verbose: boolean;
 }
 
 async function resolveNodes(cli: Cli, o: JobStartOptions): Promise<string[]> {
@@ -111,32 +113,6 @@ async function jobBody(cli: Cli, o: JobStartOptions): Promise<JobStartBody> {
   return body;
 }
 
-/** Polls until the job finishes, showing its progress on `printer`. */
-async function waitForJob(cli: Cli, id: string, pollSeconds: number, printer: ProgressPrinter): Promise<JobBody> {
-  const path = cli.api.orgPath('pushy', 'jobs', id);
-  // Short jobs end in a fraction of a second: the first polls come quickly, then back off to the interval.
-  let wait = Math.min(100, pollSeconds * 1000);
-  try {
-    for (;;) {
-      const job = await cli.api.call('GET', path, jobSchema);
-      printer.update(job);
-      if (isFinished(job.status)) return job;
-      await cli.sleep(wait);
-      wait = Math.min(wait * 2, pollSeconds * 1000);
-    }
-  } catch (e) {
-    if (!(e instanceof CommandError)) throw e;
-    throw new CommandError(
-      e.message,
-      [...e.details, `Job ${id} may still be running: see cli job status ${id}.`],
-      e.exitCode,
-      { cause: e },
-    );
-  } finally {
-    printer.finish();
-  }
-}
-
 export async function jobStart(cli: Cli, o: JobStartOptions): Promise<void> {
   const json = cli.ui.format === 'json';
   const body = await jobBody(cli, o);
@@ -149,7 +125,13 @@ export async function jobStart(cli: Cli, o: JobStartOptions): Promise<void> {
     return;
   }
   say(`Started.  Job ID: ${started.id}`);
-  const job = await waitForJob(cli, started.id, o.pollSeconds, new ProgressPrinter(json ? cli.stderr : cli.stdout));
+  await watchJob(cli, started.id, o);
+}
+
+/** `cli job watch`, and the wait of `cli job start`: progress while the job runs, then its report. */
+export async function watchJob(cli: Cli, id: string, o: WaitOptions): Promise<void> {
+  const json = cli.ui.format === 'json';
+  const job = await waitForJob(cli, id, o, new ProgressPrinter(json ? cli.stderr : cli.stdout));
   if (json) cli.ui.output(job);
   else cli.ui.raw(formatJobReport(job));
   const failure = jobFailure(job);

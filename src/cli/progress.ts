@@ -1,7 +1,7 @@
 // The progress of a job being waited on: one line redrawn in place on a terminal, else a line per status
 // change. Nodes are counted one by one (reference 11: the original counted status names, not nodes).
 import type { Terminal } from './cli-connection.js';
-import type { JobBody } from '../api/push-jobs.js';
+import { isFinished, type JobBody } from '../api/push-jobs.js';
 import { nodeTotal, phaseCounts } from './job-report.js';
 
 /** e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`. */
@@ -23,6 +23,7 @@ const CLEAR_TO_END = '\x1b[K';
 export class ProgressPrinter {
   private lastStatus: string | undefined;
   private lastLine: string | undefined;
+  private lastPrinted: string | undefined;
 
   constructor(private readonly term: Terminal) {}
 
@@ -31,10 +32,24 @@ export class ProgressPrinter {
       const line = fitLine(progressText(job), this.term.columns);
       if (line !== this.lastLine) this.term.write(`\r${line}${CLEAR_TO_END}`);
       this.lastLine = line;
-    } else if (job.status !== this.lastStatus) {
-      this.term.write(`${progressText(job)}\n`);
+    } else {
+      // A line per status; and the finished job's own counts, when the live view of it was behind.
+      const text = progressText(job);
+      if (job.status !== this.lastStatus || (isFinished(job.status) && text !== this.lastPrinted)) {
+        this.term.write(`${text}\n`);
+        this.lastPrinted = text;
+      }
     }
     this.lastStatus = job.status;
+  }
+
+  /** A line of its own above the progress line (a node event with --verbose). */
+  note(text: string): void {
+    if (this.term.isTTY === true && this.lastLine !== undefined) {
+      this.term.write(`\r${fitLine(text, this.term.columns)}${CLEAR_TO_END}\n${this.lastLine}`);
+    } else {
+      this.term.write(`${text}\n`);
+    }
   }
 
   /** Ends the redrawn line, so what follows starts on a line of its own. */

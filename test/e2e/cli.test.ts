@@ -1,75 +1,18 @@
 // The cli as a child process against a real infra-server child process, with scripted push-jobs nodes
 // (spec 4.4, 4.6, 5.6, 5.7, 2.6). The subtests share one server and run in order.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
-import type { RunningServer } from '../../src/server.js';
-import { childEnv, runBin, type RunResult } from '../support/process-run.js';
-import { freePort, startServerProcess } from '../support/server-process.js';
-import type { TestServer } from '../support/server.js';
-import { ack, fail, ignore, nack, poll, startTestNode, succeed, type TestNode } from '../support/test-node.js';
+import { jobIdOf, show, startCliFixture } from '../support/cli-fixture.js';
+import { runBin } from '../support/process-run.js';
+import { freePort } from '../support/server-process.js';
+import { ack, fail, ignore, nack, poll, succeed, type TestNode } from '../support/test-node.js';
 
-const server = await startServerProcess(t, {
-  settings: {
-    server_name: '127.0.0.1',
-    queue_listen_address: 'tcp://127.0.0.1',
-    heartbeat_interval: 100,
-    offline_threshold: 8,
-  },
-});
-const pivotal = await server.client('pivotal');
-const admin = await server.client('admin');
-const scratch = await mkdtemp(join(tmpdir(), 'infra-cli-'));
-const home = join(scratch, 'home');
-await mkdir(home);
-t.teardown(() => rm(scratch, { recursive: true, force: true }));
-
-/** The scripted nodes need only the HTTP side of a server: its URL and signed clients. */
-const asTestServer: TestServer = {
-  url: server.url,
-  dataDir: server.dataDir,
-  pivotal,
-  admin,
-  as: (userId, keyPem, opts = {}) => new ApiClient({ baseUrl: server.url, userId, key: keyPem, ...opts }),
-  keyOf: (name) => server.keyOf(name),
-  get running(): RunningServer {
-    throw new Error('the server runs in a child process');
-  },
-  restart: () => Promise.reject(new Error('restart the child process with server.restart()')),
-};
-
-const nodes: TestNode[] = [];
-t.teardown(() => {
-  for (const n of nodes) n.stop();
-});
-for (const name of ['n1', 'n2', 'n3']) nodes.push(await startTestNode(asTestServer, name));
-const [n1, n2, n3] = nodes as [TestNode, TestNode, TestNode];
-
-const configRb = join(server.dataDir, 'config.rb');
-const env = childEnv({ HOME: home });
-/** The cli with the config.rb the server wrote at first start. */
-const cli = (args: string[], cwd = scratch): Promise<RunResult> =>
-  runBin('cli', [...args, '-c', configRb], { cwd, env });
-const show = (r: RunResult) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
-const jobIdOf = (r: RunResult): string => /Started\. {2}Job ID: ([0-9a-f]+)/.exec(r.stdout + r.stderr)?.[1] ?? '';
+const f = await startCliFixture(t, ['n1', 'n2', 'n3']);
+const { server, pivotal, admin, scratch, env, configRb, cli, available } = f;
+const [n1, n2, n3] = f.nodes as [TestNode, TestNode, TestNode];
 const FAST = ['--poll-interval', '0.1'];
-
-/** A node stays unavailable until it answers the server's abort after a job it left (rehab), so wait for that. */
-const available = (...names: string[]) =>
-  Promise.all(
-    names.map((name) =>
-      poll(
-        `${name} to be available`,
-        async () => {
-          const res = await admin.request('GET', `/organizations/default/pushy/node_states/${name}`);
-          return (res.body as { availability?: string }).availability === 'available' ? true : undefined;
-        },
-        10_000,
-      ),
-    ),
-  );
 
 t.test('job start runs on the nodes, shows progress and the report, and exits 0', async (t) => {
   n1.script = { run: succeed({ stdout: '{"a": 1}\n', stderr: 'warned\n' }) };

@@ -27,6 +27,7 @@ t.test('every command of the brief is known by its words', async (t) => {
     'job output',
     'job start',
     'job status',
+    'job watch',
     'node status',
     'node whitelist list',
     'node whitelist remove',
