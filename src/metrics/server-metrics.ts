@@ -63,9 +63,12 @@ export class ServerMetrics {
         this.set(sources.push()?.connected_nodes ?? 0);
       },
     });
-    counterOf(registers, 'infra_heartbeats_accepted_total', 'Node heartbeats verified and handed to their node.', () => [
-      [{}, sources.push()?.heartbeats ?? 0],
-    ]);
+    counterOf(
+      registers,
+      'infra_heartbeats_accepted_total',
+      'Node heartbeats verified and handed to their node.',
+      () => [[{}, sources.push()?.heartbeats ?? 0]],
+    );
     counterOf(
       registers,
       'infra_push_messages_accepted_total',
