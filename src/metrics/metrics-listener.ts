@@ -24,12 +24,8 @@ export async function listenForMetrics(
       resolve();
     });
   }).catch((e: unknown) => {
-    throw new Error(
-      `cannot listen for metrics on ${at.host}:${at.port}: ${e instanceof Error ? e.message : String(e)}`,
-      {
-        cause: e,
-      },
-    );
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(`cannot listen for metrics on ${at.host}:${at.port}: ${why}`, { cause: e });
   });
   const { port } = server.address() as AddressInfo;
   const host = at.host === '0.0.0.0' || at.host === '::' ? '127.0.0.1' : at.host;
