@@ -137,11 +137,11 @@ async function server(): Promise<Figure> {
     const before = s.hub.status().accepted;
     const url = s.metricsUrl;
     // A scrape still under way when the server closes is cut off, as Prometheus's would be.
-    const scrape = () =>
-      void fetch(url ?? '')
-        .then((r) => r.text())
+    const scrape = (at: string) =>
+      void fetch(at)
+        .then((r) => r.text(), ignore)
         .catch(ignore);
-    const scraping = url === null ? undefined : setInterval(scrape, 1000);
+    const scraping = url ? setInterval(() => scrape(url), 1000) : undefined;
     const { cpuMs } = await cpuDuring(() =>
       play({ addr: d.heartbeat_addr, curveServerKey: d.curve_public_key ?? '', nodes }),
     );
