@@ -1,5 +1,6 @@
 // Import rules of the shipped code (src/ and actors/): no cycles, and dependencies that point one way
-// (lib <- protocol, auth, config, store, api <- actors <- http, transport <- server, bin). `npm run lint` checks them.
+// (lib <- protocol, auth, config, store, api <- actors <- http, transport <- server, bin; metrics reads the rest
+// through ports server.ts gives it). `npm run lint` checks them.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -23,14 +24,21 @@ module.exports = {
       comment:
         'The wire, auth, config, store and API shapes know nothing of the actors, the HTTP facade or the transport.',
       from: { path: '^src/(protocol|auth|config|store|api|search)/' },
-      to: { path: '^(actors/|src/(http|transport|bin|cli|client|setup|server\\.ts))' },
+      to: { path: '^(actors/|src/(http|transport|metrics|bin|cli|client|setup|server\\.ts))' },
     },
     {
       name: 'actors-below-the-facades',
       severity: 'error',
       comment: 'Actors receive ports; they never reach for the HTTP facade, the transport or the executables.',
       from: { path: '^actors/' },
-      to: { path: '^src/(http|transport|bin|cli|client|setup|server\\.ts)' },
+      to: { path: '^src/(http|transport|metrics|bin|cli|client|setup|server\\.ts)' },
+    },
+    {
+      name: 'metrics-read-through-ports',
+      severity: 'error',
+      comment: 'The metrics read the actors, transport and store only through what server.ts hands them at start.',
+      from: { path: '^src/metrics/' },
+      to: { path: '^(actors/|src/(http|transport|store|bin|cli|client|setup|server\\.ts))' },
     },
     {
       name: 'push-actors-know-no-organization',
@@ -44,7 +52,7 @@ module.exports = {
       severity: 'error',
       comment: 'cli, infra-server-ctl, push-jobs-client and infra-loadtest talk to a server only through its API.',
       from: { path: '^src/(cli|client|loadtest)/' },
-      to: { path: '^(actors/|src/(http|store|transport|setup|server\\.ts))' },
+      to: { path: '^(actors/|src/(http|store|transport|metrics|setup|server\\.ts))' },
     },
     {
       name: 'no-unresolvable',

@@ -8,6 +8,7 @@ import type { Logger } from '../src/lib/logger.js';
 import { ORGS } from '../src/store/collections.js';
 import type { Store } from '../src/store/store.js';
 import { newOrgWrites, validatorName } from './org/new-org.js';
+import type { NodeStateCount } from './org/ops/push.js';
 import { publishPrincipals, spawnOrg, type OrgHandle, type OrgMsg, type OrgPorts } from './org/org.js';
 import { applyWrites, emptyOrgState } from './org/org-state.js';
 import { loadOrg, persistWrites } from './org/org-store.js';
@@ -54,6 +55,8 @@ export interface InfraSystem {
   feeds: FeedHub;
   /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
   nodeActor(org: string, node: string): NodeActor | undefined;
+  /** Every organization's node counts by status and availability, as node_states shows them. */
+  nodeCounts(): Array<NodeStateCount & { org: string }>;
   /** Writes everything the actors hold again, for a store that lost it; rejects unless all of it is written. */
   writeBack(): Promise<void>;
   stop(): Promise<void>;
@@ -234,6 +237,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     counters,
     feeds,
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
+    nodeCounts: () => [...registry].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),
     writeBack: async () => {
       const asked = [
         ask(users, (replyTo: Ref<boolean>) => ({ type: 'write_back' as const, replyTo })),

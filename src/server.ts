@@ -1,5 +1,6 @@
-// Assembles one server process from its configuration: logger, HTTP port, store, push-jobs transport, actor
-// tree, first-start setup. The HTTP port is bound first and answers `starting` until everything else is up.
+// Assembles one server process from its configuration: logger, HTTP port, metrics listener, store, push-jobs
+// transport, actor tree, first-start setup. The HTTP port is bound first and answers `starting` until everything
+// else is up.
 import { serve, type ServerType } from '@hono/node-server';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,6 +10,8 @@ import { createApp } from './http/app.js';
 import { createStartingApp } from './http/starting.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
+import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.js';
+import { ServerMetrics } from './metrics/server-metrics.js';
 import { firstStart } from './setup/first-start.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -19,6 +22,8 @@ import { startSystem, type InfraSystem } from '../actors/system.js';
 export interface RunningServer {
   /** `http://host:port` of the API. */
   url: string;
+  /** `http://host:port/metrics` of the metrics listener, or null when metrics_port is not set. */
+  metricsUrl: string | null;
   system: InfraSystem;
   hub: PushHub;
   /** The server's logger, for the parts that log on their own behalf. */
@@ -49,10 +54,27 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const url = urlOf(http, config.api_listen_address);
   logger.debug('HTTP port bound; it answers 503 until the server has started', { url });
 
-  const started: { hub?: PushHub; system?: InfraSystem } = {};
+  const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
   const counters = new Counters();
+  const metrics =
+    config.metrics_port === undefined
+      ? undefined
+      : new ServerMetrics({
+          nodeCounts: () => started.system?.nodeCounts() ?? [],
+          push: () => started.hub?.status(),
+          counters,
+          storeFailing: () => (started.watched?.failingSince ?? null) !== null,
+        });
   try {
-    const watched = new WatchedStore(store ?? (await openStore(storeConfig(config))), config.store_timeout * 1000);
+    if (metrics && config.metrics_port !== undefined) {
+      const at = { port: config.metrics_port, host: config.metrics_listen_address };
+      started.metrics = await listenForMetrics(metrics.registry, at, logger.child({ component: 'metrics' }));
+      logger.info(`metrics listening on ${started.metrics.url}`);
+    }
+    const watched = new WatchedStore(store ?? (await openStore(storeConfig(config))), config.store_timeout * 1000, {
+      observeWrite: metrics?.observeStoreWrite,
+    });
+    started.watched = watched;
     store = watched;
     const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }));
     started.hub = hub;
@@ -63,6 +85,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       feeds: { keepAliveMs: config.keep_alive_time * 1000, orgExpirationMs: config.org_feed_expiration * 1000 },
     });
     started.system = system;
+    metrics?.jobs.watch(system.feeds);
     await hub.attach(system);
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
     watched.onLost(async () => {
@@ -84,6 +107,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       log: httpLog,
       storeFailing: () => watched.failingSince !== null,
       uiSessionSeconds: config.ui_session_timeout,
+      observeRequest: metrics?.observeRequest,
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -94,18 +118,21 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     logger.info(`API listening on ${url}`);
     return {
       url,
+      metricsUrl: started.metrics?.url ?? null,
       hub,
       system,
       logger,
       setupFiles,
       close: async () => {
         await closeHttp(http);
+        await started.metrics?.close();
         hub.close();
         await system.stop();
       },
     };
   } catch (e) {
     await closeHttp(http);
+    await started.metrics?.close();
     started.hub?.close();
     // The system owns the store once it runs, and closes it when it stops.
     await (started.system ? started.system.stop() : store?.close());

@@ -14,6 +14,7 @@ import { fail, internalError, ok, storeFailure, type Reply, type RequestContext 
 import { spawnSupervised } from '../shared/supervision.js';
 import type { UsersMsg } from '../users/users.js';
 import { decide, type OrgOp } from './handlers.js';
+import { countNodeStates, type NodeStateCount } from './ops/push.js';
 import { applyWrites, type OrgState, type OrgWrite } from './org-state.js';
 import { allWrites, persistWrites } from './org-store.js';
 import type { OrgEffect } from './outcome.js';
@@ -42,6 +43,8 @@ export interface OrgHandle {
   ref: Ref<OrgMsg>;
   /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
   nodeActor(node: string): NodeActor;
+  /** Node counts by status and availability, read between the actor's turns (for the metrics listener). */
+  nodeCounts(): NodeStateCount[];
   stop(): Promise<void>;
 }
 
@@ -186,6 +189,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
   return {
     ref: self,
     nodeActor: (node) => push.nodeActor(node),
+    // The actor changes `initial` in place and never replaces it, and a turn never runs while this one does.
+    nodeCounts: () => countNodeStates(initial),
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
       clearInterval(ticker);

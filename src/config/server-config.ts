@@ -47,6 +47,9 @@ export const serverConfigSchema = z.strictObject({
   queue_listen_address: z.string().refine(isQueueAddress).describe('an address like tcp://HOST').default('tcp://*'),
   api_port: port(10003),
   api_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('0.0.0.0'),
+  // Off unless set: the metrics listener is a port of its own, never the public API's.
+  metrics_port: z.number().int().min(1).max(65535).describe('a port number from 1 to 65535').optional(),
+  metrics_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('127.0.0.1'),
   data_dir: z.string().min(1).describe('a directory path').default('.infra-data'),
   redis_url: z.string().refine(isRedisUrl).describe('a redis:// or rediss:// URL').optional(),
   default_orgname: z
@@ -87,6 +90,8 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   { name: 'queue_listen_address', default: 'tcp://*', meaning: 'Address the ZeroMQ sockets bind to' },
   { name: 'api_port', default: '10003', meaning: 'HTTP API port' },
   { name: 'api_listen_address', default: '0.0.0.0', meaning: 'Address the HTTP API binds to' },
+  { name: 'metrics_port', default: 'none', meaning: 'Port of GET /metrics (Prometheus); unset, nothing listens' },
+  { name: 'metrics_listen_address', default: '127.0.0.1', meaning: 'Address the metrics port binds to' },
   { name: 'data_dir', default: '.infra-data', meaning: 'Folder for server data, relative to the working folder' },
   { name: 'redis_url', default: '$REDIS_URL', meaning: 'Redis server (redis:// or rediss://); unset uses data_dir' },
   {

@@ -7,6 +7,7 @@ import { authenticate, type AuthEnv } from './authenticate.js';
 import { errorHandler } from './errors.js';
 import { DEFAULT_LIMITS, type RequestLimits } from './limits.js';
 import { requestLog } from './request-log.js';
+import { requestMetrics, type RequestObserver } from './request-metrics.js';
 import { aclRoutes } from './routes/acls.js';
 import { clientRoutes } from './routes/clients.js';
 import { groupRoutes } from './routes/groups.js';
@@ -35,12 +36,15 @@ export interface AppOptions {
   limits?: RequestLimits;
   /** Seconds a dashboard sign-in lasts without a request (ui_session_timeout). */
   uiSessionSeconds?: number;
+  /** Told of every request when the metrics listener is on. */
+  observeRequest?: RequestObserver;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
   const { system } = opts;
   const app = new Hono<AuthEnv>();
   app.onError(errorHandler(opts.log));
+  if (opts.observeRequest) app.use('*', requestMetrics(opts.observeRequest));
   app.use('*', requestLog(opts.log));
   app.notFound((c) => c.json({ error: ['not found'] }, 404));
 

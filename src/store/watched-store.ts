@@ -1,11 +1,21 @@
 // The store as the server uses it: every operation but a whole-collection load bounded by store_timeout, and the store's health followed from
 // their outcomes. An operation that takes longer is refused with StoreUnavailableError (requests answer 503 at
 // once rather than hang through an outage), and the server counts as degraded from a failed operation until the
-// next one succeeds.
+// next one succeeds. Writes are timed for the metrics listener when it is on.
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
+}
+
+export type StoreWriteOp = 'put' | 'putMany' | 'putFields' | 'removeFields' | 'apply' | 'remove' | 'drop';
+
+/** `failure`: null when the write succeeded, `timeout` past store_timeout, else `error`. */
+export type StoreWriteObserver = (op: StoreWriteOp, seconds: number, failure: 'timeout' | 'error' | null) => void;
+
+export interface WatchedStoreOptions {
+  now?: () => number;
+  observeWrite?: StoreWriteObserver;
 }
 
 export class WatchedStore implements Store {
@@ -13,12 +23,17 @@ export class WatchedStore implements Store {
   /** When the store began failing; null while it works. */
   #failingSince: number | null = null;
 
+  private readonly now: () => number;
+  private readonly observeWrite: StoreWriteObserver | undefined;
+
   constructor(
     private readonly inner: Store,
     private readonly timeoutMs: number,
-    private readonly now: () => number = Date.now,
+    opts: WatchedStoreOptions = {},
   ) {
     this.kind = inner.kind;
+    this.now = opts.now ?? Date.now;
+    this.observeWrite = opts.observeWrite;
   }
 
   /** Since when operations fail (or time out), or null while they work. */
@@ -46,15 +61,15 @@ export class WatchedStore implements Store {
   }
 
   put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
-    return this.#bounded('put', () => this.inner.put(collection, id, doc));
+    return this.#write('put', () => this.inner.put(collection, id, doc));
   }
 
   putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
-    return this.#bounded('putMany', () => this.inner.putMany(collection, docs));
+    return this.#write('putMany', () => this.inner.putMany(collection, docs));
   }
 
   putFields(collection: CollectionName, id: string, fields: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
-    return this.#bounded('putFields', () => this.inner.putFields(collection, id, fields));
+    return this.#write('putFields', () => this.inner.putFields(collection, id, fields));
   }
 
   getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>> {
@@ -62,19 +77,19 @@ export class WatchedStore implements Store {
   }
 
   removeFields(collection: CollectionName, id: string): Promise<void> {
-    return this.#bounded('removeFields', () => this.inner.removeFields(collection, id));
+    return this.#write('removeFields', () => this.inner.removeFields(collection, id));
   }
 
   apply(ops: readonly StoreOp[]): Promise<void> {
-    return this.#bounded('apply', () => this.inner.apply(ops));
+    return this.#write('apply', () => this.inner.apply(ops));
   }
 
   remove(collection: CollectionName, id: string): Promise<void> {
-    return this.#bounded('remove', () => this.inner.remove(collection, id));
+    return this.#write('remove', () => this.inner.remove(collection, id));
   }
 
   drop(collection: CollectionName): Promise<void> {
-    return this.#bounded('drop', () => this.inner.drop(collection));
+    return this.#write('drop', () => this.inner.drop(collection));
   }
 
   onLost(writeBack: () => Promise<void>): void {
@@ -90,6 +105,20 @@ export class WatchedStore implements Store {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  /** A bounded write, timed when someone observes writes. */
+  async #write(what: StoreWriteOp, op: () => Promise<void>): Promise<void> {
+    const observe = this.observeWrite;
+    if (observe === undefined) return this.#bounded(what, op);
+    const started = performance.now();
+    try {
+      await this.#bounded(what, op);
+      observe(what, (performance.now() - started) / 1000, null);
+    } catch (e) {
+      observe(what, (performance.now() - started) / 1000, e instanceof StoreUnavailableError ? 'timeout' : 'error');
+      throw e;
+    }
   }
 
   async #bounded<T>(what: string, op: () => Promise<T>): Promise<T> {

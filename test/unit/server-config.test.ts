@@ -27,6 +27,7 @@ t.test('without a file every setting has its default', async (t) => {
     queue_listen_address: 'tcp://*',
     api_port: 10003,
     api_listen_address: '0.0.0.0',
+    metrics_listen_address: '127.0.0.1',
     data_dir: join(cwd, '.infra-data'),
     default_orgname: 'default',
     auth_skew: 900,
@@ -64,6 +65,8 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       "queue_listen_address 'tcp://10.0.0.5'",
       'api_port(20003)',
       'api_listen_address "127.0.0.1"',
+      'metrics_port 9464',
+      'metrics_listen_address "10.0.0.5"',
       'data_dir "/var/opt/infra"',
       'redis_url "redis://cache:6380/2"',
       'default_orgname "acme_ops-1"',
@@ -98,6 +101,8 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     queue_listen_address: 'tcp://10.0.0.5',
     api_port: 20003,
     api_listen_address: '127.0.0.1',
+    metrics_port: 9464,
+    metrics_listen_address: '10.0.0.5',
     data_dir: '/var/opt/infra',
     redis_url: 'redis://cache:6380/2',
     default_orgname: 'acme_ops-1',
@@ -237,9 +242,26 @@ t.test('the README table documents every setting in schema order with its defaul
   const defaults: Record<string, unknown> = serverConfigSchema.parse({});
   for (const doc of SERVER_SETTINGS_DOC) {
     t.ok(doc.meaning.length > 0 && doc.meaning.length <= 80, `${doc.name} has a short meaning`);
-    if (doc.name === 'server_name' || doc.name === 'redis_url') continue;
+    if (doc.name === 'server_name' || doc.name === 'redis_url' || doc.name === 'metrics_port') continue;
     t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
   }
+});
+
+t.test('metrics are off unless metrics_port is set; a bad metrics setting names file, line and setting', async (t) => {
+  t.equal(loadText(t, '').config.metrics_port, undefined, 'no metrics_port: no metrics listener');
+  t.equal(loadText(t, 'metrics_port 9464').config.metrics_listen_address, '127.0.0.1', 'loopback unless told');
+  t.equal(loadText(t, 'metrics_listen_address "::"').config.metrics_listen_address, '::');
+  const port = 'expected a port number from 1 to 65535';
+  t.equal(errorText(t, 'api_port 10003\nmetrics_port 0'), `push-jobs-server.rb:2: metrics_port: ${port}, got 0`);
+  t.equal(errorText(t, 'metrics_port 70000'), `push-jobs-server.rb:1: metrics_port: ${port}, got 70000`);
+  t.equal(errorText(t, 'metrics_port "9464"'), `push-jobs-server.rb:1: metrics_port: ${port}, got "9464"`);
+  t.equal(
+    errorText(t, 'metrics_port 9464\n\nmetrics_listen_address "not a host"'),
+    'push-jobs-server.rb:3: metrics_listen_address: expected a host name or IP address, got "not a host"',
+  );
+  const err = configErrorOf(() => loadText(t, 'metrics_port 9464.5'));
+  t.equal(err.line, 1);
+  t.equal(err.setting, 'metrics_port');
 });
 
 t.test('max_command_length cannot pass what the wire carries', async (t) => {

@@ -139,6 +139,34 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
   }
 }
 
+/** How many of the organization's nodes GET .../pushy/node_states shows with each status and availability. */
+export interface NodeStateCount {
+  status: NodeStateBody['status'];
+  availability: NodeStateBody['availability'];
+  nodes: number;
+}
+
+/**
+ * Counts the nodes node_states lists, as it shows them, without building their answers: the metrics listener
+ * asks on every scrape. The combinations a node is normally in are always present, so a count that falls to 0
+ * shows as 0.
+ */
+export function countNodeStates(state: OrgState): NodeStateCount[] {
+  const { records } = state.push;
+  // Indexed [up available, up unavailable, down available, down unavailable].
+  const counts = [0, 0, 0, 0];
+  for (const r of records.values()) counts[(r.status === 'up' ? 0 : 2) + (r.available ? 0 : 1)]! += 1;
+  for (const node of state.nodes.keys()) if (!records.has(node)) counts[3]! += 1; // never heard: down (spec 2.5)
+  const [upAvailable = 0, upUnavailable = 0, downAvailable = 0, downUnavailable = 0] = counts;
+  const all: NodeStateCount[] = [
+    { status: 'up', availability: 'available', nodes: upAvailable },
+    { status: 'up', availability: 'unavailable', nodes: upUnavailable },
+    { status: 'down', availability: 'unavailable', nodes: downUnavailable },
+  ];
+  if (downAvailable > 0) all.push({ status: 'down', availability: 'available', nodes: downAvailable });
+  return all;
+}
+
 /** Spec 2.5: a node never heard is `down` since the organization began. */
 function nodeStateJson(state: OrgState, node: string): NodeStateBody {
   const r = state.push.records.get(node);
