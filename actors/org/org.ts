@@ -5,6 +5,7 @@ import { dispatch, type Ref } from 'nact';
 import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import type { PushPorts } from '../push/ports.js';
+import { batchable, WriteBatcher } from './write-batch.js';
 import { PushRuntime, type PushReport } from '../push/push-runtime.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeActor } from '../push/node.js';
@@ -65,6 +66,12 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
     }
   };
 
+  // The state object lives as long as the actor: the batcher applies plain writes to it between turns.
+  const batcher = new WriteBatcher(initial, {
+    store: (writes) => persistWrites(ports.store, name, writes),
+    stored: (writes) => publishPrincipals(ports.principals, name, writes),
+  });
+
   /** Runs one effect; true when it answered the request itself. */
   const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>): Promise<boolean> => {
     switch (effect.type) {
@@ -119,10 +126,22 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
       return;
     }
     const { max_body_size, incarnation_id } = transport.describe();
-    const out = decide(state, msg.ctx, msg.op, {
-      now: ports.now(),
-      push: { voting_timeout: transport.settings.voting_timeout, max_body_size, incarnation_id },
-    });
+    const decideNow = () =>
+      decide(state, msg.ctx, msg.op, {
+        now: ports.now(),
+        push: { voting_timeout: transport.settings.voting_timeout, max_body_size, incarnation_id },
+      });
+    let out = decideNow();
+    if (out.writes && batchable(out.writes) && (out.effects ?? []).length === 0) {
+      const { reply, replyTo } = { reply: out.reply, replyTo: msg.replyTo };
+      batcher.add(out.writes, (error) => dispatch(replyTo, error === undefined ? reply : storeFailure(log, error)));
+      return;
+    }
+    // Anything else is decided on stored state only: what a batch applied may yet be undone.
+    if (batcher.pending) {
+      await batcher.drain();
+      out = decideNow();
+    }
     try {
       if (out.writes) await commit(state, out.writes);
       let answered = false;
@@ -139,6 +158,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
         await request(state, msg);
         break;
       case 'user_deleted': {
+        await batcher.drain();
         // A deleted account leaves no trace: membership, groups and ACL entries, so a later account with the
         // same name inherits nothing.
         const writes: OrgWrite[] = [
@@ -150,6 +170,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
       }
       case 'write_back':
         try {
+          await batcher.drain();
           await persistWrites(ports.store, name, allWrites(state));
           await push.writeBack();
           dispatch(msg.replyTo, true);
@@ -194,6 +215,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
       clearInterval(ticker);
+      await batcher.drain();
       await push.settle();
     },
   };

@@ -1,0 +1,82 @@
+// Group commit for an organization's plain writes (a client, a node, a role created or changed, with nothing else
+// to do). Each is decided and applied to the state at once, so the next request decides on it, but its answer
+// leaves only once the store holds it: while one batch is being stored the next one gathers, so a burst of
+// creations costs a few store round trips instead of one each. If a batch cannot be stored, it and everything
+// gathered after it (decided on top of it) are undone, newest first, and answered 503.
+import type { OrgState, OrgWrite } from './org-state.js';
+import { applyWrites } from './org-state.js';
+
+interface Batch {
+  writes: OrgWrite[];
+  /** How to put back what each write replaced, in write order. */
+  undo: OrgWrite[];
+  /** Called once the batch is stored (with no argument) or refused (with the error). */
+  settled: Array<(error?: unknown) => void>;
+}
+
+export interface WriteBatchPorts {
+  store(writes: readonly OrgWrite[]): Promise<void>;
+  /** The batch is stored: tell whoever mirrors the state (the principal directory). */
+  stored(writes: readonly OrgWrite[]): void;
+}
+
+/** May a request's writes join a batch? Writes of the organization document itself go alone. */
+export function batchable(writes: readonly OrgWrite[]): boolean {
+  return writes.length > 0 && writes.every((w) => w.coll !== 'org');
+}
+
+export class WriteBatcher {
+  private gathering: Batch | null = null;
+  private storing: Promise<void> | null = null;
+
+  constructor(
+    private readonly state: OrgState,
+    private readonly ports: WriteBatchPorts,
+  ) {}
+
+  /** Applies `writes` now; `settled` runs once they are stored, or with the error once they are undone. */
+  add(writes: readonly OrgWrite[], settled: (error?: unknown) => void): void {
+    const batch = (this.gathering ??= { writes: [], undo: [], settled: [] });
+    for (const w of writes) {
+      batch.undo.push(previous(this.state, w));
+      applyWrites(this.state, [w]);
+      batch.writes.push(w);
+    }
+    batch.settled.push(settled);
+    this.storing ??= this.storeAll();
+  }
+
+  /** Some applied writes are not stored yet. */
+  get pending(): boolean {
+    return this.storing !== null;
+  }
+
+  /** Resolves once nothing applied is left unstored (or undone). */
+  async drain(): Promise<void> {
+    while (this.storing !== null) await this.storing;
+  }
+
+  private async storeAll(): Promise<void> {
+    for (let batch = this.gathering; batch !== null; batch = this.gathering) {
+      this.gathering = null;
+      try {
+        await this.ports.store(batch.writes);
+      } catch (e) {
+        const failed = this.gathering === null ? [batch] : [batch, this.gathering];
+        this.gathering = null;
+        for (const b of [...failed].reverse()) applyWrites(this.state, [...b.undo].reverse());
+        for (const b of failed) for (const settled of b.settled) settled(e);
+        continue;
+      }
+      this.ports.stored(batch.writes);
+      for (const settled of batch.settled) settled();
+    }
+    this.storing = null;
+  }
+}
+
+function previous(state: OrgState, w: OrgWrite): OrgWrite {
+  if (w.coll === 'org') throw new Error('the organization document is never batched');
+  const doc = (state[w.coll] as Map<string, unknown>).get(w.id) ?? null;
+  return { coll: w.coll, id: w.id, doc } as OrgWrite;
+}

@@ -1,0 +1,87 @@
+// Group commit of an organization's plain writes: applied at once, answered once stored, gathered while a batch is
+// stored, and undone (with everything decided on top of them) when the store refuses.
+import t from 'tap';
+import { emptyOrgState, type OrgState, type OrgWrite } from '../../actors/org/org-state.js';
+import { batchable, WriteBatcher } from '../../actors/org/write-batch.js';
+import type { OrgDoc } from '../../actors/shared/documents.js';
+
+const ORG = { name: 'acme', full_name: 'Acme', guid: 'g', acl: {}, created_at: 0 } as unknown as OrgDoc;
+const node = (name: string, role = 'web'): OrgWrite => ({ coll: 'nodes', id: name, doc: { name, body: { role } } });
+
+/** A store whose writes wait until the test lets them through, or refuses them. */
+function gate() {
+  const calls: Array<{ writes: readonly OrgWrite[]; pass(): void; refuse(e: Error): void }> = [];
+  const stored: string[][] = [];
+  const ports = {
+    store: (writes: readonly OrgWrite[]) => new Promise<void>((pass, refuse) => calls.push({ writes, pass, refuse })),
+    stored: (writes: readonly OrgWrite[]) => stored.push(writes.map((w) => w.id)),
+  };
+  return { calls, stored, ports };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+const names = (s: OrgState) => [...s.nodes.keys()].sort();
+
+t.test('writes apply at once, are answered once stored, and gather while a batch is stored', async (t) => {
+  const state = emptyOrgState(ORG);
+  const { calls, stored, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  const answers: string[] = [];
+  batcher.add([node('a')], () => answers.push('a'));
+  t.same(names(state), ['a'], 'the next request decides on the new node');
+  batcher.add([node('b')], () => answers.push('b'));
+  batcher.add([node('c')], () => answers.push('c'));
+  await tick();
+  t.equal(calls.length, 1, 'one write in flight');
+  t.same(
+    calls[0]?.writes.map((w) => w.id),
+    ['a'],
+  );
+  t.ok(batcher.pending);
+  calls[0]?.pass();
+  await tick();
+  t.same(answers, ['a'], 'a is answered once stored; b and c wait for their batch');
+  t.same(
+    calls[1]?.writes.map((w) => w.id),
+    ['b', 'c'],
+    'b and c gathered into one write',
+  );
+  calls[1]?.pass();
+  await batcher.drain();
+  t.same(answers, ['a', 'b', 'c']);
+  t.same(stored, [['a'], ['b', 'c']], 'the directory hears of each batch once it is stored');
+  t.notOk(batcher.pending);
+});
+
+t.test('a refused batch is undone with everything gathered after it, newest first', async (t) => {
+  const state = emptyOrgState(ORG);
+  state.nodes.set('old', { name: 'old', body: { role: 'db' } });
+  const { calls, stored, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  const errors: unknown[] = [];
+  const settled = (e?: unknown) => errors.push(e);
+  batcher.add([node('old', 'web'), node('x')], settled);
+  batcher.add([{ coll: 'nodes', id: 'old', doc: null }, node('x', 'api')], settled);
+  await tick();
+  t.same(names(state), ['x'], 'applied before stored');
+  const down = new Error('store down');
+  calls[0]?.refuse(down);
+  await batcher.drain();
+  t.same(errors, [down, down], 'both requests hear the refusal');
+  t.same(names(state), ['old'], 'x is gone and old is back');
+  t.same(state.nodes.get('old'), { name: 'old', body: { role: 'db' } }, 'old has its stored role again');
+  t.same(stored, [], 'the directory heard of nothing');
+  t.equal(calls.length, 1, 'the later batch was never written');
+
+  batcher.add([node('y')], settled);
+  await tick();
+  calls[1]?.pass();
+  await batcher.drain();
+  t.same(names(state), ['old', 'y'], 'the batcher goes on after a refusal');
+});
+
+t.test('the organization document itself is never batched', async (t) => {
+  t.ok(batchable([node('a')]));
+  t.notOk(batchable([]));
+  t.notOk(batchable([node('a'), { coll: 'org', id: 'acme', doc: null }]));
+});
