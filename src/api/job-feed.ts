@@ -2,6 +2,7 @@
 // them in `text/event-stream` and as the cli and the dashboard read them. One zod schema per event's data; every
 // event's data also carries `timestamp` (`YYYY-MM-DD HH:MM:SS.uuuuuuZ`).
 import { z } from 'zod';
+import type { NodeJobStatus } from './push-jobs.js';
 
 /** `quorum_vote` statuses; `lost_availibility` is spelt as the original server spells it on the wire. */
 export const VOTE_STATUSES = [
@@ -26,6 +27,23 @@ export const RUN_STATUSES = [
   'run_nacked_while_running',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+// A node's status after each feed status that tells it (actors/push/job-tables.ts). The others (a vote from a
+// node the job has let go, `down` from a node that had finished) may leave it as it was.
+export const NODE_STATUS_AFTER_VOTE = {
+  success: 'ready',
+  failure: 'nacked',
+  lost_availibility: 'unavailable',
+  voting_timeout: 'unavailable',
+} as const satisfies Partial<Record<VoteStatus, NodeJobStatus>>;
+export const NODE_STATUS_AFTER_RUN = {
+  success: 'succeeded',
+  failure: 'failed',
+  aborted: 'aborted',
+  crashed: 'crashed',
+  run_nacked: 'crashed',
+  run_nacked_while_running: 'crashed',
+} as const satisfies Partial<Record<RunStatus, NodeJobStatus>>;
 
 const node = z.string();
 const startData = z.object({

@@ -2,7 +2,7 @@
 // per node event with --verbose; when the server does not serve the feed, or it ends before the job does, the
 // job is polled instead. The report always comes from the job as GET shows it once finished.
 import type { StreamItem } from '../api/event-stream.js';
-import { FEED_EVENT_DATA, isFeedEventName } from '../api/job-feed.js';
+import { FEED_EVENT_DATA, isFeedEventName, NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../api/job-feed.js';
 import { isFinished, jobSchema, type JobBody, type JobStatus, type NodeJobStatus } from '../api/push-jobs.js';
 import type { Cli } from './cli-connection.js';
 import { CommandError } from './output.js';
@@ -17,21 +17,8 @@ export interface WaitOptions {
 type FeedEvent = { event: string; data: Record<string, unknown> };
 
 // What each event says of its node's status; events not listed leave it as it was (the final GET is the truth).
-const VOTED: Partial<Record<string, NodeJobStatus>> = {
-  success: 'ready',
-  failure: 'nacked',
-  lost_availibility: 'unavailable',
-  down: 'unavailable',
-  voting_timeout: 'unavailable',
-};
-const RAN: Partial<Record<string, NodeJobStatus>> = {
-  success: 'succeeded',
-  failure: 'failed',
-  aborted: 'aborted',
-  crashed: 'crashed',
-  run_nacked: 'crashed',
-  run_nacked_while_running: 'crashed',
-};
+const VOTED: Partial<Record<string, NodeJobStatus>> = { ...NODE_STATUS_AFTER_VOTE, down: 'unavailable' };
+const RAN: Partial<Record<string, NodeJobStatus>> = NODE_STATUS_AFTER_RUN;
 const UNDECIDED: ReadonlySet<NodeJobStatus> = new Set(['new', 'ready']);
 
 /** The job as its events have shown it so far, for the progress line. */

@@ -2,37 +2,20 @@
 // feed with EventSource: a node's vote, run start and result update its row and the counts at once; when the job
 // itself moves (started, quorum reached, finished, or only a summary is left), or a node event does not say the
 // node's new status, it fetches the panel again.
-import type { RunStatus, VoteStatus } from '../../api/job-feed.js';
-import { JOB_STATUSES, NODE_JOB_STATUSES, isFinished, type NodeJobStatus } from '../../api/push-jobs.js';
+import { NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../../api/job-feed.js';
+import { JOB_STATUSES, NODE_JOB_STATUSES, isFinished } from '../../api/push-jobs.js';
 import { UI } from './ui-env.js';
 
 export const JOB_SCRIPT_PATH = `${UI}/assets/job-live.js`;
 
 const FINISHED = JOB_STATUSES.filter(isFinished);
 
-// The node's status after each feed status that tells it (actors/push/job-tables.ts); the others (a vote from a
-// node the job has let go, a node that went down) may leave it as it was, so the panel is fetched instead.
-const AFTER_VOTE = {
-  success: 'ready',
-  failure: 'nacked',
-  lost_availibility: 'unavailable',
-  voting_timeout: 'unavailable',
-} satisfies Partial<Record<VoteStatus, NodeJobStatus>>;
-const AFTER_RUN = {
-  success: 'succeeded',
-  failure: 'failed',
-  aborted: 'aborted',
-  crashed: 'crashed',
-  run_nacked: 'crashed',
-  run_nacked_while_running: 'crashed',
-} satisfies Partial<Record<RunStatus, NodeJobStatus>>;
-
 export const JOB_SCRIPT = `'use strict';
 (function () {
   var ORDER = ${JSON.stringify(NODE_JOB_STATUSES)};
   var FINISHED = ${JSON.stringify(FINISHED)};
-  var AFTER_VOTE = ${JSON.stringify(AFTER_VOTE)};
-  var AFTER_RUN = ${JSON.stringify(AFTER_RUN)};
+  var AFTER_VOTE = ${JSON.stringify(NODE_STATUS_AFTER_VOTE)};
+  var AFTER_RUN = ${JSON.stringify(NODE_STATUS_AFTER_RUN)};
   var ORDER_SET = {};
   ORDER.forEach(function (s) { ORDER_SET[s] = true; });
   var live = document.getElementById('live');
