@@ -65,6 +65,8 @@ export class PushRuntime {
   private finishedNodes = 0;
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
+  /** The node-state write under way (or the last one, settled): it never rejects. */
+  private flushing: Promise<void> = Promise.resolve();
   private nextPurge = 0;
   /** The purge writing to the store now, if any: a stopping server waits for it. */
   private purging: Promise<void> | null = null;
@@ -163,8 +165,16 @@ export class PushRuntime {
     }
   }
 
-  /** Write-behind of node states: one batch per tick, never one write per heartbeat. */
-  async flush(): Promise<void> {
+  /**
+   * Write-behind of node states: one batch per tick, never one write per heartbeat. Batches go one after another,
+   * so a later state never lands before an earlier one, and waiting for a flush waits for the one under way.
+   */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.writeDirty());
+    return this.flushing;
+  }
+
+  private async writeDirty(): Promise<void> {
     if (this.dirty.size === 0) return;
     const docs = [...this.dirty].flatMap((n) => {
       const r = this.data.records.get(n);
