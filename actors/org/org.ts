@@ -133,7 +133,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
       });
     let out = decideNow();
     if (out.writes && batchable(out.writes) && (out.effects ?? []).length === 0) {
-      const { reply, replyTo } = { reply: out.reply, replyTo: msg.replyTo };
+      const { reply } = out;
+      const { replyTo } = msg;
       batcher.add(out.writes, (error) => dispatch(replyTo, error === undefined ? reply : storeFailure(log, error)));
       return;
     }

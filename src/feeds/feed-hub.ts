@@ -48,9 +48,7 @@ export class FeedHub {
       const e = log.append((seq) => ({ id: `job-${seq}`, event: note.event, at, data: { ...note.data, timestamp } }));
       for (const tap of this.taps) tap(org, job, e);
       if (ORG_EVENTS.has(note.event)) {
-        const orgLog = this.orgLog(org);
-        orgLog.expire(at - this.settings.orgExpirationMs);
-        orgLog.append((seq) => ({ id: `org-${seq}`, event: note.event, at, data: { ...e.data, job } }));
+        this.orgLog(org).append((seq) => ({ id: `org-${seq}`, event: note.event, at, data: { ...e.data, job } }));
       }
       if (note.event === 'job_complete') {
         log.close();

@@ -1,13 +1,11 @@
 // infra-server with metrics_port in push-jobs-server.rb: the listener an operator points Prometheus at, and a
 // start that cannot take that port failing with a line that says so.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { scrape, valueOf } from '../support/metrics.js';
 import { runBin } from '../support/process-run.js';
-import { freePort, settingsText, startServerProcess } from '../support/server-process.js';
+import { freePort, occupiedPort, settingsText, startServerProcess } from '../support/server-process.js';
 
 t.test('metrics_port in push-jobs-server.rb starts the metrics listener and the log says where', async (t) => {
   const port = await freePort();
@@ -27,15 +25,7 @@ t.test('metrics_port in push-jobs-server.rb starts the metrics listener and the 
 });
 
 t.test('a metrics_port already taken stops the start with a line naming it', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
-  const taken = net.createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.teardown(async () => {
-    await new Promise((resolve) => taken.close(resolve));
-    await rm(dir, { recursive: true, force: true });
-  });
-  const address = taken.address();
-  const metricsPort = typeof address === 'object' && address !== null ? address.port : 0;
+  const { dir, port: metricsPort } = await occupiedPort(t);
   const settingsFile = join(dir, 'push-jobs-server.rb');
   await writeFile(
     settingsFile,

@@ -1,13 +1,11 @@
 // infra-server's log as an operator reads it: JSON lines with log_format :json from start to stop, and the
 // line saying why a start failed written before the process exits.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { z } from 'zod';
 import { runBin } from '../support/process-run.js';
-import { freePort, settingsText, startServerProcess } from '../support/server-process.js';
+import { freePort, occupiedPort, settingsText, startServerProcess } from '../support/server-process.js';
 
 const jsonLine = z.looseObject({ level: z.number(), time: z.number(), msg: z.string() });
 const jsonLines = (output: string) =>
@@ -33,15 +31,7 @@ t.test('with log_format :json every line is pino JSON, from the settings line to
 });
 
 t.test('a start that fails logs why at error before the process exits 1', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
-  const taken = net.createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.teardown(async () => {
-    await new Promise((resolve) => taken.close(resolve));
-    await rm(dir, { recursive: true, force: true });
-  });
-  const address = taken.address();
-  const apiPort = typeof address === 'object' && address !== null ? address.port : 0;
+  const { dir, port: apiPort } = await occupiedPort(t);
   const settingsFile = join(dir, 'push-jobs-server.rb');
   await writeFile(
     settingsFile,

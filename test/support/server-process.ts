@@ -57,6 +57,22 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/**
+ * A port another listener holds until the test ends, and a fresh folder for a server whose start must fail on it;
+ * both go at teardown.
+ */
+export async function occupiedPort(t: Test): Promise<{ port: number; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    await new Promise((resolve) => taken.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+  const address = taken.address();
+  return { port: typeof address === 'object' && address !== null ? address.port : 0, dir };
+}
+
 /** `name value` lines; strings are written double-quoted, which the settings reader takes literally. */
 export function settingsText(settings: Record<string, SettingLiteral>): string {
   return Object.entries(settings)
