@@ -21,6 +21,13 @@ export function spread(values: readonly number[]): Spread {
   return { p50: percentile(values, 50), p99: percentile(values, 99), max: percentile(values, 100) };
 }
 
+/** The p50 of each list, under the same keys. */
+export function medians<K extends string>(lists: Record<K, readonly number[]>): Record<K, number | null> {
+  const out = {} as Record<K, number | null>;
+  for (const k of Object.keys(lists) as K[]) out[k] = percentile(lists[k], 50);
+  return out;
+}
+
 export interface Mismatch {
   job: string;
   expected: JobStatus[];
@@ -31,9 +38,27 @@ export interface Mismatch {
   nodes: Partial<Record<string, number>>;
 }
 
+export interface JobPhases {
+  /** The POST sent to the first node's commit. */
+  post_to_first_commit: number | null;
+  /** The first node's commit to the last node's. */
+  commit_fan_out: number | null;
+  /** The last commit to the last ack. */
+  last_commit_to_last_ack: number | null;
+  /** The last ack to the first run. */
+  last_ack_to_first_run: number | null;
+  /** The first run to the last node's. */
+  run_fan_out: number | null;
+  /** The last run to the last result. */
+  last_run_to_last_result: number | null;
+  /** The last result to the tester's GET seeing the job over (includes up to one poll interval). */
+  last_result_to_seen_finished: number | null;
+}
+
 export interface Figures {
   nodes: number;
   workers: number;
+  nodes_per_connection: number;
   reused_nodes: number;
   provision_s: number;
   ready_s: number;
@@ -43,6 +68,8 @@ export interface Figures {
   commit_to_all_acked_ms: Spread;
   post_to_running_ms: Spread;
   post_to_complete_ms: Spread;
+  /** Where a job's time goes, in order (p50 of each over the jobs every node of which acked). */
+  job_phases_ms: JobPhases;
   quorum_outcomes_correct: { correct: number; total: number; ambiguous: number; mismatches: Mismatch[] };
   offered_hb_per_s: number;
   processed_hb_per_s: number | null;
@@ -67,7 +94,7 @@ const num = (n: number | null, unit = ''): string => (n === null ? 'n/a' : `${n}
 export function summaryText(f: Figures): string {
   const q = f.quorum_outcomes_correct;
   const lines = [
-    `nodes: ${f.nodes} over ${f.workers} workers (${f.reused_nodes} reused), provisioned in ${f.provision_s} s, all available ${f.ready_s} s later`,
+    `nodes: ${f.nodes} over ${f.workers} workers${f.nodes_per_connection > 1 ? `, ${f.nodes_per_connection} a connection` : ''} (${f.reused_nodes} reused), provisioned in ${f.provision_s} s, all available ${f.ready_s} s later`,
     `jobs: ${f.jobs} (${
       Object.entries(f.jobs_by_status)
         .map(([s, n]) => `${n} ${s}`)
@@ -81,6 +108,9 @@ export function summaryText(f: Figures): string {
     `commit to all acked: ${show(f.commit_to_all_acked_ms)}`,
     `POST to running:     ${show(f.post_to_running_ms)}`,
     `POST to complete:    ${show(f.post_to_complete_ms)}`,
+    `  of which (p50 ms): ${Object.entries(f.job_phases_ms)
+      .map(([phase, ms]) => `${phase.replaceAll('_', ' ')} ${num(ms)}`)
+      .join(', ')}`,
     `heartbeats: ${f.offered_hb_per_s}/s offered, ${num(f.processed_hb_per_s, '/s')} processed by the server, ${f.server_hb_received_per_s}/s received from it; ${f.dropped} dropped`,
     `offline detection: ${show(f.offline_detect_ms)} (${f.offline_detect_ms.count} seen, ${f.offline_detect_ms.missed} missed)`,
     `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,

@@ -18,6 +18,7 @@ export const initSchema = z.object({
   clientPublicKeyPem: z.string(),
   nodes: z.array(z.object({ name: z.string(), behaviour: behaviourSchema })),
   apiConcurrency: z.int().positive(),
+  nodesPerConnection: z.int().positive(),
   slowVoteMs: z.int().nonnegative(),
   runMs: z.int().nonnegative(),
   lateHeartbeats: z.boolean(),
@@ -36,11 +37,13 @@ export type ParentMessage = z.infer<typeof parentMessageSchema>;
 export interface JobTally {
   commits: number;
   firstCommitAt: number;
+  lastCommitAt: number;
   acks: number;
   nacks: number;
   lastAckAt: number;
   runs: number;
   firstRunAt: number;
+  lastRunAt: number;
   succeeded: number;
   failed: number;
   crashed: number;

@@ -11,8 +11,8 @@ import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
 import { fitLine } from '../cli/progress.js';
 import { assignBehaviours } from './behaviour.js';
 import { Fleet } from './fleet.js';
-import type { Figures, Mismatch } from './figures.js';
-import { percentile, round, spread, summaryText } from './figures.js';
+import type { Figures, JobPhases, Mismatch } from './figures.js';
+import { medians, percentile, round, spread, summaryText } from './figures.js';
 import type { WorkerInit } from './ipc.js';
 import { cpuSeconds, findListeningPid, rssMiB, spawnServer, type SpawnedServer } from './local-server.js';
 import type { LoadOptions } from './options.js';
@@ -160,6 +160,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       clientPublicKeyPem: clientPair.publicKeyPem,
       nodes: [],
       apiConcurrency: Math.max(1, Math.ceil(o.apiConcurrency / o.workers)),
+      nodesPerConnection: o.nodesPerConnection,
       slowVoteMs: o.behaviour.slowVoteMs,
       runMs: o.behaviour.runMs,
       lateHeartbeats: o.behaviour.lateHeartbeats,
@@ -352,6 +353,15 @@ function figuresOf(x: FigureInputs): Figures {
   const toRunning: number[] = [];
   const toComplete: number[] = [];
   const mismatches: Mismatch[] = [];
+  const phases: Record<keyof JobPhases, number[]> = {
+    post_to_first_commit: [],
+    commit_fan_out: [],
+    last_commit_to_last_ack: [],
+    last_ack_to_first_run: [],
+    run_fan_out: [],
+    last_run_to_last_result: [],
+    last_result_to_seen_finished: [],
+  };
   let correct = 0;
   let ambiguous = 0;
   for (const r of records) {
@@ -375,7 +385,19 @@ function figuresOf(x: FigureInputs): Figures {
       });
     }
     const t = r.id === null ? undefined : fleet.tallies.get(r.id);
-    if (t !== undefined && t.acks > 0 && t.acks === e.readyMax) acked.push(t.lastAckAt - t.firstCommitAt);
+    if (t !== undefined && t.acks > 0 && t.acks === e.readyMax) {
+      acked.push(t.lastAckAt - t.firstCommitAt);
+      phases.post_to_first_commit.push(t.firstCommitAt - r.postedAt);
+      phases.commit_fan_out.push(t.lastCommitAt - t.firstCommitAt);
+      phases.last_commit_to_last_ack.push(t.lastAckAt - t.lastCommitAt);
+      if (t.runs > 0) {
+        phases.last_ack_to_first_run.push(t.firstRunAt - t.lastAckAt);
+        phases.run_fan_out.push(t.lastRunAt - t.firstRunAt);
+        if (t.lastResultAt > 0) phases.last_run_to_last_result.push(t.lastResultAt - t.lastRunAt);
+        if (t.lastResultAt > 0 && r.finishedAt !== null)
+          phases.last_result_to_seen_finished.push(r.finishedAt - t.lastResultAt);
+      }
+    }
     if (t !== undefined && t.runs > 0) toRunning.push(t.firstRunAt - r.postedAt);
     if (r.final?.status === 'complete' && r.finishedAt !== null) toComplete.push(r.finishedAt - r.postedAt);
   }
@@ -388,6 +410,7 @@ function figuresOf(x: FigureInputs): Figures {
   return {
     nodes: o.nodes,
     workers: o.workers,
+    nodes_per_connection: o.nodesPerConnection,
     reused_nodes: fleet.reused,
     provision_s: x.provisionS,
     ready_s: x.readyS,
@@ -397,6 +420,7 @@ function figuresOf(x: FigureInputs): Figures {
     commit_to_all_acked_ms: spread(acked),
     post_to_running_ms: spread(toRunning),
     post_to_complete_ms: spread(toComplete),
+    job_phases_ms: medians(phases),
     quorum_outcomes_correct: { correct, total: records.length, ambiguous, mismatches },
     offered_hb_per_s: perSecond(fleet.totals.heartbeatsSent - x.hbBefore.heartbeatsSent),
     // The server counts every message it accepts; the job answers sent meanwhile are taken out.

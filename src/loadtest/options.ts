@@ -27,6 +27,11 @@ export const OPTIONS: Record<string, OptionSpec> = {
     help: 'the key the simulated clients share: read if the file exists, else made and saved there, so a later run reuses clients as they are (default: a new key each run)',
   },
   workers: { type: 'string', arg: 'W', help: 'processes the nodes are spread over (default: the core count)' },
+  'nodes-per-connection': {
+    type: 'string',
+    arg: 'K',
+    help: 'simulated nodes sharing one pair of ZeroMQ connections, each still signing as itself (default 1: a pair each, as real clients)',
+  },
   jobs: { type: 'string', arg: 'J', help: 'jobs to run (default 1)' },
   'job-nodes': { type: 'string', arg: 'M', help: 'nodes in each job (default: all)' },
   quorum: { type: 'string', arg: 'Q|Q%', help: 'quorum of each job, a count or a percentage (default 100%)' },
@@ -87,6 +92,7 @@ export interface LoadOptions {
   nodes: number;
   prefix: string;
   workers: number;
+  nodesPerConnection: number;
   jobs: number;
   jobNodes: number;
   quorum: { kind: 'count'; value: number } | { kind: 'percent'; value: number };
@@ -168,6 +174,7 @@ const SCHEMAS = {
   prefix,
   'client-key': nonEmpty,
   workers: count(1, 64),
+  'nodes-per-connection': count(1, 10_000),
   jobs: count(0, 100_000),
   'job-nodes': count(1, 200_000),
   quorum,
@@ -267,6 +274,7 @@ function combine(c: Checked, values: Values): LoadOptions {
     nodes,
     prefix: c.prefix ?? 'lt-',
     workers: Math.min(c.workers ?? availableParallelism(), nodes),
+    nodesPerConnection: c['nodes-per-connection'] ?? 1,
     jobs: heartbeatOnly ? 0 : (c.jobs ?? 1),
     jobNodes,
     quorum: q,

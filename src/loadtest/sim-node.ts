@@ -9,6 +9,7 @@ import { Connection, type CurveKeys, type Sender } from '../client/connection.js
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
 import type { NodeBehaviour } from './behaviour.js';
+import type { NodeLink, SharedLink } from './shared-link.js';
 
 /** What the nodes of a worker report; the worker tallies it and passes it to the parent in batches. */
 export interface NodeSink {
@@ -35,7 +36,7 @@ const IDLE: Held = { state: 'idle', id: null };
 export const now = (): number => performance.timeOrigin + performance.now();
 
 export class SimNode {
-  private connection: Connection | null = null;
+  private connection: NodeLink | null = null;
   private held: Held = IDLE;
   private sequence = 0;
   private sender: Sender;
@@ -55,12 +56,19 @@ export class SimNode {
     private readonly org: string,
     private readonly timings: NodeTimings,
     private readonly sink: NodeSink,
+    /** The connection this node shares with others, or null for one of its own. */
+    private readonly shared: SharedLink | null = null,
   ) {
-    this.curve = config.curveServerKey === null ? null : curveKeyPair();
+    this.curve = config.curveServerKey === null || shared !== null ? null : curveKeyPair();
     this.sender = this.newSender();
   }
 
   connect(): void {
+    if (this.shared !== null) {
+      const { sender, config } = this;
+      this.connection = this.shared.join({ sender, sessionKey: config.sessionKey, receive: (m) => this.receive(m) });
+      return;
+    }
     const replay = { heartbeat: new ReplayGuard(4), command: new ReplayGuard(4) };
     this.connection = new Connection(this.config, this.sender, this.curve, replay, {
       message: (_channel, m) => this.receive(m),

@@ -5,11 +5,13 @@ export function emptyTally(): JobTally {
   return {
     commits: 0,
     firstCommitAt: Infinity,
+    lastCommitAt: 0,
     acks: 0,
     nacks: 0,
     lastAckAt: 0,
     runs: 0,
     firstRunAt: Infinity,
+    lastRunAt: 0,
     succeeded: 0,
     failed: 0,
     crashed: 0,
@@ -28,6 +30,8 @@ export function mergeTally(a: JobTally, b: JobTally): void {
   a.crashed += b.crashed;
   a.firstCommitAt = Math.min(a.firstCommitAt, b.firstCommitAt);
   a.firstRunAt = Math.min(a.firstRunAt, b.firstRunAt);
+  a.lastCommitAt = Math.max(a.lastCommitAt, b.lastCommitAt);
+  a.lastRunAt = Math.max(a.lastRunAt, b.lastRunAt);
   a.lastAckAt = Math.max(a.lastAckAt, b.lastAckAt);
   a.lastResultAt = Math.max(a.lastResultAt, b.lastResultAt);
 }

@@ -1,10 +1,13 @@
 // A worker process of infra-loadtest: it provisions its share of the nodes, connects them, sends their
 // heartbeats from one scheduler, answers jobs through them and reports to the parent in batches.
-import { context } from 'zeromq';
+import { randomBytes } from 'node:crypto';
+import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, pool, provisionNode, type ProvisionTarget } from './provision.js';
+import type { PushConfig } from '../client/push-config.js';
+import { SharedLink } from './shared-link.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
 import { tallyOf } from './tally.js';
 import { seededRandom } from './behaviour.js';
@@ -42,6 +45,9 @@ interface Slot {
 
 class Worker {
   private readonly nodes: SimNode[] = [];
+  /** With --nodes-per-connection above 1: the shared connections, the last one filling up. */
+  private readonly links: SharedLink[] = [];
+  private lastLinkMembers = 0;
   private slots: Slot[] = [];
   private readonly tallies = new Map<string, JobTally>();
   private batch: Omit<Batch, 'jobs'> = Worker.emptyBatch();
@@ -70,6 +76,7 @@ class Worker {
       const t = tallyOf(this.tallies, job);
       t.commits += 1;
       t.firstCommitAt = Math.min(t.firstCommitAt, at);
+      t.lastCommitAt = Math.max(t.lastCommitAt, at);
     },
     voted: (job, vote, at) => {
       const t = tallyOf(this.tallies, job);
@@ -82,6 +89,7 @@ class Worker {
       const t = tallyOf(this.tallies, job);
       t.runs += 1;
       t.firstRunAt = Math.min(t.firstRunAt, at);
+      t.lastRunAt = Math.max(t.lastRunAt, at);
     },
     result: (job, result, at) => {
       const t = tallyOf(this.tallies, job);
@@ -99,8 +107,9 @@ class Worker {
 
   async provision(): Promise<void> {
     const i = this.init;
-    // Two sockets a node, and a few spare: zeromq's default of 1023 would stop a worker at about 500 nodes.
-    context.maxSockets = Math.min(context.maxSocketsLimit, Math.max(context.maxSockets, i.nodes.length * 2 + 64));
+    // Two sockets a connection, and a few spare: zeromq's default of 1023 would stop a worker at about 500 nodes.
+    const connections = Math.ceil(i.nodes.length / i.nodesPerConnection);
+    context.maxSockets = Math.min(context.maxSocketsLimit, Math.max(context.maxSockets, connections * 2 + 64));
     const clientKey = readPrivateKey(i.clientKeyPem);
     const target: ProvisionTarget = {
       baseUrl: i.baseUrl,
@@ -116,7 +125,7 @@ class Worker {
     try {
       await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
         const p = await provisionNode(target, name);
-        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink));
+        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, this.linkFor(p.config)));
         done += 1;
         if (p.reused) reused += 1;
       });
@@ -143,10 +152,29 @@ class Worker {
     this.started = true;
   }
 
+  /** The shared connection the next node joins, or null when each node has its own. */
+  private linkFor(config: PushConfig): SharedLink | null {
+    const perLink = this.init.nodesPerConnection;
+    if (perLink <= 1) return null;
+    let link = this.links.at(-1);
+    if (link === undefined || this.lastLinkMembers >= perLink) {
+      const curve = config.curveServerKey === null ? null : curveKeyPair();
+      link = new SharedLink(this.init.org, config, curve, randomBytes(16).toString('hex'), {
+        drop: (reason) => this.sink.drop(reason),
+        error: (detail) => this.sink.error(`shared connection: ${detail}`),
+      });
+      this.links.push(link);
+      this.lastLinkMembers = 0;
+    }
+    this.lastLinkMembers += 1;
+    return link;
+  }
+
   async stop(cleanup: boolean): Promise<void> {
     clearInterval(this.ticker);
     clearInterval(this.flusher);
     for (const node of this.nodes) node.stop();
+    for (const link of this.links) link.close();
     await this.flush();
     let deleted = 0;
     if (cleanup) {

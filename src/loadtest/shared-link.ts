@@ -1,0 +1,179 @@
+// Several simulated nodes over one pair of ZeroMQ channels (--nodes-per-connection). Each message is still
+// the node's own: its envelope, sequence and incarnation, signed with its session key; the server routes by
+// the sender in the body and answers to the routing id the message came from, so one connection can carry
+// many nodes. A process has room for about 10,000 sockets, so a fleet past a few thousand nodes per worker
+// shares connections, and sharing also takes the per-socket cost off the load generator's CPU.
+import { Dealer } from 'zeromq';
+import type { CurveKeys, HeartbeatBody, Sender } from '../client/connection.js';
+import type { JobAnswer } from '../client/job-runner.js';
+import type { PushConfig } from '../client/push-config.js';
+import { encodeMessage } from '../protocol/frames.js';
+import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
+import { decodeFrames, ReplayGuard, type DecodeOptions, type DropReason } from '../protocol/receive.js';
+
+/** What a simulated node sends through, whether its connection is its own or shared. */
+export interface NodeLink {
+  /** False when this node's previous heartbeat has not been written yet (this one is skipped). */
+  sendHeartbeat(body: HeartbeatBody): boolean;
+  sendCommand(answer: JobAnswer): void;
+  close(): void;
+}
+
+export interface LinkMember {
+  readonly sender: Sender;
+  readonly sessionKey: Buffer;
+  receive(m: ServerMessage): void;
+}
+
+export interface LinkHandlers {
+  drop(reason: DropReason | 'send_skipped', detail: string): void;
+  error(detail: string): void;
+}
+
+const RETRY_MS = 100;
+
+export class SharedLink {
+  private readonly heartbeat: Dealer;
+  private readonly command: Dealer;
+  private readonly members = new Map<string, LinkMember>();
+  /** Session keys of every node that joined, gone ones too: a message still on its way to a node that went
+   * away is verified and then let fall, as its own closed socket would have, not counted as a stranger's. */
+  private readonly keys = new Map<string, Buffer>();
+  /** Heartbeats waiting to be written, in order; a node has at most one here. */
+  private beats: Array<{ member: LinkMember; body: HeartbeatBody }> = [];
+  private readonly beating = new Set<LinkMember>();
+  private answers: Array<{ member: LinkMember; answer: JobAnswer }> = [];
+  private writingBeats = false;
+  private writingAnswers = false;
+  private closed = false;
+
+  constructor(
+    private readonly org: string,
+    config: PushConfig,
+    curve: CurveKeys | null,
+    routingId: string,
+    private readonly handlers: LinkHandlers,
+  ) {
+    const curveOptions =
+      curve === null || config.curveServerKey === null
+        ? {}
+        : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
+    // As the client's own connection (client/connection.ts), with queues as deep as the nodes it carries.
+    const options = {
+      routingId,
+      linger: 0,
+      immediate: true,
+      sendTimeout: 0,
+      heartbeatInterval: config.intervalMs,
+      heartbeatTimeout: config.intervalMs * config.offlineThreshold,
+      ...curveOptions,
+    };
+    this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 10_000 });
+    this.command = new Dealer({ ...options, sendHighWaterMark: 10_000 });
+    this.heartbeat.connect(config.heartbeatAddr);
+    this.command.connect(config.commandAddr);
+    const decode = {
+      expectIdentity: false,
+      maxBodySize: config.maxBodySize,
+      maxSkewSeconds: config.maxMessageSkew,
+      keyFor: (o: string, n: string) => (o === this.org ? this.keys.get(n) : undefined),
+    };
+    void this.receive(this.heartbeat, 'heartbeat', { ...decode, now: 0, replay: new ReplayGuard(), schema: 'server' });
+    void this.receive(this.command, 'command', { ...decode, now: 0, replay: new ReplayGuard(), schema: 'server' });
+  }
+
+  /** Adds a node; its messages go out and come in over this link until its handle is closed. */
+  join(member: LinkMember): NodeLink {
+    this.members.set(member.sender.node, member);
+    this.keys.set(member.sender.node, member.sessionKey);
+    return {
+      sendHeartbeat: (body) => this.queueBeat(member, body),
+      sendCommand: (answer) => {
+        if (this.members.get(member.sender.node) !== member) return;
+        this.answers.push({ member, answer });
+        void this.writeAnswers();
+      },
+      close: () => this.leave(member),
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.heartbeat.close();
+    this.command.close();
+  }
+
+  /** Like the node's process ending: what it had not written yet is lost with it. */
+  private leave(member: LinkMember): void {
+    if (this.members.get(member.sender.node) !== member) return;
+    this.members.delete(member.sender.node);
+    this.beats = this.beats.filter((b) => b.member !== member);
+    this.beating.delete(member);
+    this.answers = this.answers.filter((a) => a.member !== member);
+  }
+
+  private queueBeat(member: LinkMember, body: HeartbeatBody): boolean {
+    if (this.closed || this.members.get(member.sender.node) !== member || this.beating.has(member)) return false;
+    this.beating.add(member);
+    this.beats.push({ member, body });
+    void this.writeBeats();
+    return true;
+  }
+
+  private frames(member: LinkMember, body: object): [Buffer, Buffer] {
+    const { org, node, incarnationId, nextSequence, now } = member.sender;
+    return encodeMessage(
+      { ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) },
+      member.sessionKey,
+    );
+  }
+
+  /** One writer per socket (zeromq takes one send at a time); a full queue loses the heartbeat, as the client's. */
+  private async writeBeats(): Promise<void> {
+    if (this.writingBeats) return;
+    this.writingBeats = true;
+    while (this.beats.length > 0 && !this.closed) {
+      const batch = this.beats;
+      this.beats = [];
+      for (const { member, body } of batch) {
+        if (!this.beating.has(member)) continue; // it left meanwhile
+        await this.heartbeat
+          .send(this.frames(member, body))
+          .catch(() => this.handlers.drop('send_skipped', 'heartbeat channel: the socket took no more'));
+        this.beating.delete(member);
+      }
+    }
+    this.writingBeats = false;
+  }
+
+  /** Job answers in order; one the socket cannot take now is tried again, with a fresh envelope. */
+  private async writeAnswers(): Promise<void> {
+    if (this.writingAnswers) return;
+    this.writingAnswers = true;
+    for (let next = this.answers[0]; next !== undefined && !this.closed; next = this.answers[0]) {
+      try {
+        await this.command.send(this.frames(next.member, next.answer));
+        if (this.answers[0] === next) this.answers.shift();
+      } catch {
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+    this.writingAnswers = false;
+  }
+
+  private async receive(socket: Dealer, channel: 'heartbeat' | 'command', opts: DecodeOptions & { schema: 'server' }) {
+    try {
+      for await (const frames of socket) {
+        opts.now = Date.now();
+        const d = decodeFrames(frames, opts);
+        if (!d.ok) this.handlers.drop(d.reason, `${channel} channel: ${d.detail}`);
+        else if ((d.message.type === 'heartbeat') !== (channel === 'heartbeat'))
+          this.handlers.drop('bad_body', `${d.message.type} on the ${channel} channel`);
+        else this.members.get(d.message.node)?.receive(d.message);
+      }
+    } catch (e) {
+      if (!this.closed)
+        this.handlers.error(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}
