@@ -23,12 +23,15 @@ export interface PushConfig {
 /** A config request that failed; `permanent` when asking again cannot help (the server refused the client). */
 export class ConfigFetchError extends Error {
   override name = 'ConfigFetchError';
+  /** The HTTP status the server answered, when it answered. */
+  readonly status: number | undefined;
   constructor(
     message: string,
     readonly permanent: boolean,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number },
   ) {
     super(message, options);
+    this.status = options?.status;
   }
 }
 
@@ -83,7 +86,9 @@ export async function fetchPushConfig(
   if (res.status !== 200) {
     // 401/403/404 say the client or org is wrong; 408, 429 and 5xx may pass.
     const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
-    throw new ConfigFetchError(`GET ${path}: ${res.status} ${errorText(res.body)}`, permanent);
+    throw new ConfigFetchError(`GET ${path}: ${res.status} ${errorText(res.body)}`, permanent, {
+      status: res.status,
+    });
   }
   return readPushConfig(res.body, privateKey);
 }

@@ -5,7 +5,7 @@ import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
-import { deleteNode, pool, provisionNode, type ProvisionTarget } from './provision.js';
+import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import type { PushConfig } from '../client/push-config.js';
 import { SharedLink } from './shared-link.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
@@ -123,8 +123,9 @@ class Worker {
     let reused = 0;
     const progress = setInterval(() => void send({ type: 'provisioned', done, reused }), PROGRESS_MS);
     try {
+      const known = await listKnown(target.admin, i.org);
       await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
-        const p = await provisionNode(target, name);
+        const p = await provisionNode(target, name, known);
         this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, this.linkFor(p.config)));
         done += 1;
         if (p.reused) reused += 1;
