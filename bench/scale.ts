@@ -2,6 +2,9 @@
 // each; one job over the whole fleet (no-op command, quorum 100%). Writes bench/scale-results.json and prints a
 // Markdown table of medians with the spread; `node --import tsx bench/scale-chart.ts` draws bench/scale.svg.
 //   node --import tsx bench/scale.ts [SIZES] [RUNS]     e.g. bench/scale.ts 1000,5000,10000 3
+// The nodes share connections, INFRA_BENCH_NODES_PER_CONNECTION a pair (default 50: past about 9,000 nodes one
+// pair each would pass the open-file limit), and the server heartbeats every INFRA_BENCH_HEARTBEAT_MS (default
+// 10000, the original's interval).
 // Redis runs use INFRA_BENCH_REDIS_URL (default redis://127.0.0.1:6379/13), a database this benchmark empties
 // before each run: a spawned server starts there from nothing, as on the file store.
 import { spawnSync } from 'node:child_process';
@@ -16,11 +19,16 @@ const stores = (process.env.INFRA_BENCH_STORES ?? 'file,redis').split(',') as Ar
 const sizes = (process.argv[2] ?? '1000,5000,10000').split(',').map(Number);
 const runs = Number(process.argv[3] ?? 3);
 const redisUrl = process.env.INFRA_BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13';
+const perConnection = Number(process.env.INFRA_BENCH_NODES_PER_CONNECTION ?? 50);
+const heartbeatMs = Number(process.env.INFRA_BENCH_HEARTBEAT_MS ?? 10_000);
 
 export interface ScaleRow {
   store: 'file' | 'redis';
   nodes: number;
   run: number;
+  nodes_per_connection: number;
+  heartbeat_interval_ms: number;
+  provision_s: number;
   ready_s: number;
   commit_to_all_acked_ms: number | null;
   post_to_running_ms: number | null;
@@ -32,6 +40,7 @@ export interface ScaleRow {
 
 interface LoadFigures {
   errors?: string[];
+  provision_s: number;
   ready_s: number;
   commit_to_all_acked_ms: { p50: number | null };
   post_to_running_ms: { p50: number | null };
@@ -43,7 +52,8 @@ interface LoadFigures {
 
 async function loadtest(store: ScaleRow['store'], nodes: number): Promise<LoadFigures> {
   const args = [join(here, '..', 'dist/src/bin/infra-loadtest.js'), '--spawn', '--nodes', String(nodes), '--json'];
-  args.push('--timeout', String(Math.max(300, Math.ceil(nodes / 20))));
+  args.push('--nodes-per-connection', String(perConnection), '--heartbeat-interval', String(heartbeatMs));
+  args.push('--timeout', String(Math.max(300, Math.ceil(nodes / 15))));
   if (store === 'redis') {
     const redis = new Redis(redisUrl);
     await redis.flushdb();
@@ -73,6 +83,9 @@ for (const store of stores)
         store,
         nodes,
         run,
+        nodes_per_connection: perConnection,
+        heartbeat_interval_ms: heartbeatMs,
+        provision_s: f.provision_s,
         ready_s: f.ready_s,
         commit_to_all_acked_ms: f.commit_to_all_acked_ms.p50,
         post_to_running_ms: f.post_to_running_ms.p50,
@@ -94,14 +107,14 @@ const cell = (values: Array<number | null>): string => {
   return v.length === 0 ? 'n/a' : `${Math.round(median(v))} (${Math.round(v[0] ?? 0)}–${Math.round(v.at(-1) ?? 0)})`;
 };
 console.log(
-  '| store | nodes | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
+  '| store | nodes | provisioned and connected s | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
 for (const store of stores)
   for (const nodes of sizes) {
     const rs = rows.filter((r) => r.store === store && r.nodes === nodes);
     const col = (k: keyof ScaleRow) => cell(rs.map((r) => r[k] as number | null));
     console.log(
-      `| ${store} | ${nodes} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
+      `| ${store} | ${nodes} | ${col('provision_s')} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
     );
   }

@@ -15,6 +15,7 @@ export interface FleetTotals {
   heartbeatsSent: number;
   answersSent: number;
   serverHeartbeats: number;
+  nodesHeard: number;
   drops: Record<string, number>;
   errors: string[];
 }
@@ -37,7 +38,14 @@ interface Member {
 
 export class Fleet {
   readonly tallies = new Map<string, JobTally>();
-  readonly totals: FleetTotals = { heartbeatsSent: 0, answersSent: 0, serverHeartbeats: 0, drops: {}, errors: [] };
+  readonly totals: FleetTotals = {
+    heartbeatsSent: 0,
+    answersSent: 0,
+    serverHeartbeats: 0,
+    nodesHeard: 0,
+    drops: {},
+    errors: [],
+  };
   private readonly members: Member[] = [];
   private failure: ((e: Error) => void) | undefined;
   private readonly failed: Promise<never>;
@@ -153,6 +161,7 @@ export class Fleet {
     this.totals.heartbeatsSent += b.heartbeatsSent;
     this.totals.answersSent += b.answersSent;
     this.totals.serverHeartbeats += b.serverHeartbeats;
+    this.totals.nodesHeard += b.nodesHeard;
     for (const [reason, n] of Object.entries(b.drops)) this.totals.drops[reason] = (this.totals.drops[reason] ?? 0) + n;
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);
     for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at);

@@ -57,6 +57,8 @@ export interface Batch {
   /** Job answers (votes, run answers, results, aborted) sent. */
   answersSent: number;
   serverHeartbeats: number;
+  /** Nodes that had their first server heartbeat: the server has heard them since they started. */
+  nodesHeard: number;
   drops: Record<string, number>;
   errors: string[];
   /** A flapping node fell silent (`at`: its last heartbeat) or spoke again. */

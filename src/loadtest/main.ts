@@ -319,9 +319,11 @@ async function waitAvailable(
     const t = fleet.totals;
     const skipped = t.drops.send_skipped ?? 0;
     progress.set(
-      `available ${ready}/${names.size}; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
+      `available ${ready}/${names.size}, ${t.nodesHeard} heard by the server; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
     );
-    if (ready === names.size) return;
+    // Both: after a restart the server lists a node as it was before until the node's new process is heard,
+    // and a job started then would see the node restart during its vote.
+    if (ready === names.size && t.nodesHeard >= names.size) return;
     if (stop.over) throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available`);
     await Promise.race([sleep(READY_POLL_MS), fleet.failure$]);
   }

@@ -17,7 +17,8 @@ export interface NodeSink {
   voted(job: string, vote: 'ack' | 'nack', at: number): void;
   run(job: string, at: number): void;
   result(job: string, result: 'succeeded' | 'failed' | 'crashed', at: number): void;
-  serverHeartbeat(): void;
+  /** `first`: the first this node has had from the server since it started. */
+  serverHeartbeat(first: boolean): void;
   /** A job answer (vote, run answer, result, aborted) went to the command channel. */
   answered(): void;
   drop(reason: DropReason | 'send_skipped'): void;
@@ -141,8 +142,8 @@ export class SimNode {
   private receive(m: ServerMessage): void {
     switch (m.type) {
       case 'heartbeat':
+        this.sink.serverHeartbeat(!this.heard);
         this.heard = true;
-        this.sink.serverHeartbeat();
         return;
       case 'node_in_use':
         this.sink.error(`${this.name}: the server says another process holds the node`);

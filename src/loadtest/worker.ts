@@ -64,6 +64,7 @@ class Worker {
       heartbeatsSent: 0,
       answersSent: 0,
       serverHeartbeats: 0,
+      nodesHeard: 0,
       drops: {},
       errors: [],
       flaps: [],
@@ -96,7 +97,10 @@ class Worker {
       t[result] += 1;
       t.lastResultAt = Math.max(t.lastResultAt, at);
     },
-    serverHeartbeat: () => (this.batch.serverHeartbeats += 1),
+    serverHeartbeat: (first) => {
+      this.batch.serverHeartbeats += 1;
+      if (first) this.batch.nodesHeard += 1;
+    },
     answered: () => (this.batch.answersSent += 1),
     drop: (reason) => (this.batch.drops[reason] = (this.batch.drops[reason] ?? 0) + 1),
     error: (detail) => {
@@ -137,8 +141,10 @@ class Worker {
     this.slots = this.nodes.map((node) => ({ node, visits: 0, pausedUntil: 0, nextPauseAt: 0, restartAt: 0 }));
     this.schedule();
     this.flusher = setInterval(() => void this.flush(), BATCH_MS);
-    for (let i = 0; i < this.nodes.length; i += WAVE) {
-      const wave = this.nodes.slice(i, i + WAVE);
+    // A wave is counted in connections: nodes sharing one ask for no handshake of their own.
+    const waveNodes = WAVE * this.init.nodesPerConnection;
+    for (let i = 0; i < this.nodes.length; i += waveNodes) {
+      const wave = this.nodes.slice(i, i + waveNodes);
       for (const node of wave) node.connect();
       const until = now() + WAVE_WAIT_MS;
       while (wave.filter((n) => n.heard).length < WAVE_SHARE * wave.length && now() < until) {
@@ -200,6 +206,7 @@ class Worker {
       b.heartbeatsSent === 0 &&
       b.answersSent === 0 &&
       b.serverHeartbeats === 0 &&
+      b.nodesHeard === 0 &&
       b.errors.length === 0 &&
       b.flaps.length === 0 &&
       b.crashes.length === 0 &&
