@@ -50,6 +50,32 @@ export function measureAnswer(sender: Sender, answer: JobAnswer): number {
   return Buffer.byteLength(JSON.stringify({ ...answer, ...envelope }));
 }
 
+/** The options of both of a client's Dealers; only their queue depth differs. */
+export function dealerOptions(config: PushConfig, routingId: string, curve: CurveKeys | null) {
+  const curveOptions =
+    curve === null || config.curveServerKey === null
+      ? {}
+      : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
+  // immediate: messages queue only on a finished (encrypted) connection, so nothing stale piles up while the
+  // server is away (the original's buffered heartbeats flooded a restarted server, reference 10.1).
+  // sendTimeout 0: a send that cannot be queued fails at once instead of blocking the writer.
+  return {
+    routingId,
+    linger: 0,
+    immediate: true,
+    sendTimeout: 0,
+    heartbeatInterval: config.intervalMs,
+    heartbeatTimeout: config.intervalMs * config.offlineThreshold,
+    ...curveOptions,
+  };
+}
+
+/** One message from `sender`: its envelope with the next sequence, signed with `key`. */
+export function signedFrames(sender: Sender, key: Buffer, body: object): [Buffer, Buffer] {
+  const { org, node, incarnationId, nextSequence, now } = sender;
+  return encodeMessage({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, key);
+}
+
 export class Connection {
   private readonly heartbeat: Dealer;
   private readonly command: Dealer;
@@ -66,22 +92,7 @@ export class Connection {
     private readonly handlers: ConnectionHandlers,
     carried: JobAnswer[] = [],
   ) {
-    const curveOptions =
-      curve === null || config.curveServerKey === null
-        ? {}
-        : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
-    // immediate: messages queue only on a finished (encrypted) connection, so nothing stale piles up while the
-    // server is away (the original's buffered heartbeats flooded a restarted server, reference 10.1).
-    // sendTimeout 0: a send that cannot be queued fails at once instead of blocking the writer.
-    const options = {
-      routingId: sender.routingId,
-      linger: 0,
-      immediate: true,
-      sendTimeout: 0,
-      heartbeatInterval: config.intervalMs,
-      heartbeatTimeout: config.intervalMs * config.offlineThreshold,
-      ...curveOptions,
-    };
+    const options = dealerOptions(config, sender.routingId, curve);
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 4 });
     this.command = new Dealer({ ...options, sendHighWaterMark: 1000 });
     this.heartbeat.connect(config.heartbeatAddr);
@@ -132,11 +143,7 @@ export class Connection {
   }
 
   private frames(body: object): [Buffer, Buffer] {
-    const { org, node, incarnationId, nextSequence, now } = this.sender;
-    return encodeMessage(
-      { ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) },
-      this.config.sessionKey,
-    );
+    return signedFrames(this.sender, this.config.sessionKey, body);
   }
 
   /** One writer per socket, so the command channel's sequences go out in the order they were taken. */

@@ -4,11 +4,10 @@
 // many nodes. A process has room for about 10,000 sockets, so a fleet past a few thousand nodes per worker
 // shares connections, and sharing also takes the per-socket cost off the load generator's CPU.
 import { Dealer } from 'zeromq';
-import type { CurveKeys, HeartbeatBody, Sender } from '../client/connection.js';
+import { dealerOptions, signedFrames, type CurveKeys, type HeartbeatBody, type Sender } from '../client/connection.js';
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
-import { encodeMessage } from '../protocol/frames.js';
-import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
+import type { ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, ReplayGuard, type DecodeOptions, type DropReason } from '../protocol/receive.js';
 
 /** What a simulated node sends through, whether its connection is its own or shared. */
@@ -54,20 +53,8 @@ export class SharedLink {
     routingId: string,
     private readonly handlers: LinkHandlers,
   ) {
-    const curveOptions =
-      curve === null || config.curveServerKey === null
-        ? {}
-        : { curveServerKey: config.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey };
-    // As the client's own connection (client/connection.ts), with queues as deep as the nodes it carries.
-    const options = {
-      routingId,
-      linger: 0,
-      immediate: true,
-      sendTimeout: 0,
-      heartbeatInterval: config.intervalMs,
-      heartbeatTimeout: config.intervalMs * config.offlineThreshold,
-      ...curveOptions,
-    };
+    // As the client's own connection, with queues as deep as the nodes it carries.
+    const options = dealerOptions(config, routingId, curve);
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 10_000 });
     this.command = new Dealer({ ...options, sendHighWaterMark: 10_000 });
     this.heartbeat.connect(config.heartbeatAddr);
@@ -121,11 +108,7 @@ export class SharedLink {
   }
 
   private frames(member: LinkMember, body: object): [Buffer, Buffer] {
-    const { org, node, incarnationId, nextSequence, now } = member.sender;
-    return encodeMessage(
-      { ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) },
-      member.sessionKey,
-    );
+    return signedFrames(member.sender, member.sessionKey, body);
   }
 
   /** One writer per socket (zeromq takes one send at a time); a full queue loses the heartbeat, as the client's. */
