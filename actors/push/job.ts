@@ -48,8 +48,10 @@ export function jobJson(s: JobState): JobBody {
     quorum: s.quorum,
     nodes: jobNodesByStatus(s),
     capture_output: s.options.capture === true,
-    node_updated_at: Object.fromEntries(Object.entries(s.node_updated_at).map(([n, at]) => [n, httpDate(at)])),
+    // Without a prototype, so that any node name, `__proto__` too, is an ordinary key.
+    node_updated_at: Object.create(null) as Record<string, string>,
   };
+  for (const [node, at] of Object.entries(s.node_updated_at)) body.node_updated_at[node] = httpDate(at);
   if (s.options.env !== undefined) body.env = s.options.env;
   if (s.options.dir !== undefined) body.dir = s.options.dir;
   if (s.options.user !== undefined) body.user = s.options.user;

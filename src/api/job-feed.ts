@@ -94,8 +94,16 @@ export function isFeedEventName(name: string): name is FeedEventName {
   return Object.hasOwn(FEED_EVENT_DATA, name);
 }
 
+let lastFeedMs = Number.NaN;
+let lastFeedTimestamp = '';
+
 /** `2026-11-24 10:35:19.123000Z`: the feed's timestamp, in UTC with microseconds (reference 6.5). */
 export function feedTimestamp(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2026-11-24T10:35:19.123Z
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}000Z`;
+  // The events of a burst share their millisecond: the last one's text is kept.
+  if (ms !== lastFeedMs) {
+    const iso = new Date(ms).toISOString(); // 2026-11-24T10:35:19.123Z
+    lastFeedMs = ms;
+    lastFeedTimestamp = `${iso.slice(0, 10)} ${iso.slice(11, 23)}000Z`;
+  }
+  return lastFeedTimestamp;
 }

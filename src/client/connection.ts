@@ -2,7 +2,7 @@
 // routing id for both, CurveZMQ when the server offers it. Every message is signed, and every received one
 // checked (frames, size, header, HMAC, schema, skew, sequence) before it is handed on.
 import { Dealer } from 'zeromq';
-import { encodeMessage } from '../protocol/frames.js';
+import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
 import type { JobAnswer } from './job-runner.js';
@@ -71,9 +71,9 @@ export function dealerOptions(config: PushConfig, routingId: string, curve: Curv
 }
 
 /** One message from `sender`: its envelope with the next sequence, signed with `key`. */
-export function signedFrames(sender: Sender, key: Buffer, body: object): [Buffer, Buffer] {
+export function signedFrames(sender: Sender, key: Buffer, body: object): [string, string] {
   const { org, node, incarnationId, nextSequence, now } = sender;
-  return encodeMessage({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, key);
+  return signedText({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, key);
 }
 
 export class Connection {
@@ -142,7 +142,7 @@ export class Connection {
     }
   }
 
-  private frames(body: object): [Buffer, Buffer] {
+  private frames(body: object): [string, string] {
     return signedFrames(this.sender, this.config.sessionKey, body);
   }
 

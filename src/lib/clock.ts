@@ -1,8 +1,19 @@
 // Time formats used on the wire: HTTP-date for API objects and messages, ISO 8601 without fractions for signing.
 
-/** `Sat, 21 Nov 2026 10:35:19 GMT` (RFC 7231 IMF-fixdate). */
+let lastSecond = Number.NaN;
+let lastHttpDate = '';
+
+/**
+ * `Sat, 21 Nov 2026 10:35:19 GMT` (RFC 7231 IMF-fixdate). The last second's text is kept: every message sent
+ * and every node of a job shown carries one, and in a burst they fall in the same second.
+ */
 export function httpDate(ms: number): string {
-  return new Date(ms).toUTCString();
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastHttpDate = new Date(ms).toUTCString();
+  }
+  return lastHttpDate;
 }
 
 /** `2026-11-21T10:35:19Z`: the only X-Ops-Timestamp form servers accept. */

@@ -107,7 +107,7 @@ export class SharedLink {
     return true;
   }
 
-  private frames(member: LinkMember, body: object): [Buffer, Buffer] {
+  private frames(member: LinkMember, body: object): [string, string] {
     return signedFrames(member.sender, member.sessionKey, body);
   }
 

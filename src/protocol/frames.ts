@@ -10,12 +10,21 @@ export const DEFAULT_MAX_BODY_SIZE = 65536;
 const HEADER_PREFIX = `Version:${PROTOCOL_VERSION};SigningMethod:${SIGNING_METHOD};Signature:`;
 
 /**
- * The header and body frames for `body`, signed with the session key. The JSON is serialized once and the
- * signature covers exactly the bytes sent. Callers pass a value that satisfies the messages.ts schema.
+ * The header and body frames for `body` as text, signed with the session key: the JSON is serialized once and
+ * the signature covers its UTF-8 bytes, which is what zeromq sends for a string. Senders pass these strings
+ * to zeromq as they are: a string frame is converted once in native code, where a Buffer frame of more than
+ * 128 bytes costs a reference released later on the main thread. Callers pass a value that satisfies the
+ * messages.ts schema.
  */
+export function signedText(body: object, key: Buffer): [header: string, body: string] {
+  const text = JSON.stringify(body);
+  return [HEADER_PREFIX + hmacSign(key, text), text];
+}
+
+/** The same frames as bytes, for readers of frames (tests, tools that tamper with a message). */
 export function encodeMessage(body: object, key: Buffer): [Buffer, Buffer] {
-  const bodyFrame = Buffer.from(JSON.stringify(body), 'utf8');
-  return [Buffer.from(HEADER_PREFIX + hmacSign(key, bodyFrame), 'latin1'), bodyFrame];
+  const [header, text] = signedText(body, key);
+  return [Buffer.from(header, 'latin1'), Buffer.from(text, 'utf8')];
 }
 
 export type ParsedHeader = { ok: true; signature: string } | { ok: false; detail: string };

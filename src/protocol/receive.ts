@@ -1,8 +1,8 @@
 // Receive-side checks for one push-jobs message, in a fixed order, each failure a counted DropReason; plus replay tracking and drop counting.
 import { DEFAULT_MAX_BODY_SIZE, MAX_HEADER_SIZE, parseHeader } from './frames.js';
 import { parseHttpDate } from '../lib/clock.js';
-import { clientMessageSchema, serverMessageSchema, type ClientMessage, type ServerMessage } from './messages.js';
-import { checkClientHeartbeat } from './heartbeat.js';
+import { serverMessageSchema, type ClientMessage, type ServerMessage } from './messages.js';
+import { checkClientMessage } from './client-check.js';
 import { hmacVerify } from './signing.js';
 
 export const DROP_REASONS = [
@@ -224,15 +224,14 @@ export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): De
 
   let message: ClientMessage | ServerMessage;
   let sentAt: number;
-  if (opts.schema === 'client' && 'type' in json && json.type === 'heartbeat') {
-    // The message every node sends every interval: checked by hand, to the same rules as its schema.
-    const checked = checkClientHeartbeat(json as Record<string, unknown>);
+  if (opts.schema === 'client') {
+    // What a server receives, heartbeats and job answers from every node, is checked by hand (client-check.ts).
+    const checked = checkClientMessage(json as Record<string, unknown>);
     if (!checked.ok) return drop('bad_body', checked.detail);
     message = checked.message;
     sentAt = checked.sentAt;
   } else {
-    const schema = opts.schema === 'client' ? clientMessageSchema : serverMessageSchema;
-    const result = schema.safeParse(json);
+    const result = serverMessageSchema.safeParse(json);
     if (!result.success) {
       const issue = result.error.issues[0];
       return drop(

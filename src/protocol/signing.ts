@@ -21,8 +21,8 @@ export function newSessionKey(): Buffer {
   return randomBytes(SESSION_KEY_BYTES);
 }
 
-/** base64(HMAC-SHA256(key, body)) over the body bytes exactly as sent (reference 2.4). */
-export function hmacSign(key: Buffer, body: Buffer): string {
+/** base64(HMAC-SHA256(key, body)) over the body bytes exactly as sent (reference 2.4); text is signed as UTF-8. */
+export function hmacSign(key: Buffer, body: Buffer | string): string {
   return createHmac('sha256', key).update(body).digest('base64');
 }
 

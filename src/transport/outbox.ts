@@ -3,9 +3,12 @@
 // reason: ordering).
 import type { Router } from 'zeromq';
 
+/** A routing id and the message's frames (text frames are sent as UTF-8). */
+export type Frames = Array<Buffer | string>;
+
 export class Outbox {
   /** Messages waiting; the loop takes the whole array at once, so no message is shifted off a long queue. */
-  private queue: Buffer[][] = [];
+  private queue: Frames[] = [];
   private draining = false;
 
   constructor(
@@ -13,7 +16,7 @@ export class Outbox {
     private readonly onError: (e: unknown) => void,
   ) {}
 
-  push(frames: Buffer[]): void {
+  push(frames: Frames): void {
     this.queue.push(frames);
     if (!this.draining) void this.drain();
   }

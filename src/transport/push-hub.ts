@@ -15,7 +15,7 @@ import type {
 } from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
-import { encodeMessage } from '../protocol/frames.js';
+import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
 import {
   decodeFrames,
@@ -57,6 +57,11 @@ const BIND_RETRY_MS = 2000;
 const UNSENT_PER_NODE = 4;
 /** Server heartbeats signed per turn of the event loop. */
 const BEAT_SLICE = 500;
+/**
+ * The server's heartbeats are spread over the interval in slots this long, each node in the same slot every
+ * round: 10,000 nodes at once every 10 s would stall a job's fan-out for as long as they take to sign.
+ */
+const BEAT_SLOT_MS = 100;
 const BIND_RETRY_STEP_MS = 20;
 
 interface Sockets {
@@ -152,7 +157,8 @@ export class PushHub implements PushTransport {
     await this.sessions.load(system.orgNames());
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
-    this.ticker = setInterval(() => this.beat(), this.config.heartbeat_interval);
+    const slots = Math.max(1, Math.round(this.config.heartbeat_interval / BEAT_SLOT_MS));
+    this.ticker = setInterval(() => this.beat(slots), this.config.heartbeat_interval / slots);
   }
 
   send(org: string, node: string, message: OutboundMessage): void {
@@ -176,7 +182,7 @@ export class PushHub implements PushTransport {
     const key = this.sessions.keyFor(org, node);
     if (!key || !this.sockets) return; // no session: the job's timers deal with silence
     const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now());
-    this.sockets.commandOut.push([identity, ...encodeMessage({ ...message, ...envelope }, key)]);
+    this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)]);
   }
 
   /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
@@ -241,7 +247,7 @@ export class PushHub implements PushTransport {
       ...envelopeFor(r.org, r.node, this.incarnationId, ++this.sequence, now),
       retry_after_ms: r.retryAfterMs,
     };
-    out.push([r.identity, ...encodeMessage(body, key)]);
+    out.push([r.identity, ...signedText(body, key)]);
   }
 
   /** What waited for a node that had not been heard yet, if it is still fresh. */
@@ -325,16 +331,29 @@ export class PushHub implements PushTransport {
     return peer;
   }
 
-  /** Server heartbeats go to every node heard within the offline window (spec 6: heartbeats both ways). */
-  private beat(): void {
+  /** The nodes of this heartbeat round, taken at its first slot, and the slot due next. */
+  private round: Array<[string, string, Peer]> = [];
+  private slot = 0;
+
+  /**
+   * One slot of the round: server heartbeats go to every node heard within the offline window (spec 6:
+   * heartbeats both ways), a `slots`-th of them at a time. Peers are only added, so a node stays at about the
+   * same point of the round and hears the server about once per interval.
+   */
+  private beat(slots: number): void {
     const out = this.sockets?.heartbeatOut;
     if (!out) return;
-    const targets: Array<[string, string, Peer]> = [];
-    for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) targets.push([org, node, peer]);
-    void this.beatSlices(out, targets);
-    // Messages for nodes that never came back are let go once stale.
-    const stale = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
-    for (const [key, waiting] of this.unsent) if ((waiting.at(-1)?.at ?? 0) < stale) this.unsent.delete(key);
+    if (this.slot === 0) {
+      this.round = [];
+      for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) this.round.push([org, node, peer]);
+      // Messages for nodes that never came back are let go once stale.
+      const stale = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
+      for (const [key, waiting] of this.unsent) if ((waiting.at(-1)?.at ?? 0) < stale) this.unsent.delete(key);
+    }
+    const from = Math.floor((this.slot * this.round.length) / slots);
+    const to = Math.floor(((this.slot + 1) * this.round.length) / slots);
+    this.slot = (this.slot + 1) % slots;
+    void this.beatSlices(out, this.round.slice(from, to));
   }
 
   /**
@@ -355,7 +374,7 @@ export class PushHub implements PushTransport {
           server: this.config.server_name,
           interval_ms: this.config.heartbeat_interval,
         };
-        out.push([peer.identity, ...encodeMessage(body, key)]);
+        out.push([peer.identity, ...signedText(body, key)]);
       }
     }
   }

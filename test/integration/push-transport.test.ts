@@ -284,3 +284,27 @@ t.test('push-jobs transport', async (t) => {
     );
   });
 });
+
+t.test("the server's heartbeats are spread over the interval, each node hearing one per interval", async (t) => {
+  // 600 ms: six slots of 100 ms. Twelve nodes heard all at once would share one slot.
+  const interval = 600;
+  const s = await startTestServer(t, 'file', { ...FAST, heartbeat_interval: interval });
+  const nodes = await Promise.all(Array.from({ length: 12 }, (_, i) => startTestNode(s, `spread-${i}`)));
+  t.teardown(() => Promise.all(nodes.map((n) => n.stop())));
+  // Every node is heard before the round that is measured begins.
+  const from = Date.now() + 2 * interval;
+  await new Promise((r) => setTimeout(r, 2 * interval + 3 * interval));
+  const beats = nodes.map((n) => n.receivedAt.filter((at, i) => at >= from && n.received[i]?.type === 'heartbeat'));
+  const gaps = beats.flatMap((times) => times.slice(1).map((at, i) => at - (times[i] as number)));
+  t.ok(
+    beats.every((times) => times.length >= 2 && times.length <= 4),
+    `each node heard the server about once per interval over three intervals (${beats.map((b) => b.length).join(', ')})`,
+  );
+  t.ok(
+    gaps.every((g) => g > interval / 2 && g < interval * 1.5),
+    `a node's beats are an interval apart (gaps ${Math.min(...gaps)} to ${Math.max(...gaps)} ms)`,
+  );
+  const firstRound = beats.map((times) => (times[0] as number) - from);
+  const slotsUsed = new Set(firstRound.map((at) => Math.floor((at % interval) / 100)));
+  t.ok(slotsUsed.size >= 4, `one round's beats fall in ${slotsUsed.size} of the 6 slots, not all at once`);
+});

@@ -93,6 +93,8 @@ export class TestNode {
   readonly incarnation = randomUUID();
   /** Every verified server message, in arrival order (server heartbeats included). */
   readonly received: ServerMessage[] = [];
+  /** When each of `received` arrived (epoch ms), index for index. */
+  readonly receivedAt: number[] = [];
   /** Server messages this node could not verify or decode, and socket failures: a healthy server causes none. */
   readonly problems: string[] = [];
   /** Every message this node wrote, tampered ones included. */
@@ -337,6 +339,7 @@ export class TestNode {
           continue;
         }
         this.received.push(d.message);
+        this.receivedAt.push(Date.now());
         this.events.emit('received', d.message);
         if (d.message.type !== 'heartbeat' && d.message.type !== 'node_in_use')
           this.answer(d.message, this.ruleFor(d.message));

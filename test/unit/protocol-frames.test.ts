@@ -6,6 +6,7 @@ import {
   MAX_HEADER_SIZE,
   parseHeader,
   PROTOCOL_VERSION,
+  signedText,
 } from '../../src/protocol/frames.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../../src/protocol/signing.js';
 
@@ -31,6 +32,13 @@ t.test('encodeMessage writes the version-2.0 header and the body as UTF-8 JSON, 
   t.same(JSON.parse(bodyFrame.toString('utf8')), body);
   t.equal(bodyFrame.toString('utf8'), JSON.stringify(body), 'the JSON text is sent as serialized, no re-formatting');
   t.ok(hmacVerify(key, bodyFrame, sig));
+});
+
+t.test('signedText gives the same frames as text, signed over the UTF-8 bytes zeromq sends for it', async (t) => {
+  const [headerText, bodyText] = signedText(body, key);
+  t.equal(headerText, header.toString('latin1'));
+  t.equal(bodyText, JSON.stringify(body));
+  t.ok(hmacVerify(key, Buffer.from(bodyText, 'utf8'), sig), 'the non-ASCII body verifies as its UTF-8 bytes');
 });
 
 t.test('parseHeader returns the signature of a header encodeMessage wrote', async (t) => {
