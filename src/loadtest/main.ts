@@ -16,6 +16,7 @@ import { medians, percentile, round, spread, summaryText } from './figures.js';
 import type { WorkerInit } from './ipc.js';
 import { cpuSeconds, findListeningPid, rssMiB, spawnServer, type SpawnedServer } from './local-server.js';
 import type { LoadOptions } from './options.js';
+import { CompletionFeed } from './completions.js';
 import { call, OfflineDetector, restLoop, runJobs, StopSignal, type JobRecord, type RestFigures } from './scenario.js';
 import { now } from './sim-node.js';
 
@@ -190,6 +191,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     const rest = restLoop(api, o.org, o.restConcurrency, live, stop, done);
     const watching = detector.watch(stop, done);
     let records: JobRecord[] = [];
+    let completions: CompletionFeed | undefined;
     const ticker = setInterval(() => {
       const secs = round((now() - before.at) / 1000);
       progress.set(
@@ -203,6 +205,8 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
         await Promise.race([sleep(o.seconds * 1000), until(stop), fleet.failure$]);
       } else {
         progress.say(`running ${o.jobs} jobs of ${o.jobNodes} nodes, ${o.concurrency} at a time`);
+        completions = await CompletionFeed.open(api, o.org);
+        if (!completions.live) progress.say('the server does not serve the job feed: jobs are polled');
         records = await Promise.race([
           runJobs({
             api,
@@ -213,6 +217,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
             uncertain,
             stop,
             live,
+            completions,
             onFinished: () => (finishedJobs += 1),
           }),
           fleet.failure$,
@@ -220,6 +225,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       }
     } finally {
       clearInterval(ticker);
+      completions?.close();
       scenarioDone();
     }
     // Nodes beat once an interval, all in one slot per worker: a run shorter than that could measure no heartbeat

@@ -5,19 +5,22 @@ import type { ApiClient } from '../auth/api-client.js';
 import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
 import type { z } from 'zod';
 import type { NodeBehaviour } from './behaviour.js';
+import type { CompletionFeed } from './completions.js';
 import { expectOutcome, quorumCount, type Expectation } from './expected.js';
 import type { LoadOptions } from './options.js';
 import { now } from './sim-node.js';
 import { pool } from './provision.js';
 
 const JOB_POLL_MS = 20;
+/** How often a job is polled while the organization's feed is followed, in case the feed misses its end. */
+const FEED_SAFETY_POLL_MS = 1000;
 const DETECT_POLL_MS = 100;
 const DETECT_CONCURRENCY = 8;
 
 export interface JobRecord {
   id: string | null;
   postedAt: number;
-  /** First time a GET saw the job finished. */
+  /** When the organization's feed told the job finished, else the first GET that saw it finished. */
   finishedAt: number | null;
   final: JobBody | null;
   expectation: Expectation;
@@ -78,6 +81,7 @@ export interface JobContext {
   stop: StopSignal;
   /** Job ids in flight, read by the REST loop. */
   live: Set<string>;
+  completions: CompletionFeed;
   onFinished(record: JobRecord): void;
 }
 
@@ -144,14 +148,20 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
         return res.status < 300;
       });
     }
+    // The feed tells when the job finished; a GET then takes the job as it ended. While the feed is followed the
+    // job is polled only as a safety net, else every JOB_POLL_MS.
+    let toldAt: number | null = null;
+    const told = ctx.completions.finishedAt(id).then((at) => (toldAt = at));
     while (!ctx.stop.over) {
       const job = await getJob(ctx.api, path, ctx.stop);
       if (isFinished(job.status)) {
-        record.finishedAt = now();
+        record.finishedAt = toldAt ?? now();
         record.final = job;
         break;
       }
-      await sleep(JOB_POLL_MS);
+      await (toldAt === null && ctx.completions.live
+        ? Promise.race([told, sleep(FEED_SAFETY_POLL_MS)])
+        : sleep(JOB_POLL_MS));
     }
     ctx.live.delete(id);
   } catch (e) {

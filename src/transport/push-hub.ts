@@ -279,6 +279,8 @@ export class PushHub implements PushTransport {
     };
     try {
       for await (const frames of socket) {
+        const fanOut = this.sockets?.commandOut.fanningOut();
+        if (fanOut !== undefined) await fanOut;
         opts.now = this.now();
         const d = decodeFrames(frames, opts);
         if (!d.ok) {

@@ -38,6 +38,11 @@ t.test('hmacVerify accepts the signature of the body and refuses every alteratio
   t.notOk(hmacVerify(key, body, ''), 'an empty signature');
   t.notOk(hmacVerify(key, body, '!'.repeat(SIGNATURE_B64_LENGTH)), 'not base64 at all');
   t.notOk(hmacVerify(key, body, hmacSign(key, Buffer.from('{}'))), 'the signature of another body');
+  // The 43rd character carries two bits the 32 bytes do not use: flipping them spells the same digest otherwise.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const loose = `${sig.slice(0, 42)}${alphabet[alphabet.indexOf(sig[42] ?? 'A') ^ 1]}=`;
+  t.same(Buffer.from(loose, 'base64'), Buffer.from(sig, 'base64'), 'the loose spelling decodes to the same digest');
+  t.notOk(hmacVerify(key, body, loose), 'but only the canonical spelling of the digest is accepted');
 });
 
 t.test('newSessionKey gives 32 random bytes each time', async (t) => {
