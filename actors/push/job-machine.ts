@@ -66,7 +66,9 @@ export function newJob(init: NewJob): JobState {
 /** Per-node status to sorted node names, statuses with no node left out (the API's `nodes` object). */
 export function jobNodesByStatus(state: JobState): Partial<Record<NodeJobStatus, string[]>> {
   const out: Partial<Record<NodeJobStatus, string[]>> = {};
-  for (const [node, status] of Object.entries(state.nodes)) {
+  // for...in over the null-prototype map: Object.entries would first build 10,000 pairs for a large job.
+  for (const node in state.nodes) {
+    const status = state.nodes[node] as NodeJobStatus;
     const names = out[status];
     if (names) names.push(node);
     else out[status] = [node];

@@ -51,7 +51,7 @@ export function jobJson(s: JobState): JobBody {
     // Without a prototype, so that any node name, `__proto__` too, is an ordinary key.
     node_updated_at: Object.create(null) as Record<string, string>,
   };
-  for (const [node, at] of Object.entries(s.node_updated_at)) body.node_updated_at[node] = httpDate(at);
+  for (const node in s.node_updated_at) body.node_updated_at[node] = httpDate(s.node_updated_at[node] as number);
   if (s.options.env !== undefined) body.env = s.options.env;
   if (s.options.dir !== undefined) body.dir = s.options.dir;
   if (s.options.user !== undefined) body.user = s.options.user;
