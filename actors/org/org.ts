@@ -73,7 +73,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
   });
 
   /** Runs one effect; true when it answered the request itself. */
-  const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>): Promise<boolean> => {
+  const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>, reply: Reply): Promise<boolean> => {
     switch (effect.type) {
       case 'associate':
         dispatch(ports.users, { type: 'association', org: name, username: effect.username, member: effect.member });
@@ -87,8 +87,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
         ports.deleted(name);
         return false;
       case 'start_job':
-        await push.startJob(effect.job);
-        return false;
+        push.saveNewJob(effect.job, replyTo, reply);
+        return true;
       case 'answer_with_user': {
         const readBy = effect.readBy === undefined ? {} : { readBy: effect.readBy };
         dispatch(ports.users, {
@@ -146,7 +146,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
     try {
       if (out.writes) await commit(state, out.writes);
       let answered = false;
-      for (const effect of out.effects ?? []) answered = (await perform(effect, msg.ctx, msg.replyTo)) || answered;
+      for (const effect of out.effects ?? [])
+        answered = (await perform(effect, msg.ctx, msg.replyTo, out.reply)) || answered;
       if (!answered) dispatch(msg.replyTo, out.reply);
     } catch (e) {
       dispatch(msg.replyTo, storeFailure(log, e));
@@ -179,6 +180,11 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
           log.error('writing the organization back failed', { error: e });
           dispatch(msg.replyTo, false);
         }
+        break;
+      case 'job_stored':
+        // Deleted while the job was being stored: the job never starts.
+        if (state.deleted) dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
+        else push.report(msg);
         break;
       case 'node_availability':
       case 'job_saved':

@@ -12,7 +12,7 @@ import {
   NODE_STATES_MAP,
   nodeStatesCollection,
 } from '../../src/store/collections.js';
-import { fail, ok, type Reply } from '../shared/reply.js';
+import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
@@ -29,6 +29,8 @@ export type PushReport =
   | { type: 'job_saved'; header: JobHeader }
   | { type: 'job_finished'; id: string; final: JobBody }
   | { type: 'job_retired'; id: string }
+  /** A new job is stored (saveNewJob): start it, and send its request `reply`. */
+  | { type: 'job_stored'; job: JobState; replyTo: Ref<Reply>; reply: Reply }
   | { type: 'push_tick' };
 
 /**
@@ -138,6 +140,10 @@ export class PushRuntime {
       case 'job_finished':
         this.remember(msg.id, msg.final);
         setTimeout(() => dispatch(this.self(), { type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
+        break;
+      case 'job_stored':
+        this.startJob(msg.job);
+        dispatch(msg.replyTo, msg.reply);
         break;
       case 'job_retired': {
         // Forgotten first, then stopped by a message: requests already forwarded to it are answered before.
@@ -257,9 +263,20 @@ export class PushRuntime {
     this.dirty.clear();
   }
 
-  /** Saves a new job and starts its actor. */
-  async startJob(job: JobState): Promise<void> {
-    await writeJob(this.ports.store, this.org, job.id, saveOf(job));
+  /**
+   * Saves a new job without holding up the organization (other requests, other jobs' starts): once it is
+   * stored, `job_stored` comes back to the organization, which starts it and answers the request. A job the
+   * store refuses never starts, and its request gets the store's failure.
+   */
+  saveNewJob(job: JobState, replyTo: Ref<Reply>, reply: Reply): void {
+    writeJob(this.ports.store, this.org, job.id, saveOf(job)).then(
+      () => dispatch(this.self(), { type: 'job_stored', job, replyTo, reply }),
+      (e: unknown) => dispatch(replyTo, storeFailure(this.ports.log, e)),
+    );
+  }
+
+  /** Starts the actor of a new job, stored by saveNewJob. */
+  startJob(job: JobState): void {
     this.data.headers.set(job.id, headerOf(job));
     dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false });
   }

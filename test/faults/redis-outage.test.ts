@@ -50,6 +50,29 @@ t.test('while Redis is away reads are answered, writes refused in time, and noth
   t.equal((await s.admin.request('POST', NODES, node('during'))).status, 201, 'and can be made now');
 });
 
+t.test("a new job waiting for a hung Redis does not hold up its organization's other requests", async (t) => {
+  const redis = await startPrivateRedis(t);
+  const s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
+  t.equal((await s.admin.request('POST', NODES, node('hung-1'))).status, 201);
+  redis.freeze();
+  t.teardown(() => redis.thaw());
+  let jobAnsweredAt = 0;
+  const job = timed(s.admin, 'POST', '/organizations/default/pushy/jobs', { command: 'chef-client', nodes: ['hung-1'] });
+  void job.then(() => (jobAnsweredAt = Date.now()));
+  // Long enough for the job's request to reach the organization; far shorter than store_timeout.
+  await new Promise((r) => setTimeout(r, 200));
+  const listed = await timed(s.admin, 'GET', '/organizations/default/pushy/jobs');
+  t.equal(listed.status, 200, 'the job list is read while the new job waits for the store');
+  t.equal(jobAnsweredAt, 0, 'and answered while the job still waits, not behind it');
+  const refused = await job;
+  t.equal(refused.status, 503, 'the job the store does not take is refused');
+  t.ok(refused.ms < STORE_TIMEOUT_S * 1000 + 1500, `within store_timeout (${refused.ms} ms)`);
+  redis.thaw();
+  await until('the server to be whole again', async () => ((await status(s)).code === 200 ? true : undefined), 15_000);
+  const jobs = (await s.admin.request('GET', '/organizations/default/pushy/jobs')).body;
+  t.same(jobs, [], 'the refused job was never started');
+});
+
 t.test('a running job answers while Redis is away, and its result is stored when Redis returns', async (t) => {
   const redis = await startPrivateRedis(t);
   let s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });

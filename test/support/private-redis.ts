@@ -15,6 +15,9 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port; `keepData: false` wipes its folder first, as a Redis without persistence. */
   start(opts?: { keepData?: boolean }): Promise<void>;
+  /** SIGSTOP, then SIGCONT: a Redis that hangs with its connections open, as a host that stopped answering. */
+  freeze(): void;
+  thaw(): void;
 }
 
 export async function startPrivateRedis(t: Test): Promise<PrivateRedis> {
@@ -66,5 +69,5 @@ export async function startPrivateRedis(t: Test): Promise<PrivateRedis> {
     await rm(dir, { recursive: true, force: true });
   });
   await start();
-  return { url, kill, start };
+  return { url, kill, start, freeze: () => child?.kill('SIGSTOP'), thaw: () => child?.kill('SIGCONT') };
 }
