@@ -13,6 +13,9 @@ interface Batch {
   after: Array<() => void>;
 }
 
+/** The least time between the starts of two writes of one job. */
+const WRITE_SPACING_MS = 10;
+
 function emptyBatch(): Batch {
   return { job: false, nodes: new Set(), outputs: new Map(), after: [] };
 }
@@ -78,21 +81,29 @@ export class JobSaver {
   }
 
   private scheduled = false;
+  /** When the last write began (performance.now()). */
+  private lastWriteAt = -Infinity;
 
   private kick(): void {
     // The first change after a quiet spell waits one turn of the event loop, so the messages already queued
-    // for the job are stepped into the same write.
+    // for the job are stepped into the same write. In a burst, writes are spaced WRITE_SPACING_MS apart: a
+    // write takes about a millisecond, and twenty jobs of 500 nodes each writing back to back spent an eighth
+    // of the server's time opening, syncing and closing files for a few nodes each.
     if (this.sealed === null && isEmpty(this.open) === false && !this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
+      const go = () => {
         this.scheduled = false;
         void this.flush();
-      });
+      };
+      const wait = this.lastWriteAt + WRITE_SPACING_MS - performance.now();
+      if (wait > 0) setTimeout(go, wait);
+      else setImmediate(go);
     }
   }
 
   private async flush(): Promise<void> {
     if (this.sealed !== null || isEmpty(this.open)) return;
+    this.lastWriteAt = performance.now();
     const batch = this.open;
     this.open = emptyBatch();
     this.sealed = batch;

@@ -6,16 +6,23 @@ import type { Router } from 'zeromq';
 /** A routing id and the message's frames (text frames are sent as UTF-8). */
 export type Frames = Array<Buffer | string>;
 
-/** A queue longer than this is a fan-out (a job's commit or run to many nodes): readers wait for it. */
+/** A queue longer than this is a fan-out (a job's commit or run to many nodes): readers may wait for it. */
 const FAN_OUT = 64;
+
+/** A fan-out being written: its size, and a promise of the moment it is all written. */
+export interface FanOut {
+  size: number;
+  written: Promise<void>;
+}
 
 export class Outbox {
   /** Messages waiting; the loop takes the whole array at once, so no message is shifted off a long queue. */
   private queue: Frames[] = [];
   private draining = false;
-  /** Messages pushed and not yet written. */
-  private backlog = 0;
-  private written: { promise: Promise<void>; resolve: () => void } | undefined;
+  private pushed = 0;
+  private sent = 0;
+  /** Who waits for the messages pushed up to `upTo` to be written, in push order. */
+  private waiters: Array<{ upTo: number; resolve: () => void }> = [];
 
   constructor(
     private readonly socket: Router,
@@ -24,23 +31,19 @@ export class Outbox {
 
   push(frames: Frames): void {
     this.queue.push(frames);
-    this.backlog += 1;
+    this.pushed += 1;
     if (!this.draining) void this.drain();
   }
 
   /**
-   * While a fan-out is being written, a promise of its end; else undefined. The receive loops wait on it
-   * before they take the next message: the fleet gets its commit or run first, and the answers it sends back
-   * are read after, rather than each send waiting behind the reading of an answer.
+   * The messages waiting now, when they make a fan-out; else undefined. Messages pushed later are not waited
+   * for, so a stream of fan-outs (twenty jobs starting together) cannot hold a reader for ever.
    */
-  fanningOut(): Promise<void> | undefined {
-    if (this.backlog <= FAN_OUT) return undefined;
-    if (this.written === undefined) {
-      let resolve: () => void = () => undefined;
-      const promise = new Promise<void>((r) => (resolve = r));
-      this.written = { promise, resolve };
-    }
-    return this.written.promise;
+  fanOut(): FanOut | undefined {
+    const size = this.pushed - this.sent;
+    if (size <= FAN_OUT) return undefined;
+    const upTo = this.pushed;
+    return { size, written: new Promise((resolve) => this.waiters.push({ upTo, resolve })) };
   }
 
   private async drain(): Promise<void> {
@@ -57,16 +60,16 @@ export class Outbox {
             // A peer past its high-water mark: the message is lost, as the protocol allows.
             if (!this.socket.closed) this.onError(e);
           }
-          this.backlog -= 1;
+          this.sent += 1;
+          while (this.waiters.length > 0 && (this.waiters[0]?.upTo ?? 0) <= this.sent) this.waiters.shift()?.resolve();
         }
       }
       // A closed socket takes nothing more: what waits for it is dropped with it.
       if (this.socket.closed) this.queue = [];
     } finally {
       this.draining = false;
-      this.backlog = this.queue.length;
-      this.written?.resolve();
-      this.written = undefined;
+      this.sent = this.pushed - this.queue.length;
+      for (const w of this.waiters.splice(0)) w.resolve();
     }
   }
 }

@@ -278,9 +278,19 @@ export class PushHub implements PushTransport {
       owners: this.owners,
     };
     try {
+      // A fan-out queued for the nodes (a job's commit or run) is written before more is read: the fleet gets
+      // it at once, instead of each send waiting behind the reading of an answer. Then as many messages are
+      // read as it held before another fan-out is waited for, so that reading and writing share the time.
+      let credit = 0;
       for await (const frames of socket) {
-        const fanOut = this.sockets?.commandOut.fanningOut();
-        if (fanOut !== undefined) await fanOut;
+        if (credit > 0) credit -= 1;
+        else {
+          const fanOut = this.sockets?.commandOut.fanOut();
+          if (fanOut !== undefined) {
+            credit = fanOut.size;
+            await fanOut.written;
+          }
+        }
         opts.now = this.now();
         const d = decodeFrames(frames, opts);
         if (!d.ok) {

@@ -55,6 +55,22 @@ t.test('a burst of 1,000 acks stepped in one turn is one write of those nodes', 
   t.equal(job.status, 'running');
 });
 
+t.test('acks arriving one per turn of the event loop are written at most every 10 ms', async (t) => {
+  const { saver, writes, step } = fixture(names(300));
+  step({ type: 'start', at: T0, available: new Set(names(300)) });
+  await settled(saver);
+  writes.length = 0;
+  const began = performance.now();
+  for (const n of names(300)) {
+    step({ type: 'ack_commit', at: T0 + 1, node: n });
+    await new Promise((r) => setImmediate(r));
+  }
+  await settled(saver);
+  const elapsed = performance.now() - began;
+  t.ok(writes.length <= Math.ceil(elapsed / 10) + 1, `${writes.length} writes in ${Math.round(elapsed)} ms`);
+  t.equal(new Set(writes.flatMap((w) => w.nodes.map(([n]) => n))).size, 300, 'every node that moved is written');
+});
+
 t.test('effects wait for the write that holds their change, and run in order', async (t) => {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
