@@ -73,7 +73,12 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
   });
 
   /** Runs one effect; true when it answered the request itself. */
-  const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>, reply: Reply): Promise<boolean> => {
+  const perform = async (
+    effect: OrgEffect,
+    ctx: RequestContext,
+    replyTo: Ref<Reply>,
+    reply: Reply,
+  ): Promise<boolean> => {
     switch (effect.type) {
       case 'associate':
         dispatch(ports.users, { type: 'association', org: name, username: effect.username, member: effect.member });

@@ -92,7 +92,8 @@ export function checkClientMessage(json: Record<string, unknown>): CheckedMessag
   for (const key in json) if (Object.hasOwn(json, key) && !keys.has(key)) return fail(`unknown field '${key}'`);
   // Output comes as a set: stdout, stderr and truncated together or not at all.
   if (fields === COMPLETION) {
-    const given = Number(json.stdout !== undefined) + Number(json.stderr !== undefined) + Number(json.truncated !== undefined);
+    const given =
+      Number(json.stdout !== undefined) + Number(json.stderr !== undefined) + Number(json.truncated !== undefined);
     if (given !== 0 && given !== 3) return fail('stdout, stderr and truncated come together or not at all');
   }
   // Every key is known and every required one was checked: the object is the message.

@@ -1,12 +1,5 @@
 // Message signing with per-node session keys (hmac_sha256), and the RSA wrapping that hands a session key to its node.
-import {
-  constants,
-  createHmac,
-  privateDecrypt,
-  publicEncrypt,
-  randomBytes,
-  type KeyObject,
-} from 'node:crypto';
+import { constants, createHmac, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 
 /** The only signing method on our wire (decision: no rsa2048_sha1 heartbeats, unlike reference 2.4). */
 export const SIGNING_METHOD = 'hmac_sha256';

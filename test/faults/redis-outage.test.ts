@@ -57,7 +57,10 @@ t.test("a new job waiting for a hung Redis does not hold up its organization's o
   redis.freeze();
   t.teardown(() => redis.thaw());
   let jobAnsweredAt = 0;
-  const job = timed(s.admin, 'POST', '/organizations/default/pushy/jobs', { command: 'chef-client', nodes: ['hung-1'] });
+  const job = timed(s.admin, 'POST', '/organizations/default/pushy/jobs', {
+    command: 'chef-client',
+    nodes: ['hung-1'],
+  });
   void job.then(() => (jobAnsweredAt = Date.now()));
   // Long enough for the job's request to reach the organization; far shorter than store_timeout.
   await new Promise((r) => setTimeout(r, 200));
