@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { curveKeyPair, Router } from 'zeromq';
 import { serverConfigSchema, type ServerConfig } from '../src/config/server-config.js';
-import { encodeMessage, parseHeader } from '../src/protocol/frames.js';
+import { parseHeader, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 import { startServer } from '../src/server.js';
@@ -47,6 +47,8 @@ function play(load: Load): Promise<number> {
       m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
     );
     child.once('error', reject);
+    // A child that dies first (say, the benchmarks are not compiled: run `npm run bench`) must not hang the run.
+    child.once('exit', (code) => reject(new Error(`the node player exited with code ${code} before reporting`)));
   });
 }
 
@@ -84,7 +86,7 @@ async function floor(): Promise<Figure> {
         server: 'x',
         interval_ms: INTERVAL_MS,
       };
-      out.push([id, ...encodeMessage(body, key)]);
+      out.push([id, ...signedText(body, key)]);
     }
   }, INTERVAL_MS);
   const receiving = (async () => {
