@@ -2,7 +2,7 @@
 // the node actor and its machine, the server's own heartbeats back) against a floor measured in the same run by
 // the same generator: a bare ZeroMQ loop in this process that receives, parses, verifies each heartbeat and sends
 // a signed heartbeat back to every node each interval, and does nothing else. Both run with CurveZMQ on; the
-// nodes are played by heartbeat-flood.ts in a child process. The ratio is the server's CPU per heartbeat over the
+// nodes are played by heartbeat-flood.ts in a child process, answering the server's rehab abort as clients do. The ratio is the server's CPU per heartbeat over the
 // floor's (the target: at most 1.3). INFRA_BENCH_METRICS=1 turns the server's metrics listener on and
 // scrapes it every second while the nodes play, to price the metrics with a scrape rate well above the usual (the
 // scraping fetch runs in the measured process, so its own cost is counted too).
@@ -29,6 +29,7 @@ const METRICS = process.env.INFRA_BENCH_METRICS === '1';
 
 interface Load {
   addr: string;
+  commandAddr?: string;
   curveServerKey: string;
   nodes: Array<{ name: string; key: string }>;
 }
@@ -136,7 +137,8 @@ async function server(): Promise<Figure> {
       for (const [k, name] of batch.entries()) nodes.push({ name, key: grants[k]?.key.toString('base64') ?? '' });
     }
     const d = s.hub.describe();
-    const before = s.hub.status().accepted;
+    // Heartbeats only: the CPU also pays for each node's one rehab abort and its answer, which are not counted.
+    const before = s.hub.status().heartbeats;
     const url = s.metricsUrl;
     // A scrape still under way when the server closes is cut off, as Prometheus's would be.
     const scrape = (at: string) =>
@@ -145,10 +147,10 @@ async function server(): Promise<Figure> {
         .catch(ignore);
     const scraping = url ? setInterval(() => scrape(url), 1000) : undefined;
     const { cpuMs } = await cpuDuring(() =>
-      play({ addr: d.heartbeat_addr, curveServerKey: d.curve_public_key ?? '', nodes }),
+      play({ addr: d.heartbeat_addr, commandAddr: d.command_addr, curveServerKey: d.curve_public_key ?? '', nodes }),
     );
     clearInterval(scraping);
-    return { accepted: s.hub.status().accepted - before, cpuMs };
+    return { accepted: s.hub.status().heartbeats - before, cpuMs };
   } finally {
     await s.close();
     // A node-state flush still under way when close() returns may add a file while the folder is removed.

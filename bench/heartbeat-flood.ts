@@ -1,13 +1,17 @@
 // Load generator for bench/transport.bench.ts, a child process of its own so it does not share the server's
 // event loop: heartbeats of many nodes over a few dealers, either as fast as the sockets take them or paced at
-// one heartbeat per node per second. It takes its job and answers over the IPC channel.
-import { randomUUID } from 'node:crypto';
+// one heartbeat per node per second. It takes its job and answers over the IPC channel. Given the server's command
+// address it also answers the server's `abort` with `aborted`, as every client does once its node comes up (the
+// server holds a node in rehab, resending the abort every interval, until it does).
+import { randomBytes, randomUUID } from 'node:crypto';
 import { curveKeyPair, Dealer } from 'zeromq';
-import { encodeMessage } from '../src/protocol/frames.js';
+import { encodeMessage, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 
 interface Job {
   addr: string;
+  /** The server's command channel, for answering aborts; null where nothing sends them (a bare floor). */
+  commandAddr?: string | null;
   curveServerKey: string | null;
   org: string;
   nodes: Array<{ name: string; key: string }>;
@@ -24,16 +28,27 @@ async function main(job: Job): Promise<number> {
     incarnation: randomUUID(),
     seq: 0,
   }));
+  const byName = new Map(keys.map((k) => [k.name, k]));
+  const commands: Dealer[] = [];
   const sockets = Array.from({ length: job.dealers }, () => {
     const curve = job.curveServerKey ? curveKeyPair() : null;
-    const d = new Dealer({
+    // One routing id on both channels, as a client's two dealers: the server answers on the one it knows.
+    const options = {
       linger: 0,
       sendHighWaterMark: 100_000,
+      routingId: randomBytes(8).toString('hex'),
       ...(curve && job.curveServerKey
         ? { curveServerKey: job.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey }
         : {}),
-    });
+    };
+    const d = new Dealer(options);
     d.connect(job.addr);
+    if (job.commandAddr) {
+      const command = new Dealer(options);
+      command.connect(job.commandAddr);
+      commands.push(command);
+      void answerAborts(command, byName, job.org);
+    }
     return d;
   });
   let sent = 0;
@@ -62,8 +77,28 @@ async function main(job: Job): Promise<number> {
       }
     }),
   );
-  for (const d of sockets) d.close();
+  for (const d of [...sockets, ...commands]) d.close();
   return sent;
+}
+
+/** `aborted` for every `abort` the server sends (unverified: the load generator trusts its own server). */
+async function answerAborts(
+  command: Dealer,
+  byName: Map<string, { key: Buffer; incarnation: string; seq: number }>,
+  org: string,
+): Promise<void> {
+  try {
+    for await (const [, body] of command) {
+      const m = JSON.parse(String(body)) as { type?: string; node?: string };
+      const n = m.node === undefined ? undefined : byName.get(m.node);
+      if (m.type !== 'abort' || n === undefined || m.node === undefined) continue;
+      n.seq += 1;
+      const answer = { type: 'aborted', ...envelopeFor(org, m.node, n.incarnation, n.seq, Date.now()), job_id: null };
+      await command.send(signedText(answer, n.key));
+    }
+  } catch {
+    // closed at the end of the run
+  }
 }
 
 process.once('message', (job: Job) => {
