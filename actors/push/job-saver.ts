@@ -9,8 +9,8 @@ interface Batch {
   job: boolean;
   nodes: Set<string>;
   outputs: Map<string, JobOutput>;
-  /** Run in order once the batch is stored. */
-  after: Array<() => void>;
+  /** Run in order once the batch is stored; `answer`s also run, at once, if the store refuses it. */
+  after: Array<{ run: () => void; answer: boolean }>;
 }
 
 /** The least time between the starts of two writes of one job. */
@@ -60,14 +60,32 @@ export class JobSaver {
 
   /** Runs `action` once every change recorded so far is stored: at once when nothing waits. */
   afterSaved(action: () => void): void {
-    if (!isEmpty(this.open)) this.open.after.push(action);
-    else if (this.sealed) this.sealed.after.push(action);
-    else action();
+    this.queue(action, false);
   }
 
-  /** Whether the store refuses this job's writes right now (they are tried again until it takes them). */
-  get failing(): boolean {
-    return this.failingNow;
+  /**
+   * Runs `answer` (a reply to a request) like afterSaved, but never waits on a store that refuses writes: while
+   * it does, and as soon as a write fails, answers leave from memory, so no request is stuck behind an outage.
+   */
+  answerAfterSaved(answer: () => void): void {
+    if (this.failingNow) answer();
+    else this.queue(answer, true);
+  }
+
+  private queue(run: () => void, answer: boolean): void {
+    if (!isEmpty(this.open)) this.open.after.push({ run, answer });
+    else if (this.sealed) this.sealed.after.push({ run, answer });
+    else run();
+  }
+
+  /** The store refused a write: the answers waiting for it or for the next one leave now. */
+  private releaseAnswers(): void {
+    for (const batch of [this.sealed, this.open]) {
+      if (batch === null) continue;
+      const answers = batch.after.filter((a) => a.answer);
+      batch.after = batch.after.filter((a) => !a.answer);
+      for (const a of answers) a.run();
+    }
   }
 
   /** Whether changes wait to be stored (for GET /_status and tests). */
@@ -121,12 +139,13 @@ export class JobSaver {
         break;
       } catch (e) {
         this.failingNow = true;
+        this.releaseAnswers();
         this.ports.failed(e);
         await new Promise((r) => setTimeout(r, this.ports.retryMs));
       }
     }
     this.sealed = null;
-    for (const action of batch.after) action();
+    for (const action of batch.after) action.run();
     this.kick();
   }
 }

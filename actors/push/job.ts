@@ -168,10 +168,7 @@ export function spawnJob(
    * An answer shows the state as it is now, so it leaves once that state is stored; while the store is down it
    * leaves at once, from memory, rather than wait for the store to return.
    */
-  const answer = (replyTo: Ref<Reply>, reply: Reply) => {
-    if (saver.failing) dispatch(replyTo, reply);
-    else saver.afterSaved(() => dispatch(replyTo, reply));
-  };
+  const answer = (replyTo: Ref<Reply>, reply: Reply) => saver.answerAfterSaved(() => dispatch(replyTo, reply));
 
   const receive = (state: JobState, msg: JobMsg, me: Ref<JobMsg>): JobState => {
     const at = ports.now();

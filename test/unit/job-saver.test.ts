@@ -71,6 +71,24 @@ t.test('acks arriving one per turn of the event loop are written at most every 1
   t.equal(new Set(writes.flatMap((w) => w.nodes.map(([n]) => n))).size, 300, 'every node that moved is written');
 });
 
+t.test('an answer waiting for a write leaves from memory once the store refuses it; effects still wait', async (t) => {
+  let refuse = true;
+  const { saver, step } = fixture(names(1), async () => {
+    if (refuse) throw new Error('store away');
+  });
+  step({ type: 'start', at: T0, available: new Set(names(1)) });
+  const order: string[] = [];
+  saver.afterSaved(() => order.push('effect'));
+  saver.answerAfterSaved(() => order.push('answer'));
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(order, ['answer'], 'the answer left when the write failed, the effect did not');
+  saver.answerAfterSaved(() => order.push('answer while failing'));
+  t.same(order, ['answer', 'answer while failing'], 'and answers leave at once while the store refuses writes');
+  refuse = false;
+  await settled(saver);
+  t.same(order, ['answer', 'answer while failing', 'effect'], 'the effect ran once the write landed');
+});
+
 t.test('effects wait for the write that holds their change, and run in order', async (t) => {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
