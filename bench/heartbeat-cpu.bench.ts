@@ -11,13 +11,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { curveKeyPair, Router } from 'zeromq';
-import { serverConfigSchema, type ServerConfig } from '../src/config/server-config.js';
-import { parseHeader, signedText } from '../src/protocol/frames.js';
-import { envelopeFor } from '../src/protocol/messages.js';
-import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 import { startServer } from '../src/server.js';
-import { Outbox } from '../src/transport/outbox.js';
+import { benchConfig, play, serverLoad, startFloor, type Play } from './heartbeat-play.js';
 import { median } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
@@ -27,31 +22,12 @@ const DEALERS = 8;
 const INTERVAL_MS = 1000;
 const METRICS = process.env.INFRA_BENCH_METRICS === '1';
 
-interface Load {
-  addr: string;
-  commandAddr?: string;
-  curveServerKey: string;
-  nodes: Array<{ name: string; key: string }>;
-}
-
 interface Figure {
   accepted: number;
   cpuMs: number;
 }
 
-/** Plays the nodes at one heartbeat per node per interval for SECONDS; resolves with how many were sent. */
-function play(load: Load): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('../dist/bench/heartbeat-flood.js', import.meta.url)));
-    child.send({ ...load, org: 'default', dealers: DEALERS, seconds: SECONDS, rate: 1000 / INTERVAL_MS });
-    child.once('message', (m: { sent?: number; error?: string }) =>
-      m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
-    );
-    child.once('error', reject);
-    // A child that dies first (say, the benchmarks are not compiled: run `npm run bench`) must not hang the run.
-    child.once('exit', (code) => reject(new Error(`the node player exited with code ${code} before reporting`)));
-  });
-}
+const playing: Play = { dealers: DEALERS, seconds: SECONDS, intervalMs: INTERVAL_MS };
 
 const ignore = (): undefined => undefined;
 
@@ -64,79 +40,18 @@ async function cpuDuring<T>(during: () => Promise<T>): Promise<{ value: T; cpuMs
 }
 
 async function floor(): Promise<Figure> {
-  const curve = curveKeyPair();
-  const router = new Router({ linger: 0, curveServer: true, curveSecretKey: curve.secretKey });
-  await router.bind('tcp://127.0.0.1:*');
-  const addr = router.lastEndpoint ?? '';
-  // A router takes one send at a time when a peer's pipe is full: the floor queues as the server does.
-  const out = new Outbox(router, () => undefined);
-  const names = Array.from({ length: NODES }, (_, i) => `node-${i}`);
-  const keys = new Map(names.map((n) => [n, newSessionKey()]));
-  const heard = new Map<string, Buffer>();
-  const incarnation = '00000000-0000-4000-8000-000000000000';
-  let accepted = 0;
-  let sequence = 0;
-  const beat = setInterval(() => {
-    const now = Date.now();
-    for (const [node, id] of heard) {
-      const key = keys.get(node);
-      if (!key) continue;
-      const body = {
-        type: 'heartbeat',
-        ...envelopeFor('default', node, incarnation, ++sequence, now),
-        server: 'x',
-        interval_ms: INTERVAL_MS,
-      };
-      out.push([id, ...signedText(body, key)]);
-    }
-  }, INTERVAL_MS);
-  const receiving = (async () => {
-    for await (const [id, header, body] of router) {
-      if (!id || !header || !body) continue;
-      const h = parseHeader(header);
-      const msg = JSON.parse(body.toString('utf8')) as { node: string };
-      const key = keys.get(msg.node);
-      if (!h.ok || !key || !hmacVerify(key, body, h.signature)) continue;
-      heard.set(msg.node, id);
-      accepted += 1;
-    }
-  })();
-  const load = {
-    addr,
-    curveServerKey: curve.publicKey,
-    nodes: names.map((name) => ({ name, key: keys.get(name)?.toString('base64') ?? '' })),
-  };
-  const { cpuMs } = await cpuDuring(() => play(load));
-  clearInterval(beat);
-  router.close();
-  await receiving.catch(() => undefined);
-  return { accepted, cpuMs };
+  const f = await startFloor(NODES, INTERVAL_MS, { command: false });
+  const { cpuMs } = await cpuDuring(() => play(f.load, playing));
+  await f.stop();
+  return { accepted: f.accepted(), cpuMs };
 }
 
 async function server(): Promise<Figure> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-bench-'));
-  const config: ServerConfig = {
-    ...serverConfigSchema.parse({}),
-    api_port: 0,
-    api_listen_address: '127.0.0.1',
-    data_dir: dir,
-    server_heartbeat_port: 0,
-    command_port: 0,
-    queue_listen_address: 'tcp://127.0.0.1',
-    server_name: '127.0.0.1',
-    heartbeat_interval: INTERVAL_MS,
-    log_level: 'warn',
-    ...(METRICS ? { metrics_port: 0 } : {}),
-  };
+  const config = benchConfig(dir, INTERVAL_MS, METRICS ? { metrics_port: 0 } : {});
   const s = await startServer(config);
   try {
-    const nodes: Array<{ name: string; key: string }> = [];
-    for (let i = 0; i < NODES; i += 500) {
-      const batch = Array.from({ length: Math.min(500, NODES - i) }, (_, k) => `node-${i + k}`);
-      const grants = await Promise.all(batch.map((name) => s.hub.openSession('default', name)));
-      for (const [k, name] of batch.entries()) nodes.push({ name, key: grants[k]?.key.toString('base64') ?? '' });
-    }
-    const d = s.hub.describe();
+    const load = await serverLoad(s, NODES);
     // Heartbeats only: the CPU also pays for each node's one rehab abort and its answer, which are not counted.
     const before = s.hub.status().heartbeats;
     const url = s.metricsUrl;
@@ -146,9 +61,7 @@ async function server(): Promise<Figure> {
         .then((r) => r.text(), ignore)
         .catch(ignore);
     const scraping = url ? setInterval(() => scrape(url), 1000) : undefined;
-    const { cpuMs } = await cpuDuring(() =>
-      play({ addr: d.heartbeat_addr, commandAddr: d.command_addr, curveServerKey: d.curve_public_key ?? '', nodes }),
-    );
+    const { cpuMs } = await cpuDuring(() => play(load, playing));
     clearInterval(scraping);
     return { accepted: s.hub.status().heartbeats - before, cpuMs };
   } finally {

@@ -4,7 +4,7 @@
 // address it also answers the server's `abort` with `aborted`, as every client does once its node comes up (the
 // server holds a node in rehab, resending the abort every interval, until it does).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { curveKeyPair, Dealer } from 'zeromq';
+import { Context, curveKeyPair, Dealer } from 'zeromq';
 import { encodeMessage, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 
@@ -30,10 +30,13 @@ async function main(job: Job): Promise<number> {
   }));
   const byName = new Map(keys.map((k) => [k.name, k]));
   const commands: Dealer[] = [];
+  // A pair per node for the memory benchmark: past zeromq's default of 1,023 sockets a context.
+  const context = new Context({ maxSockets: job.dealers * 2 + 16 });
   const sockets = Array.from({ length: job.dealers }, () => {
     const curve = job.curveServerKey ? curveKeyPair() : null;
     // One routing id on both channels, as a client's two dealers: the server answers on the one it knows.
     const options = {
+      context,
       linger: 0,
       sendHighWaterMark: 100_000,
       routingId: randomBytes(8).toString('hex'),
@@ -41,10 +44,11 @@ async function main(job: Job): Promise<number> {
         ? { curveServerKey: job.curveServerKey, curvePublicKey: curve.publicKey, curveSecretKey: curve.secretKey }
         : {}),
     };
-    const d = new Dealer(options);
+    // zeromq.js takes `context` out of the options it is given: each socket gets a copy.
+    const d = new Dealer({ ...options });
     d.connect(job.addr);
     if (job.commandAddr) {
-      const command = new Dealer(options);
+      const command = new Dealer({ ...options });
       command.connect(job.commandAddr);
       commands.push(command);
       void answerAborts(command, byName, job.org);

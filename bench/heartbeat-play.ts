@@ -1,0 +1,142 @@
+// What the heartbeat benchmarks share: a server configured for them, sessions opened for its nodes, and the
+// nodes played by heartbeat-flood.ts in a child process of its own.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { curveKeyPair, Router } from 'zeromq';
+import { serverConfigSchema, type ServerConfig } from '../src/config/server-config.js';
+import { parseHeader, signedText } from '../src/protocol/frames.js';
+import { envelopeFor } from '../src/protocol/messages.js';
+import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
+import type { startServer } from '../src/server.js';
+import { shrinkBatchBuffers } from '../src/transport/batch-buffers.js';
+import { Outbox } from '../src/transport/outbox.js';
+
+export interface Load {
+  addr: string;
+  commandAddr?: string;
+  curveServerKey: string;
+  nodes: Array<{ name: string; key: string }>;
+}
+
+export interface Play {
+  dealers: number;
+  seconds: number;
+  intervalMs: number;
+}
+
+/** Plays the nodes at one heartbeat per node per interval; resolves with how many heartbeats were sent. */
+export function play(load: Load, how: Play): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL('../dist/bench/heartbeat-flood.js', import.meta.url)));
+    child.send({ ...load, org: 'default', dealers: how.dealers, seconds: how.seconds, rate: 1000 / how.intervalMs });
+    child.once('message', (m: { sent?: number; error?: string }) =>
+      m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
+    );
+    child.once('error', reject);
+    // A child that dies first (say, the benchmarks are not compiled: run `npm run bench`) must not hang the run.
+    child.once('exit', (code) => reject(new Error(`the node player exited with code ${code} before reporting`)));
+  });
+}
+
+/** A server on loopback with free ports, its store in `dir`, heartbeating every `intervalMs`. */
+export function benchConfig(dir: string, intervalMs: number, extra: Partial<ServerConfig> = {}): ServerConfig {
+  return {
+    ...serverConfigSchema.parse({}),
+    api_port: 0,
+    api_listen_address: '127.0.0.1',
+    data_dir: dir,
+    server_heartbeat_port: 0,
+    command_port: 0,
+    queue_listen_address: 'tcp://127.0.0.1',
+    server_name: '127.0.0.1',
+    heartbeat_interval: intervalMs,
+    log_level: 'warn',
+    ...extra,
+  };
+}
+
+type Server = Awaited<ReturnType<typeof startServer>>;
+
+/** Opens a session for `count` nodes of the default organization, in batches, and the load that plays them. */
+export async function serverLoad(s: Server, count: number): Promise<Load> {
+  const nodes: Array<{ name: string; key: string }> = [];
+  for (let i = 0; i < count; i += 500) {
+    const batch = Array.from({ length: Math.min(500, count - i) }, (_, k) => `node-${i + k}`);
+    const grants = await Promise.all(batch.map((name) => s.hub.openSession('default', name)));
+    for (const [k, name] of batch.entries()) nodes.push({ name, key: grants[k]?.key.toString('base64') ?? '' });
+  }
+  const d = s.hub.describe();
+  return { addr: d.heartbeat_addr, commandAddr: d.command_addr, curveServerKey: d.curve_public_key ?? '', nodes };
+}
+
+export interface Floor {
+  load: Load;
+  accepted(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The floor: bare ZeroMQ routers configured as the server's (CurveZMQ, the same batch buffers) that receive,
+ * parse and verify each heartbeat and send a signed heartbeat back to every node each interval, and do nothing
+ * else. With `command`, a second router takes the nodes' command connections, as the server's does.
+ */
+export async function startFloor(count: number, intervalMs: number, opts: { command: boolean }): Promise<Floor> {
+  const curve = curveKeyPair();
+  const router = () => {
+    const r = new Router({ linger: 0, curveServer: true, curveSecretKey: curve.secretKey });
+    shrinkBatchBuffers(r);
+    return r;
+  };
+  const heartbeat = router();
+  await heartbeat.bind('tcp://127.0.0.1:*');
+  const command = opts.command ? router() : undefined;
+  await command?.bind('tcp://127.0.0.1:*');
+  // A router takes one send at a time when a peer's pipe is full: the floor queues as the server does.
+  const out = new Outbox(heartbeat, () => undefined);
+  const names = Array.from({ length: count }, (_, i) => `node-${i}`);
+  const keys = new Map(names.map((n) => [n, newSessionKey()]));
+  const heard = new Map<string, Buffer>();
+  const incarnation = '00000000-0000-4000-8000-000000000000';
+  let accepted = 0;
+  let sequence = 0;
+  const beat = setInterval(() => {
+    const now = Date.now();
+    for (const [node, id] of heard) {
+      const key = keys.get(node);
+      if (!key) continue;
+      const body = {
+        type: 'heartbeat',
+        ...envelopeFor('default', node, incarnation, ++sequence, now),
+        server: 'x',
+        interval_ms: intervalMs,
+      };
+      out.push([id, ...signedText(body, key)]);
+    }
+  }, intervalMs);
+  const receiving = (async () => {
+    for await (const [id, header, body] of heartbeat) {
+      if (!id || !header || !body) continue;
+      const h = parseHeader(header);
+      const msg = JSON.parse(body.toString('utf8')) as { node: string };
+      const key = keys.get(msg.node);
+      if (!h.ok || !key || !hmacVerify(key, body, h.signature)) continue;
+      heard.set(msg.node, id);
+      accepted += 1;
+    }
+  })();
+  return {
+    load: {
+      addr: heartbeat.lastEndpoint ?? '',
+      ...(command ? { commandAddr: command.lastEndpoint ?? '' } : {}),
+      curveServerKey: curve.publicKey,
+      nodes: names.map((name) => ({ name, key: keys.get(name)?.toString('base64') ?? '' })),
+    },
+    accepted: () => accepted,
+    stop: async () => {
+      clearInterval(beat);
+      heartbeat.close();
+      command?.close();
+      await receiving.catch(() => undefined);
+    },
+  };
+}
