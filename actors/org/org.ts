@@ -6,7 +6,7 @@ import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import type { PushPorts } from '../push/ports.js';
 import { batchable, WriteBatcher } from './write-batch.js';
-import { PushRuntime, type PushReport } from '../push/push-runtime.js';
+import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeActor } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
@@ -219,6 +219,8 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
   // Ticks drive node silence detection and the write-behind of node states.
   const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), transport.settings.heartbeat_interval);
   ticker.unref();
+  const sweeper = setInterval(() => push.sweepSilent(), transport.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
+  sweeper.unref();
   return {
     ref: self,
     nodeActor: (node) => push.nodeActor(node),
@@ -227,6 +229,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
       clearInterval(ticker);
+      clearInterval(sweeper);
       await batcher.drain();
       await push.settle();
     },

@@ -154,17 +154,20 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
     case 'answer':
       return answer(state, event);
     case 'tick': {
-      const { heartbeat_interval, offline_threshold } = state.config;
       if (state.status === 'down') return quiet(state);
-      if (event.at - state.last_heartbeat_at > offline_threshold * heartbeat_interval) {
-        return move(state, 'silence', event.at, NO_EFFECTS);
-      }
-      if (state.rehab && event.at - state.abort_sent_at >= heartbeat_interval) {
+      if (silenceDue(state, event.at)) return move(state, 'silence', event.at, NO_EFFECTS);
+      if (state.rehab && event.at - state.abort_sent_at >= state.config.heartbeat_interval) {
         return move(state, 'resend', event.at, NO_EFFECTS);
       }
       return quiet(state);
     }
   }
+}
+
+/** Whether a `tick` at `at` would find the node silent past `offline_threshold` intervals and mark it down. */
+export function silenceDue(state: NodeState, at: number): boolean {
+  const { heartbeat_interval, offline_threshold } = state.config;
+  return state.status !== 'down' && at - state.last_heartbeat_at > offline_threshold * heartbeat_interval;
 }
 
 function heartbeat(state: NodeState, at: number, from: string): NodeStep {

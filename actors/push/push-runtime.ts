@@ -19,7 +19,7 @@ import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
 import { isFinished } from '../../src/api/push-jobs.js';
 import { newNode } from './node-machine.js';
-import { NodeActor, type AvailabilityChange } from './node.js';
+import { NodeActor, type AvailabilityChange, type NodeMsg } from './node.js';
 import type { PushPorts } from './ports.js';
 import type { PushData } from './push-data.js';
 
@@ -40,6 +40,11 @@ export type PushReport =
 export const JOB_LINGER_MS = 5000;
 
 /** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
+/**
+ * Silence sweeps an interval, between the ticks: a node is marked down within a twentieth of an interval of its
+ * `offline_threshold` running out, not up to a whole interval late.
+ */
+export const SWEEPS_PER_INTERVAL = 20;
 const RECONNECT_MS_PER_NODE = 10;
 const RECONNECT_GRACE_MAX_MS = 60_000;
 
@@ -125,6 +130,19 @@ export class PushRuntime {
     });
     this.nodes.set(node, actor);
     return actor;
+  }
+
+  /**
+   * Marks down the nodes whose silence has run out, between ticks. Node actors run on synchronous mailboxes, so
+   * this needs no message; a node not due costs a read of two fields.
+   */
+  sweepSilent(): void {
+    if (this.nodes.size === 0) return;
+    const at = this.ports.now();
+    let tick: NodeMsg | undefined;
+    for (const actor of this.nodes.values()) {
+      if (actor.silenceDue(at)) actor.tell((tick ??= { type: 'tick', at }));
+    }
   }
 
   /** When the node's last heartbeat arrived, if it has been heard since this server started. */

@@ -7,7 +7,7 @@ import { mergeTally, tallyOf } from './tally.js';
 
 export interface FleetEvents {
   progress(provisioned: number, reused: number, connected: number): void;
-  flap(node: string, kind: 'stop' | 'resume', at: number): void;
+  flap(node: string, kind: 'stop' | 'resume', at: number, due: number): void;
   crash(node: string, kind: 'crash' | 'restart', at: number): void;
 }
 
@@ -164,7 +164,7 @@ export class Fleet {
     this.totals.nodesHeard += b.nodesHeard;
     for (const [reason, n] of Object.entries(b.drops)) this.totals.drops[reason] = (this.totals.drops[reason] ?? 0) + n;
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);
-    for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at);
+    for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at, f.due);
     for (const c of b.crashes) this.events.crash(c.node, c.kind, c.at);
   }
 }

@@ -61,8 +61,11 @@ export interface Batch {
   nodesHeard: number;
   drops: Record<string, number>;
   errors: string[];
-  /** A flapping node fell silent (`at`: its last heartbeat) or spoke again. */
-  flaps: Array<{ node: string; kind: 'stop' | 'resume'; at: number }>;
+  /**
+   * A flapping node fell silent (`at`: its last heartbeat; `due`: when its offline window runs out) or spoke
+   * again (`due` 0).
+   */
+  flaps: Array<{ node: string; kind: 'stop' | 'resume'; at: number; due: number }>;
   crashes: Array<{ node: string; kind: 'crash' | 'restart'; at: number }>;
 }
 

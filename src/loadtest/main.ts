@@ -142,9 +142,9 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     let measuring = false;
     fleet = new Fleet({
       progress: (p, r, c) => progress.set(`provisioned ${p}/${o.nodes} (${r} reused), connected ${c}/${o.nodes}`),
-      flap: (node, kind, at) => {
+      flap: (node, kind, at, due) => {
         if (!measuring) return;
-        if (kind === 'stop') detector.silent(node, at);
+        if (kind === 'stop') detector.silent(node, at, due);
         else detector.resumed(node);
       },
       crash: (node, kind) => {

@@ -15,6 +15,9 @@ const JOB_POLL_MS = 20;
 /** How often a job is polled while the organization's feed is followed, in case the feed misses its end. */
 const FEED_SAFETY_POLL_MS = 1000;
 const DETECT_POLL_MS = 100;
+/** Polling step near a silent node's offline deadline, and how long before the deadline it starts. */
+const DETECT_STEP_MS = 10;
+const DETECT_NEAR_MS = 100;
 const DETECT_CONCURRENCY = 8;
 
 export interface JobRecord {
@@ -221,12 +224,24 @@ export async function restLoop(
   return figures;
 }
 
-/** Times from a flapping node's last heartbeat to the server listing it down. */
+/** A silent node waiting to be seen down. */
+interface Silence {
+  lastBeatAt: number;
+  /** When the server's offline window runs out. */
+  due: number;
+  polledAt: number;
+}
+
+/**
+ * Times from a flapping node's last heartbeat to the server listing it down. A silent node is polled every
+ * DETECT_POLL_MS, and every DETECT_STEP_MS from shortly before its offline window runs out, so the figure
+ * measures the server more than the polling.
+ */
 export class OfflineDetector {
   readonly detectedMs: number[] = [];
   /** Silences that ended before the server listed the node down. */
   missed = 0;
-  private readonly pending = new Map<string, number>();
+  private readonly pending = new Map<string, Silence>();
   private running = false;
 
   constructor(
@@ -234,8 +249,8 @@ export class OfflineDetector {
     private readonly org: string,
   ) {}
 
-  silent(node: string, lastBeatAt: number): void {
-    if (lastBeatAt > 0) this.pending.set(node, lastBeatAt);
+  silent(node: string, lastBeatAt: number, due: number): void {
+    if (lastBeatAt > 0) this.pending.set(node, { lastBeatAt, due, polledAt: 0 });
   }
 
   resumed(node: string): void {
@@ -249,7 +264,12 @@ export class OfflineDetector {
     let finished = false;
     void done.finally(() => (finished = true));
     while (!finished && !stop.over) {
-      await pool([...this.pending], DETECT_CONCURRENCY, async ([node, lastBeatAt]) => {
+      const at = now();
+      const polled = [...this.pending].filter(
+        ([, s]) => at - s.polledAt >= DETECT_POLL_MS || at >= s.due - DETECT_NEAR_MS,
+      );
+      await pool(polled, DETECT_CONCURRENCY, async ([node, silence]) => {
+        silence.polledAt = now();
         const res = await this.api
           .request(
             'GET',
@@ -258,12 +278,12 @@ export class OfflineDetector {
           .catch(() => null);
         const seenAt = now();
         const state = res === null ? null : nodeStateSchema.safeParse(res.body);
-        if (state?.success === true && state.data.status === 'down' && this.pending.get(node) === lastBeatAt) {
+        if (state?.success === true && state.data.status === 'down' && this.pending.get(node) === silence) {
           this.pending.delete(node);
-          this.detectedMs.push(seenAt - lastBeatAt);
+          this.detectedMs.push(seenAt - silence.lastBeatAt);
         }
       });
-      await sleep(DETECT_POLL_MS);
+      await sleep(DETECT_STEP_MS);
     }
   }
 }

@@ -253,12 +253,13 @@ class Worker {
       if (s.pausedUntil !== 0) {
         s.pausedUntil = 0;
         s.nextPauseAt = 0;
-        this.batch.flaps.push({ node: node.name, kind: 'resume', at });
+        this.batch.flaps.push({ node: node.name, kind: 'resume', at, due: 0 });
       }
       if (s.nextPauseAt === 0) s.nextPauseAt = at + (FLAP_UP_INTERVALS + this.random() * FLAP_UP_INTERVALS) * interval;
       else if (at >= s.nextPauseAt) {
         s.pausedUntil = at + (threshold + SILENCE_EXTRA_INTERVALS) * interval;
-        this.batch.flaps.push({ node: node.name, kind: 'stop', at: node.lastBeatAt });
+        const due = node.lastBeatAt + threshold * interval;
+        this.batch.flaps.push({ node: node.name, kind: 'stop', at: node.lastBeatAt, due });
         return;
       }
     }

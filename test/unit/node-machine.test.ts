@@ -5,6 +5,7 @@ import {
   newNode,
   nodeRecord,
   nodeRecordSchema,
+  silenceDue,
   stepNode,
   type NodeConfig,
   type NodeEffect,
@@ -202,6 +203,23 @@ t.test('offline_threshold at its edge', async (t) => {
   const edge = stepNode(s, tick(T0 + I + 3 * I));
   t.equal(edge.state, s, 'exactly offline_threshold intervals of silence: still up');
   t.equal(stepNode(s, tick(T0 + I + 3 * I + 1)).state.status, 'down', 'one millisecond more: down');
+});
+
+t.test('silenceDue says ahead of a tick whether that tick marks the node down', async (t) => {
+  const cases: Array<[string, NodeState]> = [
+    ['available', available()],
+    ['in rehab', inRehab()],
+    ['down', down()],
+  ];
+  for (const [name, s] of cases) {
+    for (const at of [T0 + I + 3 * I, T0 + I + 3 * I + 1, T0 + 100 * I]) {
+      const marked = stepNode(s, tick(at)).state.status === 'down' && s.status !== 'down';
+      t.equal(silenceDue(s, at), marked, `${name}, ${at - T0 - I} ms after the last heartbeat`);
+    }
+  }
+  t.notOk(silenceDue(available(), T0 + I + 3 * I), 'exactly the threshold: not yet');
+  t.ok(silenceDue(available(), T0 + I + 3 * I + 1), 'past it: due');
+  t.notOk(silenceDue(down(), T0 + 100 * I), 'a node already down is never due');
 });
 
 t.test('online_threshold at its edge', async (t) => {
