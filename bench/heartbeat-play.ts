@@ -8,7 +8,6 @@ import { parseHeader, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 import type { startServer } from '../src/server.js';
-import { shrinkBatchBuffers } from '../src/transport/batch-buffers.js';
 import { Outbox } from '../src/transport/outbox.js';
 
 export interface Load {
@@ -76,17 +75,13 @@ export interface Floor {
 }
 
 /**
- * The floor: bare ZeroMQ routers configured as the server's (CurveZMQ, the same batch buffers) that receive,
+ * The floor: bare ZeroMQ routers configured as the server's (CurveZMQ, libzmq's defaults) that receive,
  * parse and verify each heartbeat and send a signed heartbeat back to every node each interval, and do nothing
  * else. With `command`, a second router takes the nodes' command connections, as the server's does.
  */
 export async function startFloor(count: number, intervalMs: number, opts: { command: boolean }): Promise<Floor> {
   const curve = curveKeyPair();
-  const router = () => {
-    const r = new Router({ linger: 0, curveServer: true, curveSecretKey: curve.secretKey });
-    shrinkBatchBuffers(r);
-    return r;
-  };
+  const router = () => new Router({ linger: 0, curveServer: true, curveSecretKey: curve.secretKey });
   const heartbeat = router();
   await heartbeat.bind('tcp://127.0.0.1:*');
   const command = opts.command ? router() : undefined;

@@ -27,7 +27,6 @@ import {
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
-import { shrinkBatchBuffers } from './batch-buffers.js';
 import { Outbox } from './outbox.js';
 import { SessionKeys } from './session-keys.js';
 
@@ -137,8 +136,6 @@ export class PushHub implements PushTransport {
     };
     const heartbeat = new Router(options);
     const command = new Router(options);
-    shrinkBatchBuffers(heartbeat);
-    shrinkBatchBuffers(command);
     const report = (e: unknown) => this.log.error('send failed', { error: errorText(e) });
     this.sockets = {
       heartbeat,
