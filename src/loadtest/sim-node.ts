@@ -146,7 +146,12 @@ export class SimNode {
         this.heard = true;
         return;
       case 'node_in_use':
-        this.sink.error(`${this.name}: the server says another process holds the node`);
+        // Most often the nodes of a run that ended less than an offline window ago.
+        this.sink.error(
+          `${this.name}: the server says another process holds the node (an earlier run's, if one just ended); ` +
+            `it lets go in about ${Math.ceil(m.retry_after_ms / 1000)} s if that process has stopped: ` +
+            `wait, or play other nodes with --prefix`,
+        );
         return;
       case 'commit':
         return this.commit(m.job_id);
