@@ -216,10 +216,10 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
     ports.push.reporter,
   );
   push.resume(inFlight);
-  // Ticks drive node silence detection and the write-behind of node states.
+  // Ticks drive the write-behind of node states and purges; sweeps, node silence and rehab resends.
   const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), transport.settings.heartbeat_interval);
   ticker.unref();
-  const sweeper = setInterval(() => push.sweepSilent(), transport.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
+  const sweeper = setInterval(() => push.sweep(), transport.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
   sweeper.unref();
   return {
     ref: self,

@@ -156,7 +156,7 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
     case 'tick': {
       if (state.status === 'down') return quiet(state);
       if (silenceDue(state, event.at)) return move(state, 'silence', event.at, NO_EFFECTS);
-      if (state.rehab && event.at - state.abort_sent_at >= state.config.heartbeat_interval) {
+      if (resendDue(state, event.at)) {
         return move(state, 'resend', event.at, NO_EFFECTS);
       }
       return quiet(state);
@@ -164,10 +164,20 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
   }
 }
 
-/** Whether a `tick` at `at` would find the node silent past `offline_threshold` intervals and mark it down. */
-export function silenceDue(state: NodeState, at: number): boolean {
+/** Whether a `tick` at `at` would do anything: mark the node down, or resend its rehab abort. */
+export function tickDue(state: NodeState, at: number): boolean {
+  return state.status !== 'down' && (silenceDue(state, at) || resendDue(state, at));
+}
+
+/** Silent past `offline_threshold` intervals (for a node not yet down). */
+function silenceDue(state: NodeState, at: number): boolean {
   const { heartbeat_interval, offline_threshold } = state.config;
-  return state.status !== 'down' && at - state.last_heartbeat_at > offline_threshold * heartbeat_interval;
+  return at - state.last_heartbeat_at > offline_threshold * heartbeat_interval;
+}
+
+/** In rehab, its abort unanswered for an interval. */
+function resendDue(state: NodeState, at: number): boolean {
+  return state.rehab && at - state.abort_sent_at >= state.config.heartbeat_interval;
 }
 
 function heartbeat(state: NodeState, at: number, from: string): NodeStep {

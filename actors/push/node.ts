@@ -7,7 +7,7 @@
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
 import { dispatch, type Ref } from 'nact';
 import type { JobMsg } from './job.js';
-import { silenceDue, stepNode, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
+import { stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
 export type NodeMsg =
@@ -47,9 +47,9 @@ export class NodeActor {
     this.name = initial.node_name;
   }
 
-  /** Whether a tick now would mark the node down: the runtime's sweeps between ticks tell only these. */
-  silenceDue(at: number): boolean {
-    return silenceDue(this.state, at);
+  /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
+  tickDue(at: number): boolean {
+    return tickDue(this.state, at);
   }
 
   /** Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message. */

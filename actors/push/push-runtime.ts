@@ -41,8 +41,8 @@ export const JOB_LINGER_MS = 5000;
 
 /** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 /**
- * Silence sweeps an interval, between the ticks: a node is marked down within a twentieth of an interval of its
- * `offline_threshold` running out, not up to a whole interval late.
+ * Sweeps of the nodes an interval (see sweep): a node is marked down within a twentieth of an interval of its
+ * `offline_threshold` running out, and its unanswered rehab abort resent as soon after an interval.
  */
 export const SWEEPS_PER_INTERVAL = 20;
 const RECONNECT_MS_PER_NODE = 10;
@@ -133,15 +133,16 @@ export class PushRuntime {
   }
 
   /**
-   * Marks down the nodes whose silence has run out, between ticks. Node actors run on synchronous mailboxes, so
-   * this needs no message; a node not due costs a read of two fields.
+   * Ticks the nodes that have something due: silence past the offline threshold, or a rehab abort to resend.
+   * Node actors run on synchronous mailboxes, so this needs no message; a node with nothing due costs a read
+   * of a few fields, not a step of its machine.
    */
-  sweepSilent(): void {
+  sweep(): void {
     if (this.nodes.size === 0) return;
     const at = this.ports.now();
     let tick: NodeMsg | undefined;
     for (const actor of this.nodes.values()) {
-      if (actor.silenceDue(at)) actor.tell((tick ??= { type: 'tick', at }));
+      if (actor.tickDue(at)) actor.tell((tick ??= { type: 'tick', at }));
     }
   }
 
@@ -180,8 +181,6 @@ export class PushRuntime {
       }
       case 'push_tick': {
         const at = this.ports.now();
-        const tick = { type: 'tick', at } as const;
-        for (const actor of this.nodes.values()) actor.tell(tick);
         void this.flush();
         if (at >= this.nextPurge) this.purge(at);
         break;

@@ -5,7 +5,7 @@ import {
   newNode,
   nodeRecord,
   nodeRecordSchema,
-  silenceDue,
+  tickDue,
   stepNode,
   type NodeConfig,
   type NodeEffect,
@@ -205,21 +205,27 @@ t.test('offline_threshold at its edge', async (t) => {
   t.equal(stepNode(s, tick(T0 + I + 3 * I + 1)).state.status, 'down', 'one millisecond more: down');
 });
 
-t.test('silenceDue says ahead of a tick whether that tick marks the node down', async (t) => {
-  const cases: Array<[string, NodeState]> = [
-    ['available', available()],
-    ['in rehab', inRehab()],
-    ['down', down()],
+t.test('tickDue says ahead of a tick whether that tick would do anything', async (t) => {
+  const cases: Array<[string, () => NodeState]> = [
+    ['available', available],
+    ['in rehab', inRehab],
+    ['down', down],
   ];
-  for (const [name, s] of cases) {
-    for (const at of [T0 + I + 3 * I, T0 + I + 3 * I + 1, T0 + 100 * I]) {
-      const marked = stepNode(s, tick(at)).state.status === 'down' && s.status !== 'down';
-      t.equal(silenceDue(s, at), marked, `${name}, ${at - T0 - I} ms after the last heartbeat`);
+  // Around an interval (a rehab resend), the offline threshold, and long after; a fresh node each time, as a
+  // resend records its time in the state it is given.
+  const offsets = [0, I - 1, I, I + 1, 3 * I, 3 * I + 1, 100 * I];
+  for (const [name, fresh] of cases) {
+    for (const offset of offsets) {
+      const s = fresh();
+      const due = tickDue(s, T0 + I + offset);
+      const step = stepNode(s, tick(T0 + I + offset));
+      t.equal(due, step.effects.length > 0, `${name}, ${offset} ms after the last heartbeat`);
     }
   }
-  t.notOk(silenceDue(available(), T0 + I + 3 * I), 'exactly the threshold: not yet');
-  t.ok(silenceDue(available(), T0 + I + 3 * I + 1), 'past it: due');
-  t.notOk(silenceDue(down(), T0 + 100 * I), 'a node already down is never due');
+  t.ok(tickDue(inRehab(), T0 + 2 * I), 'in rehab an interval after the abort: a resend is due');
+  t.notOk(tickDue(available(), T0 + I + 3 * I), 'exactly the threshold: not yet');
+  t.ok(tickDue(available(), T0 + I + 3 * I + 1), 'past it: due');
+  t.notOk(tickDue(down(), T0 + 100 * I), 'a node already down is never due');
 });
 
 t.test('online_threshold at its edge', async (t) => {
