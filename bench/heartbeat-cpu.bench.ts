@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/server.js';
-import { benchConfig, play, serverLoad, startFloor, type Play } from './heartbeat-play.js';
+import { benchConfig, childOrMain, play, serverLoad, startFloor, type Play } from './heartbeat-play.js';
 import { median } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
@@ -27,7 +27,7 @@ interface Figure {
   cpuMs: number;
 }
 
-const playing: Play = { dealers: DEALERS, seconds: SECONDS, intervalMs: INTERVAL_MS };
+const playing: Play = { dealers: DEALERS, seconds: SECONDS, rate: 1000 / INTERVAL_MS };
 
 const ignore = (): undefined => undefined;
 
@@ -104,18 +104,4 @@ async function main(): Promise<void> {
   console.log(`\nmedian ratio ${median([...ratios].sort((a, b) => a - b)).toFixed(2)}`);
 }
 
-const which = process.argv[2];
-if (which === 'floor' || which === 'server') {
-  (which === 'floor' ? floor() : server()).then(
-    (f) => process.send?.(f, () => process.exit(0)),
-    (e: unknown) => process.send?.({ error: String(e) }, () => process.exit(1)),
-  );
-} else {
-  main().then(
-    () => process.exit(0),
-    (e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+childOrMain(['floor', 'server'], (which) => (which === 'floor' ? floor() : server()), main);

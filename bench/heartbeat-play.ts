@@ -20,14 +20,15 @@ export interface Load {
 export interface Play {
   dealers: number;
   seconds: number;
-  intervalMs: number;
+  /** Heartbeats per node per second; 0 floods. */
+  rate: number;
 }
 
-/** Plays the nodes at one heartbeat per node per interval; resolves with how many heartbeats were sent. */
+/** Plays the nodes; resolves with how many heartbeats were sent. */
 export function play(load: Load, how: Play): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(new URL('../dist/bench/heartbeat-flood.js', import.meta.url)));
-    child.send({ ...load, org: 'default', dealers: how.dealers, seconds: how.seconds, rate: 1000 / how.intervalMs });
+    child.send({ ...load, org: 'default', dealers: how.dealers, seconds: how.seconds, rate: how.rate });
     child.once('message', (m: { sent?: number; error?: string }) =>
       m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
     );
@@ -134,4 +135,30 @@ export async function startFloor(count: number, intervalMs: number, opts: { comm
       await receiving.catch(() => undefined);
     },
   };
+}
+
+/**
+ * Runs `child` when this file was started as a measuring child (`process.argv[2]` one of `roles`), sending its
+ * figure to the parent; else runs `main`.
+ */
+export function childOrMain<T>(
+  roles: readonly string[],
+  child: (role: string) => Promise<T>,
+  main: () => Promise<void>,
+): void {
+  const role = process.argv[2];
+  if (role !== undefined && roles.includes(role)) {
+    child(role).then(
+      (figure) => process.send?.(figure, () => process.exit(0)),
+      (e: unknown) => process.send?.({ error: String(e) }, () => process.exit(1)),
+    );
+    return;
+  }
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/server.js';
-import { benchConfig, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
+import { benchConfig, childOrMain, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
 import { median } from './support.js';
 
 const FEW = 1000;
@@ -37,7 +37,7 @@ async function readWhilePlaying(load: Load): Promise<Reading> {
     },
     (SECONDS - 1) * 1000,
   );
-  await play(load, { dealers: load.nodes.length, seconds: SECONDS, intervalMs: INTERVAL_MS });
+  await play(load, { dealers: load.nodes.length, seconds: SECONDS, rate: 1000 / INTERVAL_MS });
   clearTimeout(timer);
   if (!reading) throw new Error('the nodes stopped before memory was read');
   return reading;
@@ -111,18 +111,8 @@ async function main(): Promise<void> {
   );
 }
 
-const [which, count] = process.argv.slice(2);
-if (which === 'floor' || which === 'server') {
-  (which === 'floor' ? floor(Number(count)) : server(Number(count))).then(
-    (r) => process.send?.(r, () => process.exit(0)),
-    (e: unknown) => process.send?.({ error: String(e) }, () => process.exit(1)),
-  );
-} else {
-  main().then(
-    () => process.exit(0),
-    (e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+childOrMain(
+  ['floor', 'server'],
+  (which) => (which === 'floor' ? floor(Number(process.argv[3])) : server(Number(process.argv[3]))),
+  main,
+);

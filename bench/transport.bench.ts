@@ -5,10 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { serverConfigSchema, type ServerConfig } from '../src/config/server-config.js';
 import { startServer } from '../src/server.js';
+import { benchConfig, play, serverLoad } from './heartbeat-play.js';
 
 interface Scenario {
   label: string;
@@ -27,49 +25,17 @@ const SCENARIOS: Scenario[] = [
 
 async function run(s: Scenario): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-bench-'));
-  const config: ServerConfig = {
-    ...serverConfigSchema.parse({}),
-    api_port: 0,
-    api_listen_address: '127.0.0.1',
-    data_dir: dir,
-    server_heartbeat_port: 0,
-    command_port: 0,
-    queue_listen_address: 'tcp://127.0.0.1',
-    server_name: '127.0.0.1',
-    curve_encryption: s.curve,
-    log_level: 'warn',
-  };
+  const config = benchConfig(dir, 1000, { curve_encryption: s.curve });
   const server = await startServer(config);
   try {
-    const nodes: Array<{ name: string; key: string }> = [];
-    for (let i = 0; i < s.nodes; i += 500) {
-      const batch = Array.from({ length: Math.min(500, s.nodes - i) }, (_, k) => `node-${i + k}`);
-      const grants = await Promise.all(batch.map((name) => server.hub.openSession('default', name)));
-      for (const [k, name] of batch.entries()) nodes.push({ name, key: grants[k]?.key.toString('base64') ?? '' });
-    }
-    const d = server.hub.describe();
+    // Heartbeats only: nothing answers the server's rehab abort, so the command channel stays unconnected.
+    const { commandAddr: _unused, ...load } = await serverLoad(server, s.nodes);
     const before = server.hub.status().accepted;
     const lag = monitorEventLoopDelay({ resolution: 10 });
     lag.enable();
     const rssBefore = process.memoryUsage().rss;
     const t0 = Date.now();
-    const sent = await new Promise<number>((resolve, reject) => {
-      // The generator runs from the build (`npm run bench` builds first), in a process of its own.
-      const child = fork(fileURLToPath(new URL('../dist/bench/heartbeat-flood.js', import.meta.url)));
-      child.send({
-        addr: d.heartbeat_addr,
-        curveServerKey: d.curve_public_key,
-        org: 'default',
-        nodes,
-        dealers: s.dealers,
-        seconds: s.seconds,
-        rate: s.rate,
-      });
-      child.once('message', (m: { sent?: number; error?: string }) =>
-        m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
-      );
-      child.once('error', reject);
-    });
+    const sent = await play(load, { dealers: s.dealers, seconds: s.seconds, rate: s.rate });
     // Let the server drain what is queued, up to 5 s.
     const drainUntil = Date.now() + 5000;
     while (server.hub.status().accepted - before < sent && Date.now() < drainUntil)
