@@ -1,4 +1,4 @@
-// Load generator for bench/transport.bench.ts, a child process of its own so it does not share the server's
+// Load generator for the heartbeat benchmarks (played through heartbeat-play.ts), a child process of its own so it does not share the server's
 // event loop: heartbeats of many nodes over a few dealers, either as fast as the sockets take them or paced at
 // one heartbeat per node per second. It takes its job and answers over the IPC channel. Given the server's command
 // address it also answers the server's `abort` with `aborted`, as every client does once its node comes up (the

@@ -156,9 +156,7 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
     case 'tick': {
       if (state.status === 'down') return quiet(state);
       if (silenceDue(state, event.at)) return move(state, 'silence', event.at, NO_EFFECTS);
-      if (resendDue(state, event.at)) {
-        return move(state, 'resend', event.at, NO_EFFECTS);
-      }
+      if (resendDue(state, event.at)) return move(state, 'resend', event.at, NO_EFFECTS);
       return quiet(state);
     }
   }

@@ -39,12 +39,12 @@ export type PushReport =
  */
 export const JOB_LINGER_MS = 5000;
 
-/** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 /**
  * Sweeps of the nodes an interval (see sweep): a node is marked down within a twentieth of an interval of its
  * `offline_threshold` running out, and its unanswered rehab abort resent as soon after an interval.
  */
 export const SWEEPS_PER_INTERVAL = 20;
+/** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 const RECONNECT_MS_PER_NODE = 10;
 const RECONNECT_GRACE_MAX_MS = 60_000;
 
