@@ -9,6 +9,8 @@ import { runBin } from '../support/process-run.js';
 import { freePort } from '../support/server-process.js';
 import { ack, fail, ignore, nack, poll, succeed, type TestNode } from '../support/test-node.js';
 
+// Dozens of cli processes, one after another: on two busy cores this file takes a minute and more.
+t.setTimeout(300_000);
 const f = await startCliFixture(t, ['n1', 'n2', 'n3']);
 const { server, pivotal, admin, scratch, env, configRb, cli, available } = f;
 const [n1, n2, n3] = f.nodes as [TestNode, TestNode, TestNode];

@@ -8,6 +8,8 @@ import t from 'tap';
 import { runBin, type RunOptions, type RunResult } from '../support/process-run.js';
 import { freePort, settingsText, startServerProcess } from '../support/server-process.js';
 
+// Dozens of cli processes, one after another: on two busy cores this file takes a minute and more.
+t.setTimeout(300_000);
 const server = await startServerProcess(t);
 const pivotal = await server.client('pivotal');
 const scratch = await mkdtemp(join(tmpdir(), 'infra-ctl-'));

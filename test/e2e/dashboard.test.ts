@@ -79,7 +79,11 @@ async function dashboardTests(): Promise<void> {
   const everyNode = (page: Page, status: string) =>
     until(
       `every node's cell to say ${status}`,
-      async () => ((await statuses(page)).every((s) => s === status) ? true : undefined),
+      // A table not drawn yet has no cell, and every() of nothing is true.
+      async () => {
+        const cells = await statuses(page);
+        return cells.length === NODES.length && cells.every((s) => s === status) ? true : undefined;
+      },
       30_000,
     );
 

@@ -59,18 +59,19 @@ t.test('a restarted client stops what its killed predecessor left running, then 
   const id = await startJob(s.admin, { command: 'tree', nodes: ['k1'], env: { PID_FILE: pidFile } });
   await waitForJob(s.admin, id, 'running');
   const leftover = await pidFrom(pidFile);
-  const records = await readdir(join(k1.dir, 'files', 'running'));
-  t.equal(records.length, 1, 'the running command is recorded under file_dir');
+  // The client acks the run as soon as the command is spawned and records its group a moment later.
+  const recorded = () => readdir(join(k1.dir, 'files', 'running')).catch(() => []);
+  await until('the command to be recorded', async () => ((await recorded()).length > 0 ? true : undefined), 5000);
+  t.equal((await recorded()).length, 1, 'the running command is recorded under file_dir');
   await kill9(k1);
   await waitForEnd(s.admin, id);
 
   k1.start();
   await until('the leftover to be stopped', async () => ((await processGone(leftover)) ? true : undefined), 10_000);
   t.match(await k1.log(), /its command \(process group \d+\) outlived a previous client; stopping it/);
-  const running = () => readdir(join(k1.dir, 'files', 'running')).catch(() => []);
-  await until('the record to go', async () => ((await running()).length === 0 ? true : undefined), 5000);
+  await until('the record to go', async () => ((await recorded()).length === 0 ? true : undefined), 5000);
   await waitForNodes(s.admin, [k1], 'available');
   const next = await waitForEnd(s.admin, await startJob(s.admin, { command: 'hello', nodes: ['k1'] }));
   t.same(next.nodes.succeeded, ['k1'], 'the next job runs');
-  t.same(await running(), [], 'a finished command leaves no record');
+  t.same(await recorded(), [], 'a finished command leaves no record');
 });

@@ -1,12 +1,14 @@
 // bench/grafana-dashboard.json charts only what the server exports: every PromQL query is checked against the
 // names a running server's GET /metrics declares, and every infra_ metric has a panel.
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { z } from 'zod';
 import { scrape } from '../support/metrics.js';
+import { REPO_ROOT } from '../support/process-run.js';
 import { startTestServer } from '../support/server.js';
 
-const DASHBOARD = new URL('../../bench/grafana-dashboard.json', import.meta.url);
+const DASHBOARD = join(REPO_ROOT, 'bench', 'grafana-dashboard.json');
 
 const targetSchema = z.object({ refId: z.string(), expr: z.string().min(1), legendFormat: z.string() });
 const panelSchema = z.object({

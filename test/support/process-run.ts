@@ -5,7 +5,13 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The checkout's root, whether this file runs from test/support or compiled under dist/test/support. */
+export const REPO_ROOT = repoRoot(dirname(fileURLToPath(import.meta.url)));
+
+function repoRoot(from: string): string {
+  const up = resolve(from, '..', '..');
+  return existsSync(join(up, 'package.json')) ? up : resolve(up, '..');
+}
 
 export type BinName = 'infra-server' | 'infra-server-ctl' | 'cli' | 'push-jobs-client' | 'infra-loadtest';
 
