@@ -16,7 +16,7 @@ export function accessFor(state: OrgState, ctx: RequestContext): Access {
   const r = ctx.requestor;
   // A validator may register clients and nothing else (spec 5.3): it passes no ACL check here; the
   // client-creation path admits it explicitly.
-  const memberOf = r.superuser || r.validator ? new Set<string>() : groupsOf(r, state.groups);
+  const memberOf = r.superuser || r.validator ? new Set<string>() : groupsOf(r, state.groups, state.groupIndex);
   const can = (acl: Acl | undefined, perm: Permission): boolean =>
     acl !== undefined && !r.validator && hasPermission(r, acl, perm, memberOf);
   return {

@@ -1,5 +1,6 @@
 // An organization's state: plain data that pure handlers read, changed only by applying writes that the store
 // already holds, so memory never runs ahead of the store. Live actor references are not part of it.
+import { GroupIndex } from '../../src/auth/acl.js';
 import type { OrgCollection } from '../../src/store/collections.js';
 import type { ClientDoc, ContainerDoc, GroupDoc, MemberDoc, ObjectDoc, OrgDoc } from '../shared/documents.js';
 import { emptyPushData, type PushData } from '../push/push-data.js';
@@ -19,7 +20,14 @@ export interface OrgCollections {
   items: ObjectDoc;
 }
 
-export type OrgState = { org: OrgDoc; deleted: boolean; push: PushData; search: OrgSearch } & {
+export type OrgState = {
+  org: OrgDoc;
+  deleted: boolean;
+  push: PushData;
+  search: OrgSearch;
+  /** Who each group lists, by member, kept by applyWrites as `groups` changes. */
+  groupIndex: GroupIndex;
+} & {
   [K in OrgCollection]: Map<string, OrgCollections[K]>;
 };
 
@@ -34,6 +42,7 @@ export function emptyOrgState(org: OrgDoc): OrgState {
     deleted: false,
     push: emptyPushData(),
     search: emptySearch(),
+    groupIndex: new GroupIndex(),
     clients: new Map(),
     groups: new Map(),
     containers: new Map(),
@@ -54,6 +63,7 @@ export function applyWrites(state: OrgState, writes: readonly OrgWrite[]): void 
       else state.org = w.doc;
       continue;
     }
+    if (w.coll === 'groups') state.groupIndex.update(w.id, state.groups.get(w.id), w.doc ?? undefined);
     const target = state[w.coll] as Map<string, unknown>;
     if (w.doc === null) target.delete(w.id);
     else target.set(w.id, w.doc);

@@ -39,13 +39,69 @@ export function emptyAcl(): Acl {
   return { create: emptyAce(), read: emptyAce(), update: emptyAce(), delete: emptyAce(), grant: emptyAce() };
 }
 
-/** Every group `requestor` belongs to, directly or through nested groups. */
-export function groupsOf(requestor: Pick<Requestor, 'kind' | 'name'>, groups: ReadonlyMap<string, Group>): Set<string> {
-  const member = new Set<string>();
-  for (const g of groups.values()) {
-    const direct = requestor.kind === 'user' ? g.users : g.clients;
-    if (direct.includes(requestor.name)) member.add(g.name);
+/**
+ * Which groups hold each user and client directly, kept in step with the groups as they change: the clients
+ * group of a large organization lists every client, and scanning it on each request made a request cost the size
+ * of the fleet.
+ */
+export class GroupIndex {
+  private readonly direct = new Map<string, Set<string>>();
+
+  /** The group `name` changed from `before` to `after` (either absent when it was created or removed). */
+  update(name: string, before: Group | undefined, after: Group | undefined): void {
+    for (const kind of ['users', 'clients'] as const) {
+      const { added, removed } = listChanges(before?.[kind] ?? [], after?.[kind] ?? []);
+      for (const member of removed) {
+        const key = memberKey(kind, member);
+        const groups = this.direct.get(key);
+        groups?.delete(name);
+        if (groups?.size === 0) this.direct.delete(key);
+      }
+      for (const member of added) {
+        const key = memberKey(kind, member);
+        let groups = this.direct.get(key);
+        if (!groups) this.direct.set(key, (groups = new Set()));
+        groups.add(name);
+      }
+    }
   }
+
+  /** The groups that list `requestor` themselves. */
+  directGroups(requestor: Pick<Requestor, 'kind' | 'name'>): ReadonlySet<string> {
+    return this.direct.get(memberKey(requestor.kind === 'user' ? 'users' : 'clients', requestor.name)) ?? NONE;
+  }
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+function memberKey(kind: 'users' | 'clients', name: string): string {
+  return `${kind === 'users' ? 'u' : 'c'}\u0000${name}`;
+}
+
+/**
+ * Names that joined and left a member list. A list that grew or shrank at its end (a client created or deleted)
+ * is compared element by element, without building a set of the whole list; a name listed twice stays while
+ * either entry does.
+ */
+function listChanges(before: readonly string[], after: readonly string[]): { added: string[]; removed: string[] } {
+  if (before === after) return { added: [], removed: [] };
+  let same = 0;
+  const shorter = Math.min(before.length, after.length);
+  while (same < shorter && before[same] === after[same]) same += 1;
+  if (same === before.length) return { added: after.slice(same), removed: [] };
+  if (same === after.length) return { added: [], removed: before.slice(same).filter((n) => !after.includes(n)) };
+  const was = new Set(before);
+  const is = new Set(after);
+  return { added: after.filter((n) => !was.has(n)), removed: before.filter((n) => !is.has(n)) };
+}
+
+/** Every group `requestor` belongs to, directly or through nested groups. */
+export function groupsOf(
+  requestor: Pick<Requestor, 'kind' | 'name'>,
+  groups: ReadonlyMap<string, Group>,
+  index: GroupIndex,
+): Set<string> {
+  const member = new Set(index.directGroups(requestor));
   // Walk upward: a group containing a group we belong to contains us too.
   let grew = member.size > 0;
   while (grew) {

@@ -20,6 +20,11 @@ function gate() {
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
+/** The batcher may rest before its next write (as long as the last one took): wait for that write to start. */
+async function nthCall(calls: readonly unknown[], n: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (calls.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+}
 const names = (s: OrgState) => [...s.nodes.keys()].sort();
 
 t.test('writes apply at once, are answered once stored, and gather while a batch is stored', async (t) => {
@@ -41,6 +46,7 @@ t.test('writes apply at once, are answered once stored, and gather while a batch
   calls[0]?.pass();
   await tick();
   t.same(answers, ['a'], 'a is answered once stored; b and c wait for their batch');
+  await nthCall(calls, 2);
   t.same(
     calls[1]?.writes.map((w) => w.id),
     ['b', 'c'],
@@ -74,7 +80,7 @@ t.test('a refused batch is undone with everything gathered after it, newest firs
   t.equal(calls.length, 1, 'the later batch was never written');
 
   batcher.add([node('y')], settled);
-  await tick();
+  await nthCall(calls, 2);
   calls[1]?.pass();
   await batcher.drain();
   t.same(names(state), ['old', 'y'], 'the batcher goes on after a refusal');
@@ -84,4 +90,48 @@ t.test('the organization document itself is never batched', async (t) => {
   t.ok(batchable([node('a')]));
   t.notOk(batchable([]));
   t.notOk(batchable([node('a'), { coll: 'org', id: 'acme', doc: null }]));
+});
+
+t.test('a document written twice in a batch is stored once, as last written', async (t) => {
+  const state = emptyOrgState(ORG);
+  const { calls, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  batcher.add([node('a')], () => undefined);
+  batcher.add([node('b', 'web')], () => undefined);
+  batcher.add([node('c')], () => undefined);
+  batcher.add([node('b', 'db')], () => undefined);
+  calls[0]?.pass();
+  await nthCall(calls, 2);
+  t.same(
+    calls[1]?.writes.map((w) => [w.id, w.doc]),
+    [
+      ['c', { name: 'c', body: { role: 'web' } }],
+      ['b', { name: 'b', body: { role: 'db' } }],
+    ],
+  );
+  calls[1]?.pass();
+  await batcher.drain();
+  t.same(state.nodes.get('b'), { name: 'b', body: { role: 'db' } });
+});
+
+t.test('after a slow write the next batch rests as long, gathering what comes meanwhile', async (t) => {
+  const state = emptyOrgState(ORG);
+  const { calls, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  batcher.add([node('a')], () => undefined);
+  batcher.add([node('b')], () => undefined);
+  await new Promise((r) => setTimeout(r, 40));
+  calls[0]?.pass();
+  const passedAt = performance.now();
+  await tick();
+  batcher.add([node('c')], () => undefined);
+  await nthCall(calls, 2);
+  t.ok(performance.now() - passedAt >= 35, `rested ${Math.round(performance.now() - passedAt)} ms after a 40 ms write`);
+  t.same(
+    calls[1]?.writes.map((w) => w.id),
+    ['b', 'c'],
+    'what came during the rest joined the batch',
+  );
+  calls[1]?.pass();
+  await batcher.drain();
 });
