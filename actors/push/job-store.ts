@@ -61,6 +61,29 @@ export function nodeFieldOf(s: JobState, node: string): NodeField {
   return field;
 }
 
+/** A copy of a job whose maps the original's later steps leave alone. */
+export function copyJob(s: JobState): JobState {
+  const copy = <V>(m: Record<string, V>) => Object.assign(Object.create(null) as Record<string, V>, m);
+  return {
+    ...s,
+    nodes: copy(s.nodes),
+    exit_status: copy(s.exit_status),
+    node_updated_at: copy(s.node_updated_at),
+    counts: { ...s.counts },
+  };
+}
+
+/** Brings a copy of the job up to a save it took (`counts` are not kept: nothing shown reads them). */
+export function applySave(job: JobState, save: JobSave): void {
+  if (save.header) Object.assign(job, save.header);
+  for (const [node, field] of save.nodes) {
+    job.nodes[node] = field.status;
+    job.node_updated_at[node] = field.at;
+    if (field.exit_status === undefined) delete job.exit_status[node];
+    else job.exit_status[node] = field.exit_status;
+  }
+}
+
 /** A new job: its header and every node. */
 export function saveOf(s: JobState): JobSave {
   return { header: headerOf(s), nodes: Object.keys(s.nodes).map((n) => [n, nodeFieldOf(s, n)] as const), outputs: [] };

@@ -14,12 +14,15 @@ import { headerOf, writeJob, type JobHeader } from './job-store.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
 export type JobMsg =
-  | { type: 'begin'; available: ReadonlySet<string>; restored: boolean }
+  /**
+   * The job starts (or resumes after a restart). `answer`, the new job's POST answer, leaves once the first step
+   * is stored: a GET sent after it shows which nodes were asked and which were unavailable.
+   */
+  | { type: 'begin'; available: ReadonlySet<string>; restored: boolean; answer?: { replyTo: Ref<Reply>; reply: Reply } }
   | { type: 'answer'; node: string; message: NodeAnswerMessage }
   | { type: 'node_down'; node: string }
   | { type: 'timer'; timer: 'voting' | 'run'; at: number }
   | { type: 'abort'; replyTo: Ref<Reply> }
-  | { type: 'get'; replyTo: Ref<Reply> }
   /** From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. */
   | { type: 'stop' }
   /** The store lost what it held: the whole job is saved again. */
@@ -31,6 +34,13 @@ export interface JobParent {
   /** The job is over (`final`: how it answers from now on): the parent forgets it and stops its actor. */
   finished(id: string, final: JobBody): void;
 }
+
+/**
+ * How long one rendering of the stored job answers GETs while only its nodes moved: a 10,000-node job takes about
+ * 10 ms to render and serialize, and polled in a loop during a burst of writes it would be rendered for every
+ * GET. A change of the job's status is shown at once.
+ */
+const SHOWN_FRESH_MS = 100;
 
 /** setTimeout takes at most 2^31-1 ms; longer deadlines are reached in several waits. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -76,6 +86,11 @@ function cannotAbort(s: { id: string; status: string }): Reply {
 export interface JobHandle {
   ref: Ref<JobMsg>;
   saved(): Promise<void>;
+  /**
+   * The answer to GET: the job as stored, read between the actor's turns without a message, so a request is not
+   * queued behind the answers of thousands of nodes. While the store refuses writes, the job as it is in memory.
+   */
+  shown(): Reply;
 }
 
 export function spawnJob(
@@ -87,10 +102,10 @@ export function spawnJob(
 ): JobHandle {
   const { store, transport } = ports;
   ports.feeds.jobStarted(org, initial.id);
-  // The job as GET shows it, rendered once per change: a job polled while 10,000 nodes answer is not re-sorted
-  // for every poll.
+  // The job rendered once per change: a job polled while 10,000 nodes answer is not re-sorted for every poll.
   let rendered: JobBody | undefined;
   const body = (state: JobState) => (rendered ??= jobJson(state));
+  let storedAnswer: { version: number; status: JobState['status']; at: number; reply: Reply } | undefined;
   // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
   const saver = new JobSaver(() => initial, {
     write: (save) => writeJob(store, org, initial.id, save),
@@ -175,6 +190,7 @@ export function spawnJob(
     switch (msg.type) {
       case 'begin':
         step(state, { type: msg.restored ? 'restored' : 'start', at, available: msg.available });
+        if (msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
         break;
       case 'answer': {
         const m = msg.message;
@@ -203,9 +219,6 @@ export function spawnJob(
         );
         break;
       }
-      case 'get':
-        answer(msg.replyTo, answerAbout(state, 'get', false, body(state)));
-        break;
       case 'stop':
         stop(me);
         break;
@@ -222,10 +235,29 @@ export function spawnJob(
     rendered = undefined;
     const { effects } = stepJob(state, { type: 'crash', at: ports.now() });
     run(state, effects);
-    if (msg.type === 'get' || msg.type === 'abort') answer(msg.replyTo, answerAbout(state, msg.type, true));
+    if (msg.type === 'abort') answer(msg.replyTo, answerAbout(state, 'abort', true));
+    if (msg.type === 'begin' && msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
     return state;
   };
 
   const self = spawnSupervised(parent, { name: `job-${initial.id}`, initial, receive, onCrash }, ports.reporter);
-  return { ref: self, saved: () => saver.saved() };
+  const shown = (): Reply => {
+    if (saver.failing) return ok(body(initial));
+    const stored = saver.stored;
+    const now = ports.now();
+    const last = storedAnswer;
+    const current =
+      last !== undefined &&
+      (last.version === saver.version || (last.status === stored.status && now - last.at < SHOWN_FRESH_MS));
+    if (current) return last.reply;
+    const shownBody = jobJson(stored);
+    storedAnswer = {
+      version: saver.version,
+      status: stored.status,
+      at: now,
+      reply: { ...ok(shownBody), json: JSON.stringify(shownBody) },
+    };
+    return storedAnswer.reply;
+  };
+  return { ref: self, saved: () => saver.saved(), shown };
 }

@@ -29,7 +29,7 @@ export type PushReport =
   | { type: 'job_saved'; header: JobHeader }
   | { type: 'job_finished'; id: string; final: JobBody }
   | { type: 'job_retired'; id: string }
-  /** A new job is stored (saveNewJob): start it, and send its request `reply`. */
+  /** A new job is stored (saveNewJob): start it; its actor sends the request `reply` once started. */
   | { type: 'job_stored'; job: JobState; replyTo: Ref<Reply>; reply: Reply }
   | { type: 'push_tick' };
 
@@ -161,8 +161,7 @@ export class PushRuntime {
         setTimeout(() => dispatch(this.self(), { type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
         break;
       case 'job_stored':
-        this.startJob(msg.job);
-        dispatch(msg.replyTo, msg.reply);
+        this.startJob(msg.job, { replyTo: msg.replyTo, reply: msg.reply });
         break;
       case 'job_retired': {
         // Forgotten first, then stopped by a message: requests already forwarded to it are answered before.
@@ -292,17 +291,18 @@ export class PushRuntime {
     );
   }
 
-  /** Starts the actor of a new job, stored by saveNewJob. */
-  startJob(job: JobState): void {
+  /** Starts the actor of a new job, stored by saveNewJob; it sends the request's answer once it has started. */
+  startJob(job: JobState, answer: { replyTo: Ref<Reply>; reply: Reply }): void {
     this.data.headers.set(job.id, headerOf(job));
-    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false });
+    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false, answer });
   }
 
-  /** A live job's actor answers; a finished job's stored record does, without an actor. */
+  /** A live job shows itself as stored and its actor takes an abort; a finished job's stored record answers. */
   answerFromJob(id: string, request: 'get' | 'abort', replyTo: Ref<Reply>): void {
     const live = this.jobs.get(id);
     if (live) {
-      dispatch(live.ref, { type: request, replyTo });
+      if (request === 'get') dispatch(replyTo, live.shown());
+      else dispatch(live.ref, { type: 'abort', replyTo });
       return;
     }
     const final = this.finished.get(id);

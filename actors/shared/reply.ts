@@ -10,6 +10,8 @@ export interface Reply {
   location?: string;
   /** `body` is text sent as it is (captured job output), not JSON. */
   raw?: boolean;
+  /** `body` already serialized, kept by an answer given many times (a large job polled while it runs). */
+  json?: string;
   /** The text was cut to fit the message size limit on the node. */
   truncated?: boolean;
 }

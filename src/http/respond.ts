@@ -20,6 +20,8 @@ export function send(c: Ctx, reply: Reply): Response {
     if (reply.truncated === true) c.header('X-Output-Truncated', 'true');
     return c.body(reply.body, reply.status as ContentfulStatusCode, { 'Content-Type': 'application/octet-stream' });
   }
+  if (reply.json !== undefined)
+    return c.body(reply.json, reply.status as ContentfulStatusCode, { 'Content-Type': 'application/json' });
   return c.json(reply.body as object, reply.status as ContentfulStatusCode);
 }
 

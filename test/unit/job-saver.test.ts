@@ -122,3 +122,39 @@ t.test('a write the store refuses is tried again, and nothing shows before it la
   t.equal(writes.length, 1, 'then stored');
   t.same(seen, ['commit sent']);
 });
+
+t.test('the job as stored follows the writes as they land, never the steps still waiting', async (t) => {
+  let release: (() => void) | undefined;
+  let hold = false;
+  const { job, saver, step } = fixture(names(3), () =>
+    hold ? new Promise<void>((r) => (release = r)) : Promise.resolve(),
+  );
+  const writing = () =>
+    new Promise<void>((resolve) => {
+      const check = () => (release ? resolve() : setTimeout(check, 1));
+      check();
+    });
+  step({ type: 'start', at: T0, available: new Set(names(3)) });
+  await settled(saver);
+  t.equal(saver.stored.status, 'voting', 'the start is stored');
+  const before = saver.version;
+  hold = true;
+  for (const n of names(3)) step({ type: 'ack_commit', at: T0 + 5, node: n });
+  await writing();
+  t.equal(job.status, 'running', 'in memory the job runs');
+  t.equal(saver.stored.status, 'voting', 'as stored it still votes while the write is under way');
+  t.same(Object.values(saver.stored.nodes), ['new', 'new', 'new']);
+  t.equal(saver.version, before, 'no write landed');
+  release?.();
+  await settled(saver);
+  t.equal(saver.stored.status, 'running', 'once the write lands, the stored job runs');
+  t.same(Object.values(saver.stored.nodes), ['ready', 'ready', 'ready']);
+  t.equal(saver.stored.node_updated_at.n0, T0 + 5);
+  t.ok(saver.version > before, 'and its version moved');
+  hold = false;
+  step({ type: 'ack_run', at: T0 + 8, node: 'n1' });
+  step({ type: 'succeeded', at: T0 + 9, node: 'n1', exit_status: 0 });
+  await settled(saver);
+  t.equal(saver.stored.exit_status.n1, 0, 'exit statuses are stored with their node');
+  t.not(saver.stored.nodes, job.nodes, 'the stored job is a copy, not the live maps');
+});
