@@ -1,7 +1,7 @@
 // Assembles one server process from its configuration: logger, HTTP port, metrics listener, store, push-jobs
 // transport, actor tree, first-start setup. The HTTP port is bound first and answers `starting` until everything
 // else is up.
-import { serve, type ServerType } from '@hono/node-server';
+import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -40,14 +40,15 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-type Fetch = (req: Request) => Response | Promise<Response>;
+/** `env` carries Node's own request and response (@hono/node-server), which the routes read headers from. */
+type Fetch = (req: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
 
 export async function startServer(config: ServerConfig, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger({ level: config.log_level, format: config.log_format });
   const httpLog = logger.child({ component: 'http' });
   let store = opts.store;
   let fetch: Fetch = createStartingApp({ log: httpLog, store: () => store }).fetch;
-  const http = await listen((req) => fetch(req), config).catch(async (e) => {
+  const http = await listen((req, env) => fetch(req, env), config).catch(async (e) => {
     await opts.store?.close();
     throw e;
   });

@@ -39,9 +39,12 @@ export function canonicalPath(path: string): string {
   return trimmed === '' ? '/' : trimmed;
 }
 
+/** The hash of an empty body (every GET) by algorithm: computed once, not per request. */
+const EMPTY_BODY_HASH: Record<SignAlgorithm, string> = { sha1: digest64('sha1', ''), sha256: digest64('sha256', '') };
+
 /** The X-Ops-Content-Hash value for a body under a version. */
 export function hashBody(body: string | Buffer, version: SignVersion): string {
-  return digest64(algorithmFor(version), body);
+  return body.length === 0 ? EMPTY_BODY_HASH[algorithmFor(version)] : digest64(algorithmFor(version), body);
 }
 
 export interface CanonicalRequest {

@@ -84,6 +84,14 @@ t.test('failed sign-ins for one name make the next attempts wait, even with the 
   t.equal((await visitor().signIn('olga', PASSWORD)).status, 303, 'other names are not held back');
 });
 
+t.test('failed sign-ins from one address hold back that address only', async (t) => {
+  const from = (address: string) => new UiVisitor(s.url, address);
+  // Twenty failures (the address rule), each for a new name so that no name's own rule is reached.
+  for (let i = 1; i <= 20; i++) await from('127.0.0.2').signIn(`nobody-${i}`, 'guess');
+  t.equal((await from('127.0.0.2').signIn('rick', PASSWORD)).status, 429, 'the guessing address waits');
+  t.equal((await from('127.0.0.3').signIn('rick', PASSWORD)).status, 303, 'another address signs in at once');
+});
+
 t.test('the node grid shows every node, and a search narrows it', async (t) => {
   const v = visitor();
   await v.signIn('rick', PASSWORD);

@@ -1,5 +1,7 @@
 // A visitor of the web dashboard over plain HTTP for integration tests: keeps the cookies it is given, reads the
-// CSRF token out of the last form it saw, and follows no redirect by itself so tests can check each one.
+// CSRF token out of the last form it saw, and follows no redirect by itself so tests can check each one. A visitor
+// may come from a loopback address of its own (127.0.0.2, ...), as different machines would.
+import { request } from 'node:http';
 export interface Page {
   status: number;
   html: string;
@@ -13,7 +15,10 @@ export class UiVisitor {
   /** The `_csrf` value of the last page that had a form. */
   csrf = '';
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly from?: string,
+  ) {}
 
   async get(path: string, accept = 'text/html'): Promise<Page> {
     return this.send('GET', path, undefined, accept);
@@ -41,7 +46,8 @@ export class UiVisitor {
     if (this.cookies.size > 0) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const init: RequestInit = { method, headers, redirect: 'manual' };
     if (form) init.body = form;
-    const res = await fetch(new URL(path, this.baseUrl), init);
+    const res =
+      this.from === undefined ? await fetch(new URL(path, this.baseUrl), init) : await this.sendFrom(path, init);
     for (const line of res.headers.getSetCookie()) {
       const [pair = '', ...attrs] = line.split(';');
       const eq = pair.indexOf('=');
@@ -54,6 +60,33 @@ export class UiVisitor {
     const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
     if (token !== undefined) this.csrf = token;
     return { status: res.status, html, headers: res.headers, location: res.headers.get('location') ?? '' };
+  }
+
+  /** The request over node:http, which can pick the source address (fetch cannot). */
+  private sendFrom(path: string, init: RequestInit): Promise<Response> {
+    const body = init.body instanceof URLSearchParams ? init.body.toString() : undefined;
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+    if (body !== undefined) headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    return new Promise((resolve, reject) => {
+      const req = request(
+        new URL(path, this.baseUrl),
+        { method: init.method, headers, localAddress: this.from },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const answer = new Headers();
+            for (const [name, value] of Object.entries(res.headers))
+              for (const v of Array.isArray(value) ? value : [value ?? '']) answer.append(name, v);
+            const status = res.statusCode ?? 0;
+            resolve(new Response(status === 204 ? null : Buffer.concat(chunks), { status, headers: answer }));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 }
 
