@@ -120,9 +120,12 @@ export class FileStore implements Store {
    */
   async apply(ops: readonly StoreOp[]): Promise<void> {
     await this.#ready;
-    const entries = ops.map((op): JournalEntry => {
+    const entries = ops.flatMap((op): JournalEntry[] => {
       checkCollection(op.collection);
-      return 'remove' in op ? [op.collection, op.id, null] : [op.collection, op.id, encodeDoc(op.doc)];
+      if ('fields' in op)
+        return op.fields.length === 0 ? [] : [{ fields: [op.collection, op.id, fieldsLine(op.fields)] }];
+      if ('removeFields' in op) return [{ removeFields: [op.collection, op.id] }];
+      return 'remove' in op ? [[op.collection, op.id, null]] : [[op.collection, op.id, encodeDoc(op.doc)]];
     });
     if (entries.length === 0) return;
     const journal = join(
@@ -143,8 +146,12 @@ export class FileStore implements Store {
   ): Promise<void> {
     if (fields.length === 0) return;
     await this.#ready;
-    const path = this.#path(collection, id, FIELDS);
-    const line = `${fieldsLine(fields)}\n`;
+    return this.#appendFields(this.#path(collection, id, FIELDS), fieldsLine(fields));
+  }
+
+  /** Queues one line's append to a field map, and a compaction every COMPACT_LINES lines. */
+  #appendFields(path: string, fieldsText: string): Promise<void> {
+    const line = `${fieldsText}\n`;
     const lines = this.#appended.get(path);
     this.#appended.set(path, ((lines ?? 0) + 1) % COMPACT_LINES);
     const appended = this.#enqueue(path, () => appendSynced(path, line, lines === undefined));
@@ -210,10 +217,23 @@ export class FileStore implements Store {
     await Promise.all([...this.#tails.values(), this.#barrier]);
   }
 
-  /** Performs a journal's entries, each document atomically, in order. */
+  /**
+   * Performs a journal's entries, each document atomically, in order. A journal replayed after a crash may append
+   * a field map line a second time: the same fields with the same values, which changes nothing.
+   */
   async #replay(entries: readonly JournalEntry[]): Promise<void> {
     await Promise.all(
-      entries.map(([collection, id, json]) => {
+      entries.map((entry) => {
+        if ('fields' in entry) {
+          const [collection, id, line] = entry.fields;
+          return this.#appendFields(this.#path(collection, id, FIELDS), line);
+        }
+        if ('removeFields' in entry) {
+          const [collection, id] = entry.removeFields;
+          const path = this.#path(collection, id, FIELDS);
+          return this.#enqueue(path, () => unlink(path).catch(ignoreCode('ENOENT')));
+        }
+        const [collection, id, json] = entry;
         const path = this.#path(collection, id);
         return this.#enqueue(path, () =>
           json === null ? unlink(path).catch(ignoreCode('ENOENT')) : writeAtomically(path, fileContent(path, id, json)),
@@ -266,9 +286,17 @@ export class FileStore implements Store {
 const DOCUMENT = '.json';
 /** Journals of apply(): `~` never starts a collection folder. */
 const JOURNAL_DIR = '~journal';
-/** [collection, id, the document as JSON, or null to remove it]. */
-type JournalEntry = [string, string, string | null];
-const journalSchema = z.array(z.tuple([z.string(), z.string(), z.string().nullable()]));
+/**
+ * [collection, id, the document as JSON, or null to remove it]; or a field map line to append to the map of
+ * [collection, id]; or a field map to remove.
+ */
+const journalEntrySchema = z.union([
+  z.tuple([z.string(), z.string(), z.string().nullable()]),
+  z.object({ fields: z.tuple([z.string(), z.string(), z.string()]) }),
+  z.object({ removeFields: z.tuple([z.string(), z.string()]) }),
+]);
+type JournalEntry = z.infer<typeof journalEntrySchema>;
+const journalSchema = z.array(journalEntrySchema);
 const COMPACT_LINES = 1000;
 
 /** One line of a field map file: a JSON array of `[field, value]` pairs. */
@@ -325,7 +353,10 @@ async function readDoc(path: string): Promise<{ doc: unknown } | undefined> {
   }
 }
 
-/** Every complete line of a field map, later ones winning; a last line without its newline was cut short. */
+/**
+ * Every complete line of a field map, later ones winning and a null value removing its field; a last line without
+ * its newline was cut short.
+ */
 async function readFields(path: string): Promise<Map<string, unknown>> {
   let text: string;
   try {
@@ -348,7 +379,8 @@ async function readFields(path: string): Promise<Map<string, unknown>> {
     for (const pair of pairs) {
       if (!Array.isArray(pair) || typeof pair[0] !== 'string')
         throw new Error(`corrupt field map ${path} at line ${n + 1}`);
-      fields.set(pair[0], pair[1]);
+      if (pair[1] === null) fields.delete(pair[0]);
+      else fields.set(pair[0], pair[1]);
     }
   }
   return fields;

@@ -113,7 +113,7 @@ export class RedisStore implements Store {
     await execAll(this.#redis.multi().sadd(registryKey(this.keyPrefix), collection).hset(key, fields));
   }
 
-  /** One HSET of the field map's hash, with SADDs to the registry and the collection's field maps, in one MULTI. */
+  /** HSET and HDEL of the field map's hash, with SADDs to the registry and the collection's field maps, in one MULTI. */
   async putFields(
     collection: CollectionName,
     id: string,
@@ -121,15 +121,30 @@ export class RedisStore implements Store {
   ): Promise<void> {
     checkCollection(collection);
     if (fields.length === 0) return;
-    const encoded = new Map<string, string>();
-    for (const [field, value] of fields) encoded.set(field, encodeDoc(value));
-    await execAll(
-      this.#redis
-        .multi()
-        .sadd(registryKey(this.keyPrefix), collection)
-        .sadd(fieldMapsKey(this.keyPrefix, collection), id)
-        .hset(fieldsKey(this.keyPrefix, collection, id), encoded),
-    );
+    await execAll(this.#setFields(this.#redis.multi(), collection, id, fields));
+  }
+
+  #setFields(
+    chain: ChainableCommander,
+    collection: CollectionName,
+    id: string,
+    fields: ReadonlyArray<readonly [string, unknown]>,
+  ): ChainableCommander {
+    const set = new Map<string, string>();
+    const removed: string[] = [];
+    for (const [field, value] of fields) {
+      if (value === null) {
+        set.delete(field);
+        removed.push(field);
+      } else set.set(field, encodeDoc(value));
+    }
+    const key = fieldsKey(this.keyPrefix, collection, id);
+    chain.sadd(registryKey(this.keyPrefix), collection).sadd(fieldMapsKey(this.keyPrefix, collection), id);
+    // Removals first: a field removed then set again in one call ends set.
+    const gone = removed.filter((f) => !set.has(f));
+    if (gone.length > 0) chain.hdel(key, ...gone);
+    if (set.size > 0) chain.hset(key, set);
+    return chain;
   }
 
   /** HGETALL of the field map's hash. */
@@ -153,14 +168,25 @@ export class RedisStore implements Store {
     );
   }
 
-  /** Every HSET and HDEL in one MULTI, with SADDs of the collections to the registry: Redis runs all or none. */
+  /**
+   * Every HSET and HDEL (of documents and of field map fields) and every DEL of a field map in one MULTI, with the
+   * registry's SADDs and SREMs: Redis runs all or none.
+   */
   async apply(ops: readonly StoreOp[]): Promise<void> {
     if (ops.length === 0) return;
     const chain = this.#redis.multi();
     for (const op of ops) {
-      const key = this.#key(op.collection);
-      if ('remove' in op) chain.hdel(key, op.id);
-      else chain.sadd(registryKey(this.keyPrefix), op.collection).hset(key, op.id, encodeDoc(op.doc));
+      if ('fields' in op) {
+        checkCollection(op.collection);
+        if (op.fields.length > 0) this.#setFields(chain, op.collection, op.id, op.fields);
+      } else if ('removeFields' in op) {
+        checkCollection(op.collection);
+        chain
+          .del(fieldsKey(this.keyPrefix, op.collection, op.id))
+          .srem(fieldMapsKey(this.keyPrefix, op.collection), op.id);
+      } else if ('remove' in op) chain.hdel(this.#key(op.collection), op.id);
+      else
+        chain.sadd(registryKey(this.keyPrefix), op.collection).hset(this.#key(op.collection), op.id, encodeDoc(op.doc));
     }
     await execAll(chain);
   }

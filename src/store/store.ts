@@ -7,9 +7,15 @@ export type CollectionName = string;
 
 export type StoreState = 'ok' | 'unavailable';
 
-/** One document to write, or to remove. */
+/**
+ * One document to write or to remove; or fields of a field map to set (a null value removes its field); or a
+ * whole field map to remove.
+ */
 export type StoreOp =
-  { collection: CollectionName; id: string; doc: unknown } | { collection: CollectionName; id: string; remove: true };
+  | { collection: CollectionName; id: string; doc: unknown }
+  | { collection: CollectionName; id: string; remove: true }
+  | { collection: CollectionName; id: string; fields: ReadonlyArray<readonly [string, unknown]> }
+  | { collection: CollectionName; id: string; removeFields: true };
 
 export interface Store {
   /** `file` or `redis`: shown by GET /_status. */
@@ -32,8 +38,9 @@ export interface Store {
 
   /**
    * Sets fields of one field map: a record made of many small fields, such as a job's per-node statuses. It
-   * costs the fields given, not the map's size; a field set twice keeps its last value; the fields of one call
-   * land together or not at all. Field maps live beside a collection's documents and are not documents.
+   * costs the fields given, not the map's size; a field set twice keeps its last value; a field set to null is
+   * removed; the fields of one call land together or not at all. Field maps live beside a collection's documents
+   * and are not documents.
    */
   putFields(collection: CollectionName, id: string, fields: ReadonlyArray<readonly [string, unknown]>): Promise<void>;
 
@@ -44,8 +51,9 @@ export interface Store {
   removeFields(collection: CollectionName, id: string): Promise<void>;
 
   /**
-   * Writes and removes several documents, possibly of several collections, as one: all land or none does (a
-   * reader may see the old documents or the new ones, and after a crash the store holds one or the other).
+   * Writes and removes several documents and field map fields, possibly of several collections, as one: all land
+   * or none does (a reader may see the old documents or the new ones, and after a crash the store holds one or
+   * the other).
    */
   apply(ops: readonly StoreOp[]): Promise<void>;
 

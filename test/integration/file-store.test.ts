@@ -140,12 +140,18 @@ t.test('a journal left by a crash is finished when the store opens', async (t) =
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await new FileStore(dir).put('org/acme/clients', 'gone', { k: 0 });
   await mkdir(join(dir, '~journal'), { recursive: true });
+  await new FileStore(dir).putFields('org/acme/groups', 'old', [['c:x', 0]]);
+  await new FileStore(dir).putFields('org/acme/groups', 'clients', [['c:gone', 0]]);
   const journal = [
     ['org/acme/clients', 'c1', JSON.stringify({ k: 1 })],
     ['org/acme/clients', 'gone', null],
+    { fields: ['org/acme/groups', 'clients', '[["c:c1",1],["c:gone",null]]'] },
+    { removeFields: ['org/acme/groups', 'old'] },
   ];
   await writeFile(join(dir, '~journal', '000000000000001-000000001.json'), JSON.stringify(journal));
   const store = new FileStore(dir);
   t.same([...(await store.load('org/acme/clients')).entries()], [['c1', { k: 1 }]], 'applied before the first read');
+  t.same([...(await store.getFields('org/acme/groups', 'clients')).entries()], [['c:c1', 1]], 'field ops too');
+  t.equal((await store.getFields('org/acme/groups', 'old')).size, 0, 'and a field map removed');
   t.same(await readdir(join(dir, '~journal')), [], 'and removed');
 });

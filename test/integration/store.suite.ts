@@ -276,6 +276,51 @@ export function storeSuite(t: Test, makeStore: () => Promise<StoreFixture>): voi
     tt.same(await again.get('org/acme/clients', 'c1'), { k: 2 });
   });
 
+  t.test('apply sets and removes field map fields and removes field maps together with documents', async (tt) => {
+    const { store, reopen } = await fresh(tt);
+    await store.putFields('org/acme/groups', 'clients', [
+      ['c:a', 0],
+      ['c:b', 1],
+    ]);
+    await store.putFields('org/acme/groups', 'gone', [['c:a', 0]]);
+    await store.apply([
+      { collection: 'org/acme/clients', id: 'c', doc: { name: 'c' } },
+      { collection: 'org/acme/groups', id: 'clients', fields: [['c:c', 2]] },
+      { collection: 'org/acme/groups', id: 'clients', fields: [['c:a', null]] },
+      { collection: 'org/acme/groups', id: 'gone', removeFields: true },
+      { collection: 'org/acme/groups', id: 'new', fields: [] },
+    ]);
+    const expected = [
+      ['c:b', 1],
+      ['c:c', 2],
+    ];
+    const sorted = (m: Map<string, unknown>) => [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
+    tt.same(sorted(await store.getFields('org/acme/groups', 'clients')), expected, 'c:a removed, c:c set');
+    tt.equal((await store.getFields('org/acme/groups', 'gone')).size, 0, 'the removed map is gone');
+    tt.same(await store.get('org/acme/clients', 'c'), { name: 'c' }, 'with the document of the same apply');
+    await store.close();
+    const again = await reopen();
+    tt.teardown(() => again.close());
+    tt.same(sorted(await again.getFields('org/acme/groups', 'clients')), expected, 'a reopened store agrees');
+    await again.drop('org/acme');
+    tt.equal((await again.getFields('org/acme/groups', 'clients')).size, 0, 'dropped with its organization');
+  });
+
+  t.test('a field set to null is removed, and set again later it is back', async (tt) => {
+    const { store } = await fresh(tt);
+    await store.putFields('org/acme/jobs', 'j1', [
+      ['a', 1],
+      ['b', 2],
+    ]);
+    await store.putFields('org/acme/jobs', 'j1', [['a', null]]);
+    tt.same([...(await store.getFields('org/acme/jobs', 'j1')).entries()], [['b', 2]]);
+    await store.putFields('org/acme/jobs', 'j1', [
+      ['a', null],
+      ['a', 3],
+    ]);
+    tt.same((await store.getFields('org/acme/jobs', 'j1')).get('a'), 3, 'removed then set in one call ends set');
+  });
+
   t.test('apply refusing one op writes none of them', async (tt) => {
     const { store } = await fresh(tt);
     await tt.rejects(
