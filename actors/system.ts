@@ -11,6 +11,7 @@ import { newOrgWrites, validatorName } from './org/new-org.js';
 import type { NodeStateCount } from './org/ops/push.js';
 import { publishPrincipals, spawnOrg, type OrgHandle, type OrgMsg, type OrgPorts } from './org/org.js';
 import { applyWrites, emptyOrgState } from './org/org-state.js';
+import { MemberPlaces } from './org/group-store.js';
 import { loadOrg, persistWrites } from './org/org-store.js';
 import type { NodeActor } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
@@ -179,15 +180,16 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     const org = writes[0];
     if (org?.coll !== 'org' || org.doc === null) return internalError();
     const state = emptyOrgState(org.doc);
+    const places = new MemberPlaces();
     try {
-      await persistWrites(store, msg.name, writes);
+      await persistWrites(store, msg.name, writes, { places, before: new Map() });
     } catch (e) {
       return storeFailure(log, e);
     }
     applyWrites(state, writes);
     publishPrincipals(principals, msg.name, writes);
     dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
-    registry.set(msg.name, spawnOrg(self, state, [], orgPorts));
+    registry.set(msg.name, spawnOrg(self, state, [], places, orgPorts));
     const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
     return ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri);
   };
@@ -225,7 +227,8 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
   };
   const root = spawnSupervised(nact, { name: 'root', initial: null, receive, onCrash }, reporter);
 
-  for (const { state, inFlight } of loaded) registry.set(state.org.name, spawnOrg(root, state, inFlight, orgPorts));
+  for (const { state, inFlight, places } of loaded)
+    registry.set(state.org.name, spawnOrg(root, state, inFlight, places, orgPorts));
 
   return {
     store,

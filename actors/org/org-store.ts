@@ -15,6 +15,7 @@ import {
   clientDocSchema,
   containerDocSchema,
   groupDocSchema,
+  type GroupDoc,
   memberDocSchema,
   objectDocSchema,
   orgDocSchema,
@@ -23,6 +24,7 @@ import {
 import type { JobState } from '../push/job-model.js';
 import { loadJobHeaders, withNodes } from '../push/job-store.js';
 import { nodeRecordSchema } from '../push/node-machine.js';
+import { groupOps, MemberPlaces, migrationOps, withMembers } from './group-store.js';
 import { applyWrites, emptyOrgState, type OrgCollections, type OrgState, type OrgWrite } from './org-state.js';
 
 const SCHEMAS: { [K in OrgCollection]: z.ZodType<OrgCollections[K]> } = {
@@ -41,20 +43,32 @@ export interface LoadedOrg {
   state: OrgState;
   /** Jobs in flight when the server stopped, to resume once the organization's actor runs. */
   inFlight: JobState[];
+  /** Where group members are stored, for the writes to come. */
+  places: MemberPlaces;
 }
 
 /** Restores one organization; a document that fails its schema stops the server naming its collection and id. */
 export async function loadOrg(store: Store, rawOrg: unknown): Promise<LoadedOrg> {
   const org = parseDoc(orgDocSchema, rawOrg, ORGS, '?');
   const state = emptyOrgState(org);
+  const places = new MemberPlaces();
+  const migrations: StoreOp[] = [];
   for (const coll of ORG_COLLECTIONS) {
     const name = orgCollection(org.name, coll);
     const schema: z.ZodType<OrgCollections[typeof coll]> = SCHEMAS[coll];
     const writes: OrgWrite[] = [];
-    for (const [id, raw] of await store.load(name))
-      writes.push({ coll, id, doc: parseDoc(schema, raw, name, id) } as OrgWrite);
+    for (const [id, raw] of await store.load(name)) {
+      const doc = parseDoc(schema, raw, name, id);
+      if (coll === 'groups') {
+        const stored = doc as OrgCollections['groups'];
+        const loaded = withMembers(stored, await store.getFields(name, id), places);
+        migrations.push(...migrationOps(name, id, stored, loaded, places));
+        writes.push({ coll, id, doc: loaded });
+      } else writes.push({ coll, id, doc } as OrgWrite);
+    }
     applyWrites(state, writes);
   }
+  await store.apply(migrations);
   const inFlight: JobState[] = [];
   for (const header of await loadJobHeaders(store, org.name)) {
     state.push.headers.set(header.id, header);
@@ -69,7 +83,7 @@ export async function loadOrg(store: Store, rawOrg: unknown): Promise<LoadedOrg>
     const record = parseDoc(nodeRecordSchema, raw, records, id);
     state.push.records.set(id, { ...record, available: record.status === 'up' });
   }
-  return { state, inFlight };
+  return { state, inFlight, places };
 }
 
 /** Every document the organization holds, as writes: what a store that lost them gets back. */
@@ -83,12 +97,32 @@ export function allWrites(state: OrgState): OrgWrite[] {
   return writes;
 }
 
-/** Persists writes as one: all land or none does, so a failure leaves nothing half applied. */
-export async function persistWrites(store: Store, orgName: string, writes: readonly OrgWrite[]): Promise<void> {
-  await store.apply(
-    writes.map((w): StoreOp => {
-      const collection = w.coll === 'org' ? ORGS : orgCollection(orgName, w.coll);
-      return w.doc === null ? { collection, id: w.id, remove: true } : { collection, id: w.id, doc: w.doc };
-    }),
-  );
+/** How the organization's groups are stored: their places, and each group as the store holds it. */
+export interface GroupsStored {
+  places: MemberPlaces;
+  /** Groups as stored before these writes; a group not in it is not stored. */
+  before: ReadonlyMap<string, GroupDoc>;
+}
+
+/**
+ * Persists writes as one: all land or none does, so a failure leaves nothing half applied. Without `groups`, the
+ * writes are a new organization's: no group of it is stored yet.
+ */
+export async function persistWrites(
+  store: Store,
+  orgName: string,
+  writes: readonly OrgWrite[],
+  groups: GroupsStored = { places: new MemberPlaces(), before: new Map() },
+): Promise<void> {
+  const current = new Map<string, GroupDoc | undefined>();
+  const ops: StoreOp[] = [];
+  for (const w of writes) {
+    const collection = w.coll === 'org' ? ORGS : orgCollection(orgName, w.coll);
+    if (w.coll === 'groups') {
+      const before = current.has(w.id) ? current.get(w.id) : groups.before.get(w.id);
+      ops.push(...groupOps(collection, w.id, before, w.doc, groups.places));
+      current.set(w.id, w.doc ?? undefined);
+    } else ops.push(w.doc === null ? { collection, id: w.id, remove: true } : { collection, id: w.id, doc: w.doc });
+  }
+  await store.apply(ops);
 }

@@ -17,6 +17,7 @@ import type { UsersMsg } from '../users/users.js';
 import { decide, type OrgOp } from './handlers.js';
 import { countNodeStates, type NodeStateCount } from './ops/push.js';
 import { applyWrites, type OrgState, type OrgWrite } from './org-state.js';
+import type { MemberPlaces } from './group-store.js';
 import { allWrites, persistWrites } from './org-store.js';
 import type { OrgEffect } from './outcome.js';
 import { renameWrites } from './renames.js';
@@ -49,7 +50,13 @@ export interface OrgHandle {
   stop(): Promise<void>;
 }
 
-export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobState[], ports: OrgPorts): OrgHandle {
+export function spawnOrg(
+  parent: Ref<unknown>,
+  initial: OrgState,
+  inFlight: JobState[],
+  places: MemberPlaces,
+  ports: OrgPorts,
+): OrgHandle {
   const name = initial.org.name;
   // The runtime reaches the actor through this; it runs only once the actor below exists.
   const push = new PushRuntime(name, initial.push, ports.push, () => self);
@@ -57,7 +64,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
   const log = ports.push.log.child({ org: name });
 
   const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
-    await persistWrites(ports.store, name, writes);
+    await persistWrites(ports.store, name, writes, { places, before: state.groups });
     applyWrites(state, writes);
     publishPrincipals(ports.principals, name, writes);
     const org = writes.find((w) => w.coll === 'org');
@@ -68,7 +75,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
 
   // The state object lives as long as the actor: the batcher applies plain writes to it between turns.
   const batcher = new WriteBatcher(initial, {
-    store: (writes) => persistWrites(ports.store, name, writes),
+    store: (writes, before) => persistWrites(ports.store, name, writes, { places, before }),
     stored: (writes) => publishPrincipals(ports.principals, name, writes),
   });
 
@@ -178,7 +185,7 @@ export function spawnOrg(parent: Ref<unknown>, initial: OrgState, inFlight: JobS
       case 'write_back':
         try {
           await batcher.drain();
-          await persistWrites(ports.store, name, allWrites(state));
+          await persistWrites(ports.store, name, allWrites(state), { places, before: new Map() });
           await push.writeBack();
           dispatch(msg.replyTo, true);
         } catch (e) {

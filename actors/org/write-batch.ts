@@ -4,8 +4,8 @@
 // creations costs a few store round trips instead of one each. If a batch cannot be stored, it and everything
 // gathered after it (decided on top of it) are undone, newest first, and answered 503.
 // A batch holds each document once, as last written, and the next batch waits as long as the last one took to
-// store: the clients group lists every client, so in a large organization each batch rewrites a document the size
-// of the fleet, and registrations must gather many to a batch rather than each pay for it.
+// store, so a burst gathers into fewer, larger batches.
+import type { GroupDoc } from '../shared/documents.js';
 import type { OrgState, OrgWrite } from './org-state.js';
 import { applyWrites } from './org-state.js';
 
@@ -18,7 +18,8 @@ interface Batch {
 }
 
 export interface WriteBatchPorts {
-  store(writes: readonly OrgWrite[]): Promise<void>;
+  /** Stores `writes`; `before` holds each group they write as it was stored (a group not in it was not stored). */
+  store(writes: readonly OrgWrite[], before: ReadonlyMap<string, GroupDoc>): Promise<void>;
   /** The batch is stored: tell whoever mirrors the state (the principal directory). */
   stored(writes: readonly OrgWrite[]): void;
 }
@@ -67,7 +68,7 @@ export class WriteBatcher {
       this.gathering = null;
       const started = performance.now();
       try {
-        await this.ports.store(lastOfEach(batch.writes));
+        await this.ports.store(lastOfEach(batch.writes), groupsBefore(batch));
         rest = performance.now() - started;
       } catch (e) {
         const failed = this.gathering === null ? [batch] : [batch, this.gathering];
@@ -81,6 +82,18 @@ export class WriteBatcher {
     }
     this.storing = null;
   }
+}
+
+/** Each group the batch writes, as it was before the batch (absent: it did not exist). */
+function groupsBefore(batch: Batch): Map<string, GroupDoc> {
+  const seen = new Set<string>();
+  const before = new Map<string, GroupDoc>();
+  batch.undo.forEach((u) => {
+    if (u.coll !== 'groups' || seen.has(u.id)) return;
+    seen.add(u.id);
+    if (u.doc !== null) before.set(u.id, u.doc);
+  });
+  return before;
 }
 
 /** Each document once, where it was last written. */

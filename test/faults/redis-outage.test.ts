@@ -130,5 +130,10 @@ t.test('a Redis that comes back empty gets everything the server holds', async (
   s = await s.restart();
   t.equal((await s.admin.request('GET', `${NODES}/kept-1`)).status, 200, 'the node is back after a restart');
   t.equal((await s.admin.request('GET', '/organizations/default/clients/kept-client')).status, 200, 'the client too');
+  t.match(
+    (await s.pivotal.request('GET', '/organizations/default/groups/clients')).body,
+    { clients: ['kept-client'] },
+    'and the groups that list it',
+  );
   t.equal((await s.pivotal.request('GET', '/users/admin')).status, 200, 'and the accounts');
 });

@@ -172,5 +172,22 @@ eachStore(t, async (t, s) => {
     t.match((await s3.pivotal.request('GET', `${ACME}/groups/oncall`)).body, { users: ['ruth'], clients: [] });
     expectStatus(t, await s3.pivotal.request('GET', '/organizations/default/clients/after-restart'), 200);
     t.same(s3.running.setupFiles, []);
+
+    // Members leave from the middle, join at the end, and a list is put back in a new order: each survives.
+    const clientsGroup = async (srv: TestServer) => (await read(srv.pivotal, `${ACME}/groups/clients`)).clients;
+    const listed = (await clientsGroup(s3)) as string[];
+    t.same(listed.slice(-3), ['db1', 'app1', 'app2'], 'the clients group lists clients as they came');
+    expectStatus(t, await s3.pivotal.request('DELETE', `${ACME}/clients/app1`), 200);
+    await createClient(t, s3, 'acme', 'app3', 5);
+    expectStatus(
+      t,
+      await s3.pivotal.request('PUT', `${ACME}/groups/oncall`, {
+        actors: { users: ['ruth'], clients: ['app3', 'db1'] },
+      }),
+      200,
+    );
+    const s4 = await s3.restart();
+    t.same(await clientsGroup(s4), [...listed.filter((c) => c !== 'app1'), 'app3']);
+    t.match((await s4.pivotal.request('GET', `${ACME}/groups/oncall`)).body, { clients: ['app3', 'db1'] });
   });
 });
