@@ -2,6 +2,7 @@
 // (`c:NAME` for a client, `u:` a user, `g:` a group) holding the member's place in its list. The clients group of
 // a large organization lists every client: stored as one document, registering a client rewrote the whole fleet's
 // names, so registering N clients wrote O(N²) bytes. As fields, it writes one.
+import { isAppend } from '../../src/auth/acl.js';
 import type { CollectionName, StoreOp } from '../../src/store/store.js';
 import type { GroupDoc } from '../shared/documents.js';
 
@@ -40,6 +41,7 @@ export function groupOps(
   before: GroupDoc | undefined,
   after: GroupDoc | null,
   places: MemberPlaces,
+  appendedClients?: readonly string[],
 ): StoreOp[] {
   if (after === null)
     return [
@@ -50,6 +52,11 @@ export function groupOps(
   const ops: StoreOp[] = [{ collection, id, doc }];
   // Not stored before: whatever fields an earlier group of that name left are dropped with it.
   if (before === undefined) ops.push({ collection, id, removeFields: true });
+  if (appendedClients && before && isAppend(before, after, appendedClients)) {
+    const first = places.take(id, appendedClients.length);
+    const joined = appendedClients.map((name, i): Member => [`c:${name}`, first + i]);
+    return joined.length > 0 ? [...ops, { collection, id, fields: joined }] : ops;
+  }
   const fields: Member[] = [];
   for (const [kind, prefix] of KINDS) {
     for (const [name, place] of listOps(before?.[kind] ?? [], after[kind], id, places)) {

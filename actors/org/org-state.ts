@@ -33,8 +33,23 @@ export type OrgState = {
 
 /** One document to write (`doc`) or remove (`doc: null`). `org` is the organization document itself. */
 export type OrgWrite =
-  | { [K in OrgCollection]: { coll: K; id: string; doc: OrgCollections[K] | null } }[OrgCollection]
+  | { [K in Exclude<OrgCollection, 'groups'>]: { coll: K; id: string; doc: OrgCollections[K] | null } }[Exclude<
+      OrgCollection,
+      'groups'
+    >]
+  | GroupWrite
   | { coll: 'org'; id: string; doc: OrgDoc | null };
+
+export interface GroupWrite {
+  coll: 'groups';
+  id: string;
+  doc: GroupDoc | null;
+  /**
+   * Set when `doc` is the group as it was with these clients added at the end of its clients, and nothing else
+   * changed: the clients group lists the whole fleet, and comparing it on each registration cost the fleet's size.
+   */
+  appendedClients?: readonly string[];
+}
 
 export function emptyOrgState(org: OrgDoc): OrgState {
   return {
@@ -63,7 +78,8 @@ export function applyWrites(state: OrgState, writes: readonly OrgWrite[]): void 
       else state.org = w.doc;
       continue;
     }
-    if (w.coll === 'groups') state.groupIndex.update(w.id, state.groups.get(w.id), w.doc ?? undefined);
+    if (w.coll === 'groups')
+      state.groupIndex.update(w.id, state.groups.get(w.id), w.doc ?? undefined, w.appendedClients);
     const target = state[w.coll] as Map<string, unknown>;
     if (w.doc === null) target.delete(w.id);
     else target.set(w.id, w.doc);

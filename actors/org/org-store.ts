@@ -120,7 +120,7 @@ export async function persistWrites(
     const collection = w.coll === 'org' ? ORGS : orgCollection(orgName, w.coll);
     if (w.coll === 'groups') {
       const before = current.has(w.id) ? current.get(w.id) : groups.before.get(w.id);
-      ops.push(...groupOps(collection, w.id, before, w.doc, groups.places));
+      ops.push(...groupOps(collection, w.id, before, w.doc, groups.places, w.appendedClients));
       current.set(w.id, w.doc ?? undefined);
     } else ops.push(w.doc === null ? { collection, id: w.id, remove: true } : { collection, id: w.id, doc: w.doc });
   }

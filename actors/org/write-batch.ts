@@ -96,11 +96,30 @@ function groupsBefore(batch: Batch): Map<string, GroupDoc> {
   return before;
 }
 
-/** Each document once, where it was last written. */
+/**
+ * Each document once, where it was last written. A group whose every write in the batch only added clients
+ * keeps that hint, with the clients of all of them.
+ */
 function lastOfEach(writes: readonly OrgWrite[]): readonly OrgWrite[] {
   const last = new Map<string, number>();
-  writes.forEach((w, i) => last.set(`${w.coll}\u0000${w.id}`, i));
-  return last.size === writes.length ? writes : writes.filter((w, i) => last.get(`${w.coll}\u0000${w.id}`) === i);
+  const appended = new Map<string, string[] | null>();
+  writes.forEach((w, i) => {
+    last.set(`${w.coll}\u0000${w.id}`, i);
+    if (w.coll !== 'groups') return;
+    const sofar = appended.has(w.id) ? appended.get(w.id) : [];
+    if (sofar && w.appendedClients) {
+      sofar.push(...w.appendedClients);
+      appended.set(w.id, sofar);
+    } else appended.set(w.id, null);
+  });
+  if (last.size === writes.length) return writes;
+  return writes.flatMap((w, i): OrgWrite[] => {
+    if (last.get(`${w.coll}\u0000${w.id}`) !== i) return [];
+    if (w.coll !== 'groups') return [w];
+    const { appendedClients: _, ...plain } = w;
+    const clients = appended.get(w.id);
+    return [clients ? { ...plain, appendedClients: clients } : plain];
+  });
 }
 
 function previous(state: OrgState, w: OrgWrite): OrgWrite {

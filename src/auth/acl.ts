@@ -47,10 +47,16 @@ export function emptyAcl(): Acl {
 export class GroupIndex {
   private readonly direct = new Map<string, Set<string>>();
 
-  /** The group `name` changed from `before` to `after` (either absent when it was created or removed). */
-  update(name: string, before: Group | undefined, after: Group | undefined): void {
+  /**
+   * The group `name` changed from `before` to `after` (either absent when it was created or removed). When the
+   * change is known to be `appendedClients` added to its clients, the lists are not compared.
+   */
+  update(name: string, before: Group | undefined, after: Group | undefined, appendedClients?: readonly string[]): void {
     for (const kind of ['users', 'clients'] as const) {
-      const { added, removed } = listChanges(before?.[kind] ?? [], after?.[kind] ?? []);
+      const { added, removed } =
+        appendedClients && before && after && isAppend(before, after, appendedClients)
+          ? { added: kind === 'clients' ? appendedClients : [], removed: [] }
+          : listChanges(before?.[kind] ?? [], after?.[kind] ?? []);
       for (const member of removed) {
         const key = memberKey(kind, member);
         const groups = this.direct.get(key);
@@ -76,6 +82,21 @@ const NONE: ReadonlySet<string> = new Set();
 
 function memberKey(kind: 'users' | 'clients', name: string): string {
   return `${kind === 'users' ? 'u' : 'c'}\u0000${name}`;
+}
+
+/**
+ * Is `after` plausibly `before` with `appended` added to its clients? Checked in constant time (the lengths, the
+ * ends, the other lists unchanged), a guard against a wrong hint rather than a proof.
+ */
+export function isAppend(before: Group, after: Group, appended: readonly string[]): boolean {
+  const n = before.clients.length;
+  return (
+    after.users === before.users &&
+    after.groups === before.groups &&
+    after.clients.length === n + appended.length &&
+    (n === 0 || after.clients[n - 1] === before.clients[n - 1]) &&
+    appended.every((name, i) => after.clients[n + i] === name)
+  );
 }
 
 /**

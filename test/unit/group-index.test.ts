@@ -35,6 +35,19 @@ t.test('a client appended to the clients group is found there, and gone once del
   t.same([...index.directGroups({ kind: 'client', name: 'a' })], [], 'a removed group lists nobody');
 });
 
+t.test('a registration that says which clients it added is not compared, and a wrong hint is', async (t) => {
+  const index = new GroupIndex();
+  const g0 = group('clients', ['a', 'b']);
+  index.update('clients', undefined, g0);
+  const g1 = { ...g0, clients: [...g0.clients, 'c'] };
+  index.update('clients', g0, g1, ['c']);
+  t.same([...index.directGroups({ kind: 'client', name: 'c' })], ['clients']);
+  const g2 = { ...g1, clients: ['a', 'd'] };
+  index.update('clients', g1, g2, ['d']);
+  t.same([...index.directGroups({ kind: 'client', name: 'b' })], [], 'b left, though the hint says only d joined');
+  t.same([...index.directGroups({ kind: 'client', name: 'd' })], ['clients']);
+});
+
 t.test('a name listed twice stays a member while either entry does', async (t) => {
   const index = new GroupIndex();
   const g0 = group('ops', ['x', 'y', 'x']);

@@ -3,17 +3,23 @@
 import t from 'tap';
 import { emptyOrgState, type OrgState, type OrgWrite } from '../../actors/org/org-state.js';
 import { batchable, WriteBatcher } from '../../actors/org/write-batch.js';
-import type { OrgDoc } from '../../actors/shared/documents.js';
+import type { GroupDoc, OrgDoc } from '../../actors/shared/documents.js';
 
 const ORG = { name: 'acme', full_name: 'Acme', guid: 'g', acl: {}, created_at: 0 } as unknown as OrgDoc;
 const node = (name: string, role = 'web'): OrgWrite => ({ coll: 'nodes', id: name, doc: { name, body: { role } } });
 
 /** A store whose writes wait until the test lets them through, or refuses them. */
 function gate() {
-  const calls: Array<{ writes: readonly OrgWrite[]; pass(): void; refuse(e: Error): void }> = [];
+  const calls: Array<{
+    writes: readonly OrgWrite[];
+    before: ReadonlyMap<string, GroupDoc>;
+    pass(): void;
+    refuse(e: Error): void;
+  }> = [];
   const stored: string[][] = [];
   const ports = {
-    store: (writes: readonly OrgWrite[]) => new Promise<void>((pass, refuse) => calls.push({ writes, pass, refuse })),
+    store: (writes: readonly OrgWrite[], before: ReadonlyMap<string, GroupDoc>) =>
+      new Promise<void>((pass, refuse) => calls.push({ writes, before, pass, refuse })),
     stored: (writes: readonly OrgWrite[]) => stored.push(writes.map((w) => w.id)),
   };
   return { calls, stored, ports };
@@ -112,6 +118,46 @@ t.test('a document written twice in a batch is stored once, as last written', as
   calls[1]?.pass();
   await batcher.drain();
   t.same(state.nodes.get('b'), { name: 'b', body: { role: 'db' } });
+});
+
+t.test('registrations gathered in a batch store the clients group once, with every client they added', async (t) => {
+  const state = emptyOrgState(ORG);
+  const acl = { users: [], clients: [], groups: [] };
+  const g0: GroupDoc = {
+    name: 'clients',
+    users: [],
+    clients: ['old'],
+    groups: [],
+    acl: { create: acl, read: acl, update: acl, delete: acl, grant: acl },
+  };
+  state.groups.set('clients', g0);
+  const { calls, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  const register = (name: string, hint = true): OrgWrite => {
+    const g = state.groups.get('clients') as GroupDoc;
+    const doc = { ...g, clients: [...g.clients, name] };
+    return hint
+      ? { coll: 'groups', id: 'clients', doc, appendedClients: [name] }
+      : { coll: 'groups', id: 'clients', doc };
+  };
+  batcher.add([node('first')], () => undefined);
+  for (const name of ['a', 'b', 'c']) batcher.add([register(name)], () => undefined);
+  calls[0]?.pass();
+  await nthCall(calls, 2);
+  t.match(calls[1]?.writes, [
+    { id: 'clients', doc: { clients: ['old', 'a', 'b', 'c'] }, appendedClients: ['a', 'b', 'c'] },
+  ]);
+  t.same(calls[1]?.before.get('clients'), g0, 'stored as it was before the batch');
+  batcher.add([register('d')], () => undefined);
+  batcher.add([register('e', false)], () => undefined);
+  calls[1]?.pass();
+  await nthCall(calls, 3);
+  t.notOk(
+    calls[2]?.writes.some((w) => w.coll === 'groups' && w.appendedClients),
+    'a write in the batch without the hint drops it for the group',
+  );
+  calls[2]?.pass();
+  await batcher.drain();
 });
 
 t.test('after a slow write the next batch rests as long, gathering what comes meanwhile', async (t) => {

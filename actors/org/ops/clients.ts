@@ -141,6 +141,7 @@ function createClient(state: OrgState, ctx: RequestContext, input: ClientInput, 
       coll: 'groups',
       id: 'clients',
       doc: { ...clientsGroup, clients: [...clientsGroup.clients, doc.name] },
+      appendedClients: [doc.name],
     });
   const uri = `${base}/${doc.name}`;
   return { reply: ok(createdWithKey(uri, publicKey, input.generated, ctx.apiVersion, true), 201, uri), writes };
