@@ -318,9 +318,20 @@ async function waitAvailable(
   fleet: Fleet,
 ): Promise<void> {
   const path = `/organizations/${encodeURIComponent(org)}/pushy/node_states`;
+  // The list is as long as the fleet: a large one is asked for less often, and a server too busy to answer one
+  // in time (its heartbeats come first) is asked again.
+  const pollMs = Math.max(READY_POLL_MS, names.size / 20);
+  let ready = 0;
   for (;;) {
-    const states = await call(api, 'GET', path, nodeStateListSchema);
-    let ready = 0;
+    let states;
+    try {
+      states = await call(api, 'GET', path, nodeStateListSchema);
+    } catch (e) {
+      if (!(e instanceof Error && e.name === 'TimeoutError') || stop.over) throw e;
+      progress.set(`available ${ready}/${names.size} at the last answer; the node list took over 30 s, asking again`);
+      continue;
+    }
+    ready = 0;
     for (const s of states) if (names.has(s.node_name) && s.status === 'up' && s.availability === 'available') ready++;
     const t = fleet.totals;
     const skipped = t.drops.send_skipped ?? 0;
@@ -331,7 +342,7 @@ async function waitAvailable(
     // and a job started then would see the node restart during its vote.
     if (ready === names.size && t.nodesHeard >= names.size) return;
     if (stop.over) throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available`);
-    await Promise.race([sleep(READY_POLL_MS), fleet.failure$]);
+    await Promise.race([sleep(pollMs), fleet.failure$]);
   }
 }
 
