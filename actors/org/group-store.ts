@@ -52,16 +52,15 @@ export function groupOps(
   const ops: StoreOp[] = [{ collection, id, doc }];
   // Not stored before: whatever fields an earlier group of that name left are dropped with it.
   if (before === undefined) ops.push({ collection, id, removeFields: true });
-  if (appendedClients && before && isAppend(before, after, appendedClients)) {
-    const first = places.take(id, appendedClients.length);
-    const joined = appendedClients.map((name, i): Member => [`c:${name}`, first + i]);
-    return joined.length > 0 ? [...ops, { collection, id, fields: joined }] : ops;
-  }
+  // A hint that fits spares comparing a list the size of the fleet; the other lists are unchanged.
+  const appended = appendedClients && before && isAppend(before, after, appendedClients) ? appendedClients : null;
   const fields: Member[] = [];
   for (const [kind, prefix] of KINDS) {
-    for (const [name, place] of listOps(before?.[kind] ?? [], after[kind], id, places)) {
-      fields.push([prefix + name, place]);
-    }
+    const members =
+      kind === 'clients' && appended
+        ? fresh(appended, id, places)
+        : listOps(before?.[kind] ?? [], after[kind], id, places);
+    for (const [name, place] of members) fields.push([prefix + name, place]);
   }
   if (fields.length > 0) ops.push({ collection, id, fields });
   return ops;
@@ -76,18 +75,20 @@ function listOps(before: readonly string[], after: readonly string[], id: string
   let same = 0;
   const shorter = Math.min(before.length, after.length);
   while (same < shorter && before[same] === after[same]) same += 1;
-  const fresh = (names: readonly string[]): Member[] => {
-    const first = places.take(id, names.length);
-    return names.map((name, i) => [name, first + i]);
-  };
-  if (same === before.length) return fresh(after.slice(same));
+  if (same === before.length) return fresh(after.slice(same), id, places);
   const was = new Set(before);
   const is = new Set(after);
   const gone: Member[] = before.filter((n) => !is.has(n)).map((n) => [n, null]);
   const keptBefore = before.filter((n) => is.has(n));
   const inOrder =
     keptBefore.every((n, i) => after[i] === n) && after.slice(keptBefore.length).every((n) => !was.has(n));
-  return [...gone, ...fresh(inOrder ? after.slice(keptBefore.length) : after)];
+  return [...gone, ...fresh(inOrder ? after.slice(keptBefore.length) : after, id, places)];
+}
+
+/** `names` at fresh places of group `id`, in order. */
+function fresh(names: readonly string[], id: string, places: MemberPlaces): Member[] {
+  const first = places.take(id, names.length);
+  return names.map((name, i) => [name, first + i]);
 }
 
 /**
