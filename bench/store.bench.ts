@@ -1,4 +1,5 @@
-// Store write costs: one document put (p50/p99 µs) and a putMany of 1,000 documents, for both stores.
+// Store write costs: one document put (p50/p99 µs), a putMany of 1,000 documents, and 10,000 puts of distinct
+// documents 64 at a time (as a fleet registering writes clients, nodes and session keys), for both stores.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,26 @@ async function benchPutMany(store: Store): Promise<number[]> {
   return costs.sort((a, b) => a - b);
 }
 
+const CONCURRENT_PUTS = 10_000;
+const IN_FLIGHT = 64;
+
+/** Documents a second, and each put's time from call to settle (µs, sorted). */
+async function benchConcurrentPuts(store: Store): Promise<{ perSecond: number; costs: number[] }> {
+  const costs: number[] = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const lane = async () => {
+    for (let i = next++; i < CONCURRENT_PUTS; i = next++) {
+      const start = process.hrtime.bigint();
+      await store.put('bench/fleet', `node-${i}`, nodeState(i));
+      costs.push(microseconds(start));
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  const seconds = microseconds(started) / 1e6;
+  return { perSecond: CONCURRENT_PUTS / seconds, costs: costs.sort((a, b) => a - b) };
+}
+
 async function report(kind: string, store: Store): Promise<void> {
   const puts = await benchPut(store);
   console.log(
@@ -68,6 +89,10 @@ async function report(kind: string, store: Store): Promise<void> {
   const p50 = (percentile(batches, 50) / 1000).toFixed(1);
   const p99 = (percentile(batches, 99) / 1000).toFixed(1);
   console.log(`| ${kind} | putMany of ${BATCH_SIZE} documents | ${batches.length} | ${p50} ms | ${p99} ms |`);
+  const fleet = await benchConcurrentPuts(store);
+  console.log(
+    `| ${kind} | ${CONCURRENT_PUTS} puts, ${IN_FLIGHT} in flight: ${fleet.perSecond.toFixed(0)} a second | ${fleet.costs.length} | ${percentile(fleet.costs, 50).toFixed(0)} µs | ${percentile(fleet.costs, 99).toFixed(0)} µs |`,
+  );
 }
 
 console.log('| store | operation | samples | p50 | p99 |');

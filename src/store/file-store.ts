@@ -1,56 +1,51 @@
 // FileStore: the persistence port over plain files, one JSON file per document and one appended file per
 // field map, for servers without Redis.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import {
-  access,
-  constants,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  unlink,
-  type FileHandle,
-} from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
-import { checkCollection, encodeDoc } from './keys.js';
+import { access, constants, mkdir, readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { fieldsLine, parseFieldLines, type FileOp } from './file-ops.js';
+import { FileThread } from './file-thread.js';
+import { checkCollection, encodeDoc } from './keys.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
+import { readLogs, WriteLog } from './write-log.js';
 
 /** Longest file name most file systems accept, in bytes. */
 const NAME_MAX = 255;
-/** Open files at once; keeps a 10,000-document load or putMany under the usual descriptor limit. */
+/** Makes logged changes to the files, in log order: one thread for every store of the process. */
+const writer = new FileThread();
+/** A checkpoint's syncs, apart from the writes so that these never wait behind them. */
+const syncer = new FileThread();
+/** Files read at once; keeps a 10,000-document load under the usual descriptor limit. */
 const IO_SLOTS = 64;
 
 /**
  * Layout: `<root>/<collection path>/<encodeURIComponent(id)>.json`. Temporary files are named
  * `~<random>.tmp`: never `.json`, so load skips them, and `~` never starts a collection folder. A field map
  * is `<encodeURIComponent(id)>.fields`: one line per putFields call, a JSON array of `[field, value]` pairs,
- * appended and synced, so a call costs its own fields; a line cut short by a crash was never acknowledged and
- * is skipped when read.
+ * appended, so a call costs its own fields; a line cut short by a crash was never acknowledged and is skipped
+ * when read.
+ *
+ * Every change is first a line of the write log in `<root>/~journal` (see write-log.ts): once that line is
+ * synced the change counts as made, and a thread of the store's own (file-thread.ts) makes it to the files, in log
+ * order, without a sync of their own. About once a second a checkpoint syncs, on a second thread, the files and
+ * folders the log's changes touched, and deletes the log; a crash before that is made good by the next open,
+ * which makes the logged changes again before anything is read or written.
  */
 export class FileStore implements Store {
   readonly kind = 'file' as const;
   readonly #io = new Limiter(IO_SLOTS);
-  /** Last queued write per document file: writes to one file run in call order, so the last put wins. */
-  readonly #tails = new Map<string, Promise<void>>();
-  /**
-   * Lines appended to each field map since this store opened it or last compacted it. The first append checks
-   * the file's tail; every COMPACT_LINES lines the file is rewritten as one line, so a map written forever (node
-   * states) stays the size of what it holds.
-   */
-  readonly #appended = new Map<string, number>();
-  /** Settles when every drop asked for so far is done; writes queued later wait for it. */
-  #barrier: Promise<void> = Promise.resolve();
 
-  /** Journals left by a crash are replayed before anything else is read or written. */
-  readonly #ready: Promise<void>;
-  #journals = 0;
+  /** The write log, once what a crash left in it has been made again. */
+  readonly #ready: Promise<WriteLog>;
+  /** What the changes of each log file touched, until a checkpoint has synced it. */
+  readonly #unsynced = new Map<number, Touched>();
+  #checkpointTimer: NodeJS.Timeout | undefined;
+  #checkpointing: Promise<void> | undefined;
 
   constructor(readonly root: string) {
-    this.#ready = this.#replayJournals();
+    this.#ready = this.#recover();
     this.#ready.catch(() => undefined); // reported by the first operation that waits for it
   }
 
@@ -96,105 +91,55 @@ export class FileStore implements Store {
     return isHashed(path) ? unwrap(found.doc, path).doc : found.doc;
   }
 
-  /** Writes `<collection>/<id>.json` through a temporary file, fsync and rename. */
-  async put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
-    await this.#ready;
-    const path = this.#path(collection, id);
-    const json = fileContent(path, id, encodeDoc(doc));
-    return this.#enqueue(path, () => writeAtomically(path, json));
+  /** Writes `<collection>/<id>.json` through a temporary file and a rename. */
+  put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
+    return this.apply([{ collection, id, doc }]);
   }
 
-  /** One atomic file write per document, at most IO_SLOTS at a time. */
-  async putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
-    await this.#ready;
-    const files = docs.map(([id, doc]) => {
-      const path = this.#path(collection, id);
-      return { path, json: fileContent(path, id, encodeDoc(doc)) };
-    });
-    await Promise.all(files.map(({ path, json }) => this.#enqueue(path, () => writeAtomically(path, json))));
+  putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
+    return this.apply(docs.map(([id, doc]) => ({ collection, id, doc })));
   }
 
-  /**
-   * Writes a journal of every op first (synced and renamed into place: that is the commit point), then each
-   * document, then deletes the journal. A crash after the commit point is finished by the next open.
-   */
+  /** One log line for every op (the commit point), then each document and field map. */
   async apply(ops: readonly StoreOp[]): Promise<void> {
-    await this.#ready;
-    const entries = ops.flatMap((op): JournalEntry[] => {
-      checkCollection(op.collection);
-      if ('fields' in op)
-        return op.fields.length === 0 ? [] : [{ fields: [op.collection, op.id, fieldsLine(op.fields)] }];
-      if ('removeFields' in op) return [{ removeFields: [op.collection, op.id] }];
-      return 'remove' in op ? [[op.collection, op.id, null]] : [[op.collection, op.id, encodeDoc(op.doc)]];
-    });
-    if (entries.length === 0) return;
-    const journal = join(
-      this.root,
-      JOURNAL_DIR,
-      `${String(Date.now()).padStart(15, '0')}-${String(++this.#journals).padStart(9, '0')}.json`,
+    return this.#commit(
+      ops.flatMap((op): Change[] => {
+        checkCollection(op.collection);
+        const at = [op.collection, op.id] as const;
+        if ('fields' in op) return op.fields.length === 0 ? [] : [{ fields: at, line: fieldsLine(op.fields) }];
+        if ('removeFields' in op) return [{ removeFields: at }];
+        return 'remove' in op ? [{ remove: at }] : [{ put: at, json: encodeDoc(op.doc) }];
+      }),
     );
-    await this.#io.run(() => writeAtomically(journal, JSON.stringify(entries)));
-    await this.#replay(entries);
-    await unlink(journal);
   }
 
-  /** Appends one line to `<collection>/<id>.fields` and syncs it. */
-  async putFields(
-    collection: CollectionName,
-    id: string,
-    fields: ReadonlyArray<readonly [string, unknown]>,
-  ): Promise<void> {
-    if (fields.length === 0) return;
-    await this.#ready;
-    return this.#appendFields(this.#path(collection, id, FIELDS), fieldsLine(fields));
-  }
-
-  /** Queues one line's append to a field map, and a compaction every COMPACT_LINES lines. */
-  #appendFields(path: string, fieldsText: string): Promise<void> {
-    const line = `${fieldsText}\n`;
-    const lines = this.#appended.get(path);
-    this.#appended.set(path, ((lines ?? 0) + 1) % COMPACT_LINES);
-    const appended = this.#enqueue(path, () => appendSynced(path, line, lines === undefined));
-    if (lines === COMPACT_LINES - 1) {
-      // Queued behind the append, so it holds it; nobody waits for it, and a failure only leaves the file long.
-      void this.#enqueue(path, async () => {
-        await writeAtomically(path, `${fieldsLine([...(await readFields(path))])}\n`);
-      }).catch(() => undefined);
-    }
-    return appended;
+  /** Appends one line to `<collection>/<id>.fields`. */
+  putFields(collection: CollectionName, id: string, fields: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
+    return this.apply([{ collection, id, fields }]);
   }
 
   /** Reads `<collection>/<id>.fields`, later lines winning; a missing file is an empty map. */
   async getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>> {
     await this.#ready;
     const path = this.#path(collection, id, FIELDS);
-    await this.#tails.get(path);
+    await writer.run([]).catch(() => undefined); // the changes made so far are in the file
     return this.#io.run(() => readFields(path));
   }
 
   /** Deletes `<collection>/<id>.fields` after any append to it queued before. */
-  async removeFields(collection: CollectionName, id: string): Promise<void> {
-    await this.#ready;
-    const path = this.#path(collection, id, FIELDS);
-    return this.#enqueue(path, () => unlink(path).catch(ignoreCode('ENOENT')));
+  removeFields(collection: CollectionName, id: string): Promise<void> {
+    return this.apply([{ collection, id, removeFields: true }]);
   }
 
   /** Deletes `<collection>/<id>.json` after any write to it queued before. */
-  async remove(collection: CollectionName, id: string): Promise<void> {
-    await this.#ready;
-    const path = this.#path(collection, id);
-    return this.#enqueue(path, () => unlink(path).catch(ignoreCode('ENOENT')));
+  remove(collection: CollectionName, id: string): Promise<void> {
+    return this.apply([{ collection, id, remove: true }]);
   }
 
   /** Deletes the collection's folder tree once the writes queued into it have landed. */
   async drop(collection: CollectionName): Promise<void> {
-    await this.#ready;
     checkCollection(collection);
-    const dir = join(this.root, collection);
-    const inside = [...this.#tails].filter(([path]) => path.startsWith(dir + sep)).map(([, tail]) => tail);
-    const done = Promise.all([this.#barrier, ...inside]).then(() => rm(dir, { recursive: true, force: true }));
-    this.#barrier = done.catch(() => undefined);
-    return done;
+    return this.#commit([{ drop: collection }]);
   }
 
   /** Files are not lost behind the server's back. */
@@ -212,52 +157,134 @@ export class FileStore implements Store {
     }
   }
 
-  /** Waits for every queued write and drop. */
+  /** Waits for every queued write and drop, then syncs them and empties the log. */
   async close(): Promise<void> {
-    await Promise.all([...this.#tails.values(), this.#barrier]);
+    await this.#ready.catch(() => undefined);
+    await this.#checkpointing;
+    await writer.run([]).catch(() => undefined);
+    if (this.#unsynced.size > 0) await this.#checkpoint();
+    clearTimeout(this.#checkpointTimer);
+    this.#checkpointTimer = undefined;
+  }
+
+  /** Logs `changes`, then makes them to the files. */
+  async #commit(changes: readonly Change[]): Promise<void> {
+    const log = await this.#ready;
+    if (changes.length === 0) return;
+    let made: Promise<void> = Promise.resolve();
+    await log.append(logLine(changes), (n) => {
+      let touched = this.#unsynced.get(n);
+      if (touched === undefined) this.#unsynced.set(n, (touched = { files: new Set(), folders: new Set(), made: [] }));
+      made = this.#make(changes, touched);
+      touched.made.push(made.catch(() => undefined));
+    });
+    this.#scheduleCheckpoint(log);
+    await made;
   }
 
   /**
-   * Performs a journal's entries, each document atomically, in order. A journal replayed after a crash may append
-   * a field map line a second time: the same fields with the same values, which changes nothing.
+   * Hands logged changes to the writing thread, each document written atomically and unsynced; notes in `touched`
+   * what a checkpoint must sync. A change made a second time (the log replayed after a crash) leaves the files as
+   * the first time: later changes are made again after it.
    */
-  async #replay(entries: readonly JournalEntry[]): Promise<void> {
-    await Promise.all(
-      entries.map((entry) => {
-        if ('fields' in entry) {
-          const [collection, id, line] = entry.fields;
-          return this.#appendFields(this.#path(collection, id, FIELDS), line);
-        }
-        if ('removeFields' in entry) {
-          const [collection, id] = entry.removeFields;
-          const path = this.#path(collection, id, FIELDS);
-          return this.#enqueue(path, () => unlink(path).catch(ignoreCode('ENOENT')));
-        }
-        const [collection, id, json] = entry;
-        const path = this.#path(collection, id);
-        return this.#enqueue(path, () =>
-          json === null ? unlink(path).catch(ignoreCode('ENOENT')) : writeAtomically(path, fileContent(path, id, json)),
-        );
-      }),
-    );
+  #make(changes: readonly Change[], touched: Touched): Promise<void> {
+    const ops = changes.map((change): FileOp => {
+      if ('drop' in change) {
+        const dir = join(this.root, change.drop);
+        touched.folders.add(dirname(dir));
+        return { op: 'drop', path: dir };
+      }
+      const path = this.#pathOf(change);
+      touched.folders.add(dirname(path));
+      if ('remove' in change || 'removeFields' in change) return { op: 'remove', path };
+      touched.files.add(path);
+      if ('fields' in change) return { op: 'append', path, line: `${change.line}\n`, compactEvery: COMPACT_LINES };
+      return { op: 'replace', path, content: fileContent(path, change.put[1], change.json) };
+    });
+    return writer.run(ops);
   }
 
-  /** Finishes the journals a crash left, oldest first. */
-  async #replayJournals(): Promise<void> {
+  /** A checkpoint a second after the first unsynced change, or at once when the log has grown large. */
+  #scheduleCheckpoint(log: WriteLog): void {
+    if (this.#checkpointing !== undefined) return;
+    const now = log.size >= CHECKPOINT_BYTES;
+    if (this.#checkpointTimer !== undefined && !now) return;
+    clearTimeout(this.#checkpointTimer);
+    this.#checkpointTimer = setTimeout(
+      () => {
+        this.#checkpointTimer = undefined;
+        void this.#checkpoint().catch(() => undefined);
+      },
+      now ? 0 : CHECKPOINT_MS,
+    );
+    this.#checkpointTimer.unref();
+  }
+
+  /**
+   * Closes the current log file, syncs every file and folder its changes (and those of any earlier log a failed
+   * checkpoint left) touched, then deletes those logs. Changes logged meanwhile go to the next log file.
+   */
+  #checkpoint(): Promise<void> {
+    const run = (async () => {
+      const log = await this.#ready;
+      // Nothing logged since the last rotation: only what a failed checkpoint left is due.
+      const closed = (await log.rotate()) ?? Math.max(0, ...this.#unsynced.keys());
+      const due = [...this.#unsynced].filter(([n]) => n <= closed);
+      if (due.length === 0) return;
+      await this.#sync(due.map(([, touched]) => touched));
+      await log.remove(closed);
+      for (const [n] of due) this.#unsynced.delete(n);
+    })();
+    this.#checkpointing = run.then(
+      () => undefined,
+      () => undefined, // the logs stay, and the next checkpoint takes them again
+    );
+    void this.#checkpointing.then(() => {
+      this.#checkpointing = undefined;
+      if (this.#unsynced.size > 0) void this.#ready.then((log) => this.#scheduleCheckpoint(log));
+    });
+    return run;
+  }
+
+  /** Waits for the changes to be made, then syncs the files, then the folders up to the root's parent. */
+  async #sync(touched: readonly Touched[]): Promise<void> {
+    await Promise.all(touched.flatMap((t) => t.made));
+    const top = dirname(this.root);
+    const folders = new Set<string>();
+    for (const t of touched) {
+      for (let f of t.folders) {
+        for (; !folders.has(f); f = dirname(f)) {
+          folders.add(f);
+          if (f === top || dirname(f) === f) break;
+        }
+      }
+    }
+    const files = new Set(touched.flatMap((t) => [...t.files]));
+    await syncer.run([...files, ...folders].map((path): FileOp => ({ op: 'sync', path })));
+  }
+
+  /** Makes again, in order, the changes of the logs a crash left, syncs them and deletes the logs. */
+  async #recover(): Promise<WriteLog> {
+    // What the writer knows of these files (which field maps it has checked for a torn line) may be out of date.
+    // Both threads start now, side by side, rather than each when first needed.
+    void writer.run([{ op: 'forget', path: this.root }]).catch(() => undefined);
+    void syncer.run([]).catch(() => undefined);
     const dir = join(this.root, JOURNAL_DIR);
-    let names: string[];
-    try {
-      names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
-    } catch (err) {
-      if (hasCode(err, 'ENOENT')) return;
-      throw err;
+    const { records, next } = await readLogs(dir, parseLogLine);
+    const log = new WriteLog(dir, next);
+    if (next > 1) {
+      const touched: Touched = { files: new Set(), folders: new Set(), made: [] };
+      touched.made.push(Promise.all(records.map((changes) => this.#make(changes, touched))));
+      await this.#sync([touched]);
+      await log.remove(next - 1);
     }
-    for (const name of names) {
-      const path = join(dir, name);
-      const entries = journalSchema.parse(JSON.parse(await readFile(path, 'utf8')));
-      await this.#replay(entries);
-      await unlink(path);
-    }
+    return log;
+  }
+
+  #pathOf(change: Exclude<Change, { drop: CollectionName }>): string {
+    if ('put' in change) return this.#path(...change.put);
+    if ('remove' in change) return this.#path(...change.remove);
+    return this.#path(...('fields' in change ? change.fields : change.removeFields), FIELDS);
   }
 
   #path(collection: CollectionName, id: string, extension = DOCUMENT): string {
@@ -270,41 +297,62 @@ export class FileStore implements Store {
         : plain;
     return join(this.root, collection, name);
   }
-
-  #enqueue(path: string, write: () => Promise<void>): Promise<void> {
-    const previous = this.#tails.get(path) ?? Promise.resolve();
-    const result = Promise.all([previous, this.#barrier]).then(() => this.#io.run(write));
-    const tail = result.catch(() => undefined);
-    this.#tails.set(path, tail);
-    void tail.then(() => {
-      if (this.#tails.get(path) === tail) this.#tails.delete(path);
-    });
-    return result;
-  }
 }
 
 const DOCUMENT = '.json';
-/** Journals of apply(): `~` never starts a collection folder. */
+/** The write log's folder: `~` never starts a collection folder. */
 const JOURNAL_DIR = '~journal';
-/**
- * [collection, id, the document as JSON, or null to remove it]; or a field map line to append to the map of
- * [collection, id]; or a field map to remove.
- */
-const journalEntrySchema = z.union([
-  z.tuple([z.string(), z.string(), z.string().nullable()]),
-  z.object({ fields: z.tuple([z.string(), z.string(), z.string()]) }),
-  z.object({ removeFields: z.tuple([z.string(), z.string()]) }),
-]);
-type JournalEntry = z.infer<typeof journalEntrySchema>;
-const journalSchema = z.array(journalEntrySchema);
+/** How long a logged change may wait for its files to be synced, and how large the log may grow before. */
+const CHECKPOINT_MS = 1000;
+const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+
+type At = readonly [CollectionName, string];
+/** One change as logged and made: a document (as JSON) written or removed, a field map line, a collection dropped. */
+type Change =
+  | { put: At; json: string }
+  | { remove: At }
+  | { fields: At; line: string }
+  | { removeFields: At }
+  | { drop: CollectionName };
+
+/** What the changes of one log file touched, and their writes to the files. */
+interface Touched {
+  files: Set<string>;
+  folders: Set<string>;
+  made: Array<Promise<unknown>>;
+}
+
+/** A log line: the changes as a JSON array, a document and a field map line written into it as they are. */
+function logLine(changes: readonly Change[]): string {
+  const parts = changes.map((c) => {
+    if ('put' in c) return `{"put":${JSON.stringify(c.put)},"doc":${c.json}}`;
+    if ('fields' in c) return `{"fields":${JSON.stringify(c.fields)},"line":${c.line}}`;
+    return JSON.stringify(c);
+  });
+  return `[${parts.join(',')}]`;
+}
+
+const atSchema = z.tuple([z.string(), z.string()]);
+const logLineSchema = z.array(
+  z.union([
+    z.object({ put: atSchema, doc: z.unknown() }),
+    z.object({ remove: atSchema }),
+    z.object({ fields: atSchema, line: z.array(z.tuple([z.string(), z.unknown()])) }),
+    z.object({ removeFields: atSchema }),
+    z.object({ drop: z.string() }),
+  ]),
+);
+
+function parseLogLine(line: string): Change[] {
+  return logLineSchema.parse(JSON.parse(line)).map((c): Change => {
+    if ('put' in c) return { put: c.put, json: encodeDoc(c.doc) };
+    if ('fields' in c) return { fields: c.fields, line: fieldsLine(c.line) };
+    return c;
+  });
+}
+
 const COMPACT_LINES = 1000;
 
-/** One line of a field map file: a JSON array of `[field, value]` pairs. */
-function fieldsLine(fields: ReadonlyArray<readonly [string, unknown]>): string {
-  return `[${fields.map(([field, value]) => `[${JSON.stringify(field)},${encodeDoc(value)}]`).join(',')}]`;
-}
-/** A torn line is at most one putFields call; lines of that size are looked for at the end of a field map. */
-const TAIL_SCAN_BYTES = 16 * 1024 * 1024;
 const FIELDS = '.fields';
 
 /** encodeURIComponent never writes `%` followed by a non-hex letter, so no plain name starts like this. */
@@ -353,10 +401,7 @@ async function readDoc(path: string): Promise<{ doc: unknown } | undefined> {
   }
 }
 
-/**
- * Every complete line of a field map, later ones winning and a null value removing its field; a last line without
- * its newline was cut short.
- */
+/** The fields of a field map file; a missing file is an empty map. */
 async function readFields(path: string): Promise<Map<string, unknown>> {
   let text: string;
   try {
@@ -365,86 +410,7 @@ async function readFields(path: string): Promise<Map<string, unknown>> {
     if (hasCode(err, 'ENOENT')) return new Map();
     throw err;
   }
-  const fields = new Map<string, unknown>();
-  const lines = text.split('\n');
-  lines.pop(); // after the last newline: empty, or a line cut short by a crash
-  for (const [n, line] of lines.entries()) {
-    let pairs: unknown;
-    try {
-      pairs = JSON.parse(line);
-    } catch (err) {
-      throw new Error(`corrupt field map ${path} at line ${n + 1}`, { cause: err });
-    }
-    if (!Array.isArray(pairs)) throw new Error(`corrupt field map ${path} at line ${n + 1}`);
-    for (const pair of pairs) {
-      if (!Array.isArray(pair) || typeof pair[0] !== 'string')
-        throw new Error(`corrupt field map ${path} at line ${n + 1}`);
-      if (pair[1] === null) fields.delete(pair[0]);
-      else fields.set(pair[0], pair[1]);
-    }
-  }
-  return fields;
-}
-
-/** `repair`: a line a crash cut short is cut off first, so the new line does not run on from it. */
-async function appendSynced(path: string, line: string, repair: boolean): Promise<void> {
-  let file;
-  try {
-    file = await open(path, 'a+');
-  } catch (err) {
-    if (!hasCode(err, 'ENOENT')) throw err;
-    await mkdir(dirname(path), { recursive: true });
-    file = await open(path, 'a+');
-  }
-  try {
-    if (repair) await cutTornTail(file);
-    await file.writeFile(line, 'utf8');
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-}
-
-async function cutTornTail(file: FileHandle): Promise<void> {
-  const { size } = await file.stat();
-  if (size === 0) return;
-  const tail = Buffer.alloc(Math.min(size, TAIL_SCAN_BYTES));
-  await file.read(tail, 0, tail.length, size - tail.length);
-  const lastNewline = tail.lastIndexOf(0x0a);
-  if (lastNewline === tail.length - 1) return;
-  if (lastNewline === -1 && tail.length < size) throw new Error('a field map line is longer than can be repaired');
-  await file.truncate(size - tail.length + lastNewline + 1);
-}
-
-async function writeAtomically(path: string, json: string): Promise<void> {
-  const dir = dirname(path);
-  const tmp = join(dir, `~${randomBytes(8).toString('hex')}.tmp`);
-  try {
-    await writeSynced(tmp, json);
-  } catch (err) {
-    if (!hasCode(err, 'ENOENT')) throw err;
-    await mkdir(dir, { recursive: true });
-    await writeSynced(tmp, json);
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
-
-async function writeSynced(path: string, data: string): Promise<void> {
-  const file = await open(path, 'w');
-  try {
-    await file.writeFile(data, 'utf8');
-    await file.sync();
-  } catch (err) {
-    await file.close();
-    await rm(path, { force: true });
-    throw err;
-  }
-  await file.close();
+  return parseFieldLines(text, path);
 }
 
 /** Runs at most `slots` tasks at once, the rest in arrival order. */
@@ -471,10 +437,4 @@ class Limiter {
 
 function hasCode(err: unknown, code: string): boolean {
   return err instanceof Error && 'code' in err && err.code === code;
-}
-
-function ignoreCode(code: string): (err: unknown) => void {
-  return (err) => {
-    if (!hasCode(err, code)) throw err;
-  };
 }

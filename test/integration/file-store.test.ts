@@ -96,6 +96,7 @@ t.test('a field map line cut short by a crash is skipped, and cut off before the
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const store = new FileStore(dir);
   await store.putFields('org/acme/jobs', 'j1', [['n1', 'ready']]);
+  await store.close();
   const file = join(dir, 'org/acme/jobs/j1.fields');
   await appendFile(file, '[["n1","runn');
   const crashed = new FileStore(dir);
@@ -135,23 +136,60 @@ t.test('a field map written again and again is compacted to what it holds', asyn
   );
 });
 
-t.test('a journal left by a crash is finished when the store opens', async (t) => {
+t.test('the write log a crash left is made again, in order, when the store opens', async (t) => {
   const dir = await tempRoot();
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  await new FileStore(dir).put('org/acme/clients', 'gone', { k: 0 });
-  await mkdir(join(dir, '~journal'), { recursive: true });
-  await new FileStore(dir).putFields('org/acme/groups', 'old', [['c:x', 0]]);
-  await new FileStore(dir).putFields('org/acme/groups', 'clients', [['c:gone', 0]]);
-  const journal = [
-    ['org/acme/clients', 'c1', JSON.stringify({ k: 1 })],
-    ['org/acme/clients', 'gone', null],
-    { fields: ['org/acme/groups', 'clients', '[["c:c1",1],["c:gone",null]]'] },
-    { removeFields: ['org/acme/groups', 'old'] },
+  const before = new FileStore(dir);
+  await before.put('org/acme/clients', 'gone', { k: 0 });
+  await before.putFields('org/acme/groups', 'old', [['c:x', 0]]);
+  await before.putFields('org/acme/groups', 'clients', [['c:gone', 0]]);
+  await before.put('org/acme/cookbooks', 'c', {});
+  await before.close();
+  t.same(await readdir(join(dir, '~journal')), [], 'a closed store leaves no log');
+  const lines = [
+    '[{"put":["org/acme/clients","c1"],"doc":{"k":1}},{"remove":["org/acme/clients","gone"]}]',
+    '[{"fields":["org/acme/groups","clients"],"line":[["c:c1",1],["c:gone",null]]},{"removeFields":["org/acme/groups","old"]}]',
+    '[{"put":["org/acme/clients","c1"],"doc":{"k":2}},{"drop":"org/acme/cookbooks"}]',
+    '\0\0\0\0',
+    '[{"put":["org/acme/clients","torn"],"doc":{"k"',
   ];
-  await writeFile(join(dir, '~journal', '000000000000001-000000001.json'), JSON.stringify(journal));
+  await writeFile(join(dir, '~journal', '000000000000003.log'), lines.join('\n'));
   const store = new FileStore(dir);
-  t.same([...(await store.load('org/acme/clients')).entries()], [['c1', { k: 1 }]], 'applied before the first read');
+  t.same([...(await store.load('org/acme/clients')).entries()], [['c1', { k: 2 }]], 'made before the first read');
   t.same([...(await store.getFields('org/acme/groups', 'clients')).entries()], [['c:c1', 1]], 'field ops too');
   t.equal((await store.getFields('org/acme/groups', 'old')).size, 0, 'and a field map removed');
-  t.same(await readdir(join(dir, '~journal')), [], 'and removed');
+  t.equal((await store.load('org/acme/cookbooks')).size, 0, 'and a collection dropped');
+  t.same(await readdir(join(dir, '~journal')), [], 'the log is deleted once its changes are synced');
+  await store.put('org/acme/clients', 'after', {});
+  t.same(await readdir(join(dir, '~journal')), ['000000000000004.log'], 'new changes go to a log numbered after it');
+  await store.close();
+  t.same([...(await new FileStore(dir).load('org/acme/clients')).keys()].sort(), ['after', 'c1']);
+});
+
+t.test('a write log with a bad line before good ones refuses to open, naming the file and line', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, '~journal'), { recursive: true });
+  const log = join(dir, '~journal', '000000000000001.log');
+  await writeFile(log, '[{"remove":["orgs","a"]}]\n[{"what":1}]\n[{"remove":["orgs","b"]}]\n');
+  const store = new FileStore(dir);
+  t.equal(await store.state(), 'unavailable');
+  await t.rejects(store.get('orgs', 'a'), { message: `corrupt write log ${log} at line 2` });
+});
+
+t.test('changes are synced and the log emptied by a checkpoint within about a second', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const store = new FileStore(dir);
+  t.teardown(() => store.close());
+  await Promise.all(Array.from({ length: 200 }, (_, i) => store.put('org/acme/nodes', `n${i}`, { i })));
+  const logs = await readdir(join(dir, '~journal'));
+  t.equal(logs.length, 1, 'the changes are in one log file');
+  const logged = (await readFile(join(dir, '~journal', logs[0] ?? ''), 'utf8')).split('\n').length - 1;
+  t.equal(logged, 200, 'a line each');
+  const deadline = Date.now() + 5000;
+  while ((await readdir(join(dir, '~journal'))).length > 0 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
+  t.same(await readdir(join(dir, '~journal')), [], 'the checkpoint deleted the log');
+  t.equal((await new FileStore(dir).load('org/acme/nodes')).size, 200);
 });
