@@ -72,10 +72,16 @@ export function parsePublicKey(pem: string): KeyObject | null {
   return key;
 }
 
+/** SPKI PEMs of parsed keys: a fleet registering with one shared key exports it once. */
+const spkiPems = new WeakMap<KeyObject, string>();
+
 /** The SPKI PEM of an accepted public key (the form the keys API returns), or null. */
 export function toSpkiPem(pem: string): string | null {
   const key = parsePublicKey(pem);
-  return key === null ? null : key.export({ type: 'spki', format: 'pem' }).toString();
+  if (key === null) return null;
+  let spki = spkiPems.get(key);
+  if (spki === undefined) spkiPems.set(key, (spki = key.export({ type: 'spki', format: 'pem' }).toString()));
+  return spki;
 }
 
 /** An unencrypted RSA private key from PKCS#1 (`BEGIN RSA PRIVATE KEY`) or PKCS#8 (`BEGIN PRIVATE KEY`) PEM. */
