@@ -56,6 +56,11 @@ export interface InfraSystem {
   feeds: FeedHub;
   /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
   nodeActor(org: string, node: string): NodeActor | undefined;
+  /**
+   * Resumes the restored organizations' jobs in flight and starts their nodes' silence clocks: the transport calls
+   * this just before it starts reading.
+   */
+  resumePush(): void;
   /** Every organization's node counts by status and availability, as node_states shows them. */
   nodeCounts(): Array<NodeStateCount & { org: string }>;
   /** Writes everything the actors hold again, for a store that lost it; rejects unless all of it is written. */
@@ -189,7 +194,9 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     applyWrites(state, writes);
     publishPrincipals(principals, msg.name, writes);
     dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
-    registry.set(msg.name, spawnOrg(self, state, [], places, orgPorts));
+    const handle = spawnOrg(self, state, [], places, orgPorts);
+    handle.resume();
+    registry.set(msg.name, handle);
     const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
     return ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri);
   };
@@ -239,6 +246,9 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     principals,
     counters,
     feeds,
+    resumePush: () => {
+      for (const handle of registry.values()) handle.resume();
+    },
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
     nodeCounts: () => [...registry].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),
     writeBack: async () => {

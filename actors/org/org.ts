@@ -19,7 +19,7 @@ import { countNodeStates, type NodeStateCount } from './ops/push.js';
 import { applyWrites, type OrgState, type OrgWrite } from './org-state.js';
 import type { MemberPlaces } from './group-store.js';
 import { allWrites, persistWrites } from './org-store.js';
-import type { OrgEffect } from './outcome.js';
+import { isRead, type OrgEffect, type OrgOutcome } from './outcome.js';
 import { renameWrites } from './renames.js';
 
 export type OrgMsg =
@@ -47,6 +47,11 @@ export interface OrgHandle {
   nodeActor(node: string): NodeActor;
   /** Node counts by status and availability, read between the actor's turns (for the metrics listener). */
   nodeCounts(): NodeStateCount[];
+  /**
+   * Resumes the jobs in flight and starts the silence clocks of the nodes that were up, once: when the transport
+   * is about to read, so that a slow start (a large store to load) does not eat the time nodes have to reconnect.
+   */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -150,19 +155,30 @@ export function spawnOrg(
       batcher.add(out.writes, (error) => dispatch(replyTo, error === undefined ? reply : storeFailure(log, error)));
       return;
     }
-    // Anything else is decided on stored state only: what a batch applied may yet be undone.
+    // Nothing is answered from writes a batch may yet undo. A read is answered once what it saw is stored (and
+    // decided again if that was undone), while the actor goes on; anything else waits for the store.
+    if (batcher.pending && isRead(out)) {
+      const { ctx, replyTo } = msg;
+      const seen = out;
+      batcher.afterApplied((error) => void answer(state, error === undefined ? seen : decideNow(), ctx, replyTo));
+      return;
+    }
     if (batcher.pending) {
       await batcher.drain();
       out = decideNow();
     }
+    await answer(state, out, msg.ctx, msg.replyTo);
+  };
+
+  /** Stores the outcome's writes, then runs its effects; the reply goes out unless an effect answered. */
+  const answer = async (state: OrgState, out: OrgOutcome, ctx: RequestContext, replyTo: Ref<Reply>) => {
     try {
       if (out.writes) await commit(state, out.writes);
       let answered = false;
-      for (const effect of out.effects ?? [])
-        answered = (await perform(effect, msg.ctx, msg.replyTo, out.reply)) || answered;
-      if (!answered) dispatch(msg.replyTo, out.reply);
+      for (const effect of out.effects ?? []) answered = (await perform(effect, ctx, replyTo, out.reply)) || answered;
+      if (!answered) dispatch(replyTo, out.reply);
     } catch (e) {
-      dispatch(msg.replyTo, storeFailure(log, e));
+      dispatch(replyTo, storeFailure(log, e));
     }
   };
 
@@ -222,7 +238,7 @@ export function spawnOrg(
     { name: `org-${name}`, initial, receive, onCrash },
     ports.push.reporter,
   );
-  push.resume(inFlight);
+  let resumed = false;
   // Ticks drive the write-behind of node states and purges; sweeps, node silence and rehab resends.
   const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), transport.settings.heartbeat_interval);
   ticker.unref();
@@ -233,6 +249,11 @@ export function spawnOrg(
     nodeActor: (node) => push.nodeActor(node),
     // The actor changes `initial` in place and never replaces it, and a turn never runs while this one does.
     nodeCounts: () => countNodeStates(initial),
+    resume: () => {
+      if (resumed) return;
+      resumed = true;
+      push.resume(inFlight);
+    },
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
       clearInterval(ticker);

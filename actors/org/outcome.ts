@@ -40,3 +40,24 @@ export interface HandlerEnv {
     incarnation_id: string;
   };
 }
+
+/** An outcome that writes nothing and only hands the request to readers. */
+export function isRead(out: OrgOutcome): boolean {
+  return (out.writes ?? []).length === 0 && (out.effects ?? []).every(onlyReads);
+}
+
+function onlyReads(effect: OrgEffect): boolean {
+  switch (effect.type) {
+    case 'answer_with_user':
+    case 'answer_with_output':
+    case 'answer_with_config':
+    case 'answer_with_heartbeats':
+      return true;
+    case 'answer_from_job':
+      return effect.request === 'get';
+    case 'associate':
+    case 'drop_org':
+    case 'start_job':
+      return false;
+  }
+}

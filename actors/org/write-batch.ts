@@ -31,6 +31,8 @@ export function batchable(writes: readonly OrgWrite[]): boolean {
 
 export class WriteBatcher {
   private gathering: Batch | null = null;
+  /** The batch being stored now. */
+  private inStore: Batch | null = null;
   private storing: Promise<void> | null = null;
 
   constructor(
@@ -50,6 +52,16 @@ export class WriteBatcher {
     this.storing ??= this.storeAll();
   }
 
+  /**
+   * Calls `settled` once every write applied so far is stored (at once when there is none), or with the error
+   * once they are undone: for an answer decided on them, without holding up the writes that follow.
+   */
+  afterApplied(settled: (error?: unknown) => void): void {
+    const batch = this.gathering ?? this.inStore;
+    if (batch === null) settled();
+    else batch.settled.push(settled);
+  }
+
   /** Some applied writes are not stored yet. */
   get pending(): boolean {
     return this.storing !== null;
@@ -66,6 +78,7 @@ export class WriteBatcher {
       // Requests go on gathering into this batch while it waits.
       if (rest >= 1) await new Promise((r) => setTimeout(r, rest));
       this.gathering = null;
+      this.inStore = batch;
       const started = performance.now();
       try {
         await this.ports.store(lastOfEach(batch.writes), groupsBefore(batch));
@@ -73,10 +86,12 @@ export class WriteBatcher {
       } catch (e) {
         const failed = this.gathering === null ? [batch] : [batch, this.gathering];
         this.gathering = null;
+        this.inStore = null;
         for (const b of [...failed].reverse()) applyWrites(this.state, [...b.undo].reverse());
         for (const b of failed) for (const settled of b.settled) settled(e);
         continue;
       }
+      this.inStore = null;
       this.ports.stored(batch.writes);
       for (const settled of batch.settled) settled();
     }

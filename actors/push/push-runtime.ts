@@ -4,6 +4,7 @@
 // references to those children.
 import { dispatch, type Ref } from 'nact';
 import type { JobBody, PushConfigBody } from '../../src/api/push-jobs.js';
+import { parsePublicKey } from '../../src/auth/keys.js';
 import { encryptSessionKey } from '../../src/protocol/signing.js';
 import { parseHttpDate } from '../../src/lib/clock.js';
 import {
@@ -86,9 +87,9 @@ export class PushRuntime {
   ) {}
 
   /**
-   * Resumes the jobs in flight and the nodes that were up when the server stopped. Those nodes' silence clocks
-   * start late (one offline window, and more for a large fleet): the transport starts reading only after every
-   * organization is restored, and their clients must reconnect first, so a slow start must not write them off.
+   * Resumes the jobs in flight and the nodes that were up when the server stopped, just before the transport starts
+   * reading. Those nodes' silence clocks start late (one offline window, and more for a large fleet): their clients
+   * must notice the restart and reconnect first.
    */
   resume(inFlight: readonly JobState[]): void {
     const { heartbeat_interval, offline_threshold } = this.ports.transport.settings;
@@ -348,7 +349,10 @@ export class PushRuntime {
           },
         },
         curve_public_key: d.curve_public_key,
-        encoded_session_key: { method: 'hmac_sha256', key: encryptSessionKey(grant.key, requesterKey) },
+        encoded_session_key: {
+          method: 'hmac_sha256',
+          key: encryptSessionKey(grant.key, parsePublicKey(requesterKey) ?? requesterKey),
+        },
         lifetime: grant.lifetime,
         incarnation_id: d.incarnation_id,
         max_message_skew: d.max_message_skew,

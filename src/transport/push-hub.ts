@@ -155,6 +155,7 @@ export class PushHub implements PushTransport {
     this.system = system;
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
     await this.sessions.load(system.orgNames());
+    system.resumePush();
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
     const slots = Math.max(1, Math.round(this.config.heartbeat_interval / BEAT_SLOT_MS));

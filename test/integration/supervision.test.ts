@@ -77,6 +77,7 @@ async function setup(t: Test) {
   });
   const start = async () => {
     system = await startSystem(store, transport, { counters, log: logger });
+    system.resumePush(); // as the push-jobs hub does before it reads
     return system;
   };
   const request = (s: InfraSystem, op: OrgOp) => {
