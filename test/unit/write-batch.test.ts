@@ -181,3 +181,33 @@ t.test('after a slow write the next batch rests as long, gathering what comes me
   calls[1]?.pass();
   await batcher.drain();
 });
+
+t.test('a read is answered once the writes it saw are stored, while later writes go on applying', async (t) => {
+  const state = emptyOrgState(ORG);
+  const { calls, ports } = gate();
+  const batcher = new WriteBatcher(state, ports);
+  const heard: string[] = [];
+  batcher.afterApplied(() => heard.push('read before any write'));
+  t.same(heard, ['read before any write'], 'nothing unstored: answered at once');
+
+  batcher.add([node('a')], () => heard.push('a stored'));
+  await tick();
+  batcher.add([node('b')], () => heard.push('b stored'));
+  batcher.afterApplied((e) => heard.push(e === undefined ? 'read of a and b' : 'read undone'));
+  batcher.add([node('c')], () => heard.push('c stored'));
+  t.same(names(state), ['a', 'b', 'c'], 'writes after the read still apply at once');
+  calls[0]?.pass();
+  await nthCall(calls, 2);
+  t.same(heard, ['read before any write', 'a stored'], 'the read waits for b, which it saw');
+  calls[1]?.pass();
+  await batcher.drain();
+  t.same(heard, ['read before any write', 'a stored', 'b stored', 'read of a and b', 'c stored']);
+
+  batcher.add([node('d')], () => undefined);
+  await tick();
+  batcher.afterApplied((e) => heard.push(e === undefined ? 'read of d' : 'read of d undone'));
+  calls[2]?.refuse(new Error('store down'));
+  await batcher.drain();
+  t.equal(heard.at(-1), 'read of d undone', 'a read of undone writes hears so, to be decided again');
+  t.same(names(state), ['a', 'b', 'c']);
+});
