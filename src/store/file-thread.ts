@@ -8,13 +8,16 @@
 import { Worker } from 'node:worker_threads';
 import type { FileOp, FileThreadReply, FileThreadRequest } from './file-ops.js';
 
-/** The worker's module next to this one: compiled JavaScript, or TypeScript when run from the sources. */
-function workerModule(): { url: URL; execArgv: string[] } {
+/**
+ * The worker's module next to this one: compiled JavaScript, started with no loaders; or, run from the sources,
+ * TypeScript, imported once the worker has registered the TypeScript loader (a worker does not inherit it).
+ */
+function startWorker(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
-  return {
-    url: new URL(`./file-thread-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url),
-    execArgv: fromSource ? ['--import', 'tsx'] : [],
-  };
+  const url = new URL(`./file-thread-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSource) return new Worker(url, { execArgv: [] });
+  const load = `import('tsx/esm/api').then((tsx) => tsx.register()).then(() => import(${JSON.stringify(url.href)}))`;
+  return new Worker(load, { eval: true });
 }
 
 export class FileThread {
@@ -36,8 +39,7 @@ export class FileThread {
 
   #thread(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const { url, execArgv } = workerModule();
-    const worker = new Worker(url, { execArgv });
+    const worker = startWorker();
     worker.on('message', (reply: FileThreadReply) => {
       const waiting = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
