@@ -1,6 +1,8 @@
 // A signed HTTP client of the API, shared by infra-server-ctl, the cli and push-jobs-client: every request
 // carries the signed headers of spec 5 and a JSON body.
 import type { KeyObject } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readPrivateKey } from './keys.js';
 import { signRequest, type SignVersion } from './signed-headers.js';
 
@@ -28,6 +30,22 @@ export interface RawResponse {
   bytes: Buffer;
   headers: Headers;
 }
+
+/** The request did not reach the server, or its answer did not come back whole (the cause says why). */
+export class ApiNetworkError extends Error {
+  override name = 'ApiNetworkError';
+}
+
+/** No answer within the client's timeout. */
+export class ApiTimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+/**
+ * Connections kept open between requests, for the whole process. Requests go through node:http rather than
+ * fetch: a load tester signing thousands of requests a second spent more of its time in fetch than in signing.
+ */
+const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
 /** JSON when the answer is JSON; a proxy's error page or captured output stays text. */
 export function parseAnswer(bytes: Buffer): unknown {
@@ -97,10 +115,7 @@ export class ApiClient {
       ...extraHeaders,
     };
     if (payload !== '') headers['Content-Type'] = 'application/json';
-    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(this.o.timeoutMs ?? 30_000) };
-    if (payload !== '') init.body = payload;
-    const res = await fetch(url, init);
-    return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+    return exchange(url, method, headers, payload, this.o.timeoutMs ?? 30_000);
   }
 
   /**
@@ -140,4 +155,47 @@ export class ApiClient {
     if (res.status >= 300) throw new ApiRequestError(res.status, res.body, method, path);
     return res.body;
   }
+}
+
+/** One HTTP exchange over the process's kept-alive connections. */
+function exchange(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: string,
+  timeoutMs: number,
+): Promise<RawResponse> {
+  const tls = url.protocol === 'https:';
+  if (!tls && url.protocol !== 'http:') return Promise.reject(new TypeError(`not an http(s) URL: ${url.href}`));
+  return new Promise((resolve, reject) => {
+    const options = { method, headers, agent: tls ? agents.https : agents.http };
+    const req = (tls ? httpsRequest : httpRequest)(url, options, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', failed);
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), headers: headersOf(res) });
+      });
+    });
+    const timer = setTimeout(
+      () => req.destroy(new ApiTimeoutError(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    function failed(err: Error): void {
+      clearTimeout(timer);
+      reject(err instanceof ApiTimeoutError ? err : new ApiNetworkError('request failed', { cause: err }));
+    }
+    req.on('error', failed);
+    req.end(payload === '' ? undefined : payload);
+  });
+}
+
+function headersOf(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  return headers;
 }

@@ -36,7 +36,7 @@ export function createLogger(level: LogLevel, target: LogTarget, now: () => numb
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-/** The text of a thrown value, for a log line; fetch's bare "fetch failed" gets its cause (ECONNREFUSED...). */
+/** The text of a thrown value, for a log line; a bare "request failed" gets its cause (ECONNREFUSED...). */
 export function errorMessage(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
   const cause: unknown = e.cause;

@@ -2,7 +2,7 @@
 // key put back on the client), then the node's config, fetched signed as its own client as a real node does.
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { ApiClient, errorText } from '../auth/api-client.js';
+import { ApiClient, ApiNetworkError, errorText } from '../auth/api-client.js';
 import { toSpkiPem } from '../auth/keys.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
 
@@ -40,7 +40,7 @@ const HTTP_TIMEOUT_MS = 30_000;
 const ATTEMPTS = 5;
 
 const passing = (e: unknown): boolean =>
-  e instanceof PassingError || e instanceof TypeError || (e instanceof ConfigFetchError && !e.permanent);
+  e instanceof PassingError || e instanceof ApiNetworkError || (e instanceof ConfigFetchError && !e.permanent);
 
 async function retried<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
