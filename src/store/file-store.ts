@@ -5,7 +5,7 @@ import type { Dirent } from 'node:fs';
 import { access, constants, mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { fieldsLine, parseFieldLines, type FileOp } from './file-ops.js';
+import { fieldsLine, hasCode, parseFieldLines, type FileOp } from './file-ops.js';
 import { FileThread } from './file-thread.js';
 import { checkCollection, encodeDoc } from './keys.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
@@ -433,8 +433,4 @@ class Limiter {
       else this.#free += 1;
     }
   }
-}
-
-function hasCode(err: unknown, code: string): boolean {
-  return err instanceof Error && 'code' in err && err.code === code;
 }

@@ -17,7 +17,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
 import { parentPort } from 'node:worker_threads';
-import { foldFieldLines, type FileOp, type FileThreadReply, type FileThreadRequest } from './file-ops.js';
+import { foldFieldLines, hasCode, type FileOp, type FileThreadReply, type FileThreadRequest } from './file-ops.js';
 
 /** Lines appended to each field map since this thread first touched it or last compacted it. */
 const appended = new Map<string, number>();
@@ -150,8 +150,4 @@ function syncPath(path: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-function hasCode(err: unknown, code: string): boolean {
-  return err instanceof Error && 'code' in err && err.code === code;
 }

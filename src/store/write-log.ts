@@ -5,6 +5,7 @@
 // and deletes them. After a crash, the logs left are read back in order and made again.
 import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hasCode } from './file-ops.js';
 
 const LOG = /^(\d{15})\.log$/;
 
@@ -16,9 +17,13 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+/** A rotation waiting behind the lines queued before it, and who hears which file it closed. */
+interface Rotation {
+  rotated: (closed: number | undefined) => void;
+}
+
 export class WriteLog {
-  readonly #queue: Array<Queued | 'rotate'> = [];
-  readonly #rotated: Array<(closed: number | undefined) => void> = [];
+  readonly #queue: Array<Queued | Rotation> = [];
   #file: FileHandle | undefined;
   #flushing = false;
   /** Bytes in the current log file. */
@@ -48,9 +53,8 @@ export class WriteLog {
    * with the closed file's number, or undefined when nothing was appended since the last rotation.
    */
   rotate(): Promise<number | undefined> {
-    return new Promise((resolve) => {
-      this.#queue.push('rotate');
-      this.#rotated.push(resolve);
+    return new Promise((rotated) => {
+      this.#queue.push({ rotated });
       this.#flush();
     });
   }
@@ -59,7 +63,7 @@ export class WriteLog {
   async remove(last: number): Promise<void> {
     for (const n of await logNumbers(this.dir))
       if (n <= last) await unlink(logPath(this.dir, n)).catch(() => undefined);
-    await syncPath(this.dir);
+    await syncFolder(this.dir);
   }
 
   #flush(): void {
@@ -73,14 +77,15 @@ export class WriteLog {
 
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
-      if (this.#queue[0] === 'rotate') {
+      const first = this.#queue[0];
+      if (first !== undefined && 'rotated' in first) {
         this.#queue.shift();
         const closed = this.#file === undefined ? undefined : this.next++;
         await this.#close();
-        this.#rotated.shift()?.(closed);
+        first.rotated(closed);
         continue;
       }
-      const end = this.#queue.indexOf('rotate');
+      const end = this.#queue.findIndex((q) => 'rotated' in q);
       const batch = this.#queue.splice(0, end === -1 ? this.#queue.length : end) as Queued[];
       const text = batch.map((q) => `${q.line}\n`).join('');
       try {
@@ -109,7 +114,7 @@ export class WriteLog {
     await mkdir(this.dir, { recursive: true });
     const file = await open(logPath(this.dir, this.next), 'a');
     try {
-      await syncPath(this.dir); // the new file's name is in the folder before anything in it counts as made
+      await syncFolder(this.dir); // the new file's name is in the folder before anything in it counts as made
     } catch (err) {
       await file.close();
       throw err;
@@ -159,7 +164,7 @@ async function logNumbers(dir: string): Promise<number[]> {
   try {
     names = await readdir(dir);
   } catch (err) {
-    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return [];
+    if (hasCode(err, 'ENOENT')) return [];
     throw err;
   }
   return names
@@ -173,18 +178,15 @@ function logPath(dir: string, n: number): string {
   return join(dir, `${String(n).padStart(15, '0')}.log`);
 }
 
-/** Syncs a file or a folder; one that is gone has nothing left to sync. */
-async function syncPath(path: string): Promise<void> {
-  let file: FileHandle;
+/**
+ * Syncs the log's folder, so that a log file made or deleted in it stays so after a crash. Here rather than on the
+ * store's sync thread: the first append after a rotation waits for it, and must not wait behind a checkpoint.
+ */
+async function syncFolder(path: string): Promise<void> {
+  const folder = await open(path, 'r');
   try {
-    file = await open(path, 'r');
-  } catch (err) {
-    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    await file.sync();
+    await folder.sync();
   } finally {
-    await file.close();
+    await folder.close();
   }
 }
