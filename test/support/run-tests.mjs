@@ -184,6 +184,69 @@ async function findRedis() {
   return started;
 }
 
+const FAILURE_DETAIL_LINES = 25;
+
+/**
+ * Passes TAP through to stdout and gathers each `not ok` line with the subtest names above it and the start of
+ * the YAML diagnostic that follows it. Resolves once the stream ends.
+ */
+function collectFailures(stream) {
+  const failures = [];
+  const names = [];
+  let last; // the failure just read, until its diagnostic (if any) ends
+  let diagnosticIndent = -1; // where the diagnostic's lines start, or -1 outside one
+  let pending = '';
+  const take = (line) => {
+    if (last && diagnosticIndent >= 0) {
+      if (line.trim() === '...') last = undefined;
+      else if (last.detail.length < FAILURE_DETAIL_LINES) last.detail.push(line.slice(diagnosticIndent));
+      return;
+    }
+    if (last && line.trim() === '---') {
+      diagnosticIndent = line.indexOf('-');
+      return;
+    }
+    last = undefined;
+    const subtest = /^( *)# Subtest: (.*)$/.exec(line);
+    if (subtest) {
+      const depth = subtest[1].length / 4;
+      names.length = depth;
+      names[depth] = subtest[2];
+      return;
+    }
+    const failed = /^( *)not ok \d+ - (.*)$/.exec(line);
+    if (failed) {
+      const depth = failed[1].length / 4;
+      // A subtest's own line follows its failing tests: its diagnostic only repeats theirs.
+      const enclosing = failures.length > 0 && failures[failures.length - 1].depth > depth;
+      const failure = { path: [...names.slice(0, depth), failed[2]].join(' > '), depth, detail: [] };
+      failures.push(failure);
+      last = enclosing ? undefined : failure;
+      diagnosticIndent = -1;
+    }
+  };
+  stream.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) take(line);
+  });
+  return new Promise((resolve) => stream.once('end', () => resolve(failures)));
+}
+
+/** Repeats the failures in the order TAP printed them, with the start of their diagnostics. */
+async function reportFailures(pending) {
+  const failures = await pending;
+  if (failures.length === 0) return;
+  const lines = [`\nrun-tests: ${failures.length} failing (a test file's own line comes after its tests):`];
+  for (const { path, detail } of failures) {
+    lines.push(`failed: ${path}`);
+    for (const d of detail) lines.push(`    ${d}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 async function main() {
   let redis;
   try {
@@ -194,10 +257,14 @@ async function main() {
   }
   const args = process.argv.slice(2).map(compiled);
   const tapArgs = args.some((a) => a.startsWith('--include')) ? args : [DEFAULT_INCLUDE, ...args];
+  // On a terminal tap draws its own report; elsewhere (CI, a log file) its TAP passes through and the failures are
+  // repeated at the end, where a truncated log still shows them.
+  const recap = !process.stdout.isTTY;
   const tap = spawn('npx', ['tap', ...tapArgs], {
-    stdio: 'inherit',
+    stdio: ['inherit', recap ? 'pipe' : 'inherit', 'inherit'],
     env: { ...process.env, TEST_REDIS_URL: redis.url },
   });
+  const failures = recap ? collectFailures(tap.stdout) : undefined;
   const forward = (signal) => tap.kill(signal);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
@@ -208,6 +275,7 @@ async function main() {
       resolve([1, null]);
     });
   });
+  if (failures) await reportFailures(failures);
   if (redis.stop) {
     await redis.stop();
     log('stopped the private redis-server');
