@@ -36,11 +36,13 @@ export interface JobParent {
 }
 
 /**
- * How long one rendering of the stored job answers GETs while only its nodes moved: a 10,000-node job takes about
- * 10 ms to render and serialize, and polled in a loop during a burst of writes it would be rendered for every
- * GET. A change of the job's status is shown at once.
+ * How long one rendering of the stored job answers GETs while only its nodes moved, for a job of at least
+ * SHOWN_CACHED_FROM nodes: a 10,000-node job takes about 10 ms to render and serialize, and polled in a loop during
+ * a burst of writes it would be rendered for every GET. A smaller job costs little to render and is shown exactly
+ * as stored. A change of the job's status is shown at once.
  */
 const SHOWN_FRESH_MS = 100;
+const SHOWN_CACHED_FROM = 1000;
 
 /** setTimeout takes at most 2^31-1 ms; longer deadlines are reached in several waits. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -105,7 +107,8 @@ export function spawnJob(
   // The job rendered once per change: a job polled while 10,000 nodes answer is not re-sorted for every poll.
   let rendered: JobBody | undefined;
   const body = (state: JobState) => (rendered ??= jobJson(state));
-  let storedAnswer: { version: number; status: JobState['status']; at: number; reply: Reply } | undefined;
+  let storedAnswer:
+    { version: number; status: JobState['status']; cached: boolean; at: number; reply: Reply } | undefined;
   // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
   const saver = new JobSaver(() => initial, {
     write: (save) => writeJob(store, org, initial.id, save),
@@ -248,12 +251,14 @@ export function spawnJob(
     const last = storedAnswer;
     const current =
       last !== undefined &&
-      (last.version === saver.version || (last.status === stored.status && now - last.at < SHOWN_FRESH_MS));
+      (last.version === saver.version ||
+        (last.status === stored.status && last.cached && now - last.at < SHOWN_FRESH_MS));
     if (current) return last.reply;
     const shownBody = jobJson(stored);
     storedAnswer = {
       version: saver.version,
       status: stored.status,
+      cached: Object.keys(stored.nodes).length >= SHOWN_CACHED_FROM,
       at: now,
       reply: { ...ok(shownBody), json: JSON.stringify(shownBody) },
     };

@@ -47,6 +47,24 @@ export const NODE_JOB_STATUSES = [
 ] as const;
 export type NodeJobStatus = (typeof NODE_JOB_STATUSES)[number];
 
+/**
+ * How far along its job a node with this status is. A node only ever moves to a later stage (the job's transition
+ * tables hold to it), so of two reports about one node, the one at the later stage is the newer.
+ */
+export const NODE_JOB_STAGE = {
+  new: 0,
+  ready: 1,
+  running: 2,
+  succeeded: 3,
+  failed: 3,
+  aborted: 3,
+  crashed: 3,
+  nacked: 3,
+  unavailable: 3,
+  was_ready: 3,
+  timed_out: 3,
+} as const satisfies Record<NodeJobStatus, number>;
+
 /** `Sat, 21 Nov 2026 10:35:19 GMT` (spec 2.4). */
 export const httpDateSchema = z.string().refine((s) => parseHttpDate(s) !== undefined, 'must be an HTTP-date');
 

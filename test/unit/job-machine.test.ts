@@ -1,7 +1,8 @@
 // The job machine: every cell of the voting and running tables, the job-level checks, quorum, timers, restore.
 import t from 'tap';
 import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
-import { isFinished } from '../../src/api/push-jobs.js';
+import { CRASH, RUNNING, VOTING, type Cell } from '../../actors/push/job-tables.js';
+import { NODE_JOB_STAGE, isFinished } from '../../src/api/push-jobs.js';
 import {
   jobStateSchema,
   type JobEffect,
@@ -236,6 +237,34 @@ t.test('a terminal node never moves', async (t) => {
       }
     }
   }
+});
+
+t.test('every move in the tables goes to a later stage, so a later stage is always the newer news', async (t) => {
+  // The dashboard keeps the later of an event and a fetched panel by stage: a move back would show an old status.
+  const bucketStage = { new: 0, ready: 1, running: 2, terminal: 3 } as const;
+  const tables: [string, Record<string, Partial<Record<keyof typeof bucketStage, Cell>>>][] = [
+    ['voting', VOTING],
+    ['running', RUNNING],
+    ['crash', { crash: CRASH }],
+  ];
+  let moves = 0;
+  for (const [name, table] of tables) {
+    for (const [event, row] of Object.entries(table)) {
+      for (const [bucket, cell] of Object.entries(row) as [keyof typeof bucketStage, Cell][]) {
+        if (cell.to === undefined) continue;
+        moves += 1;
+        t.ok(
+          NODE_JOB_STAGE[cell.to] > bucketStage[bucket],
+          `${name}: ${event} takes a ${bucket} node to ${cell.to}, a later stage`,
+        );
+      }
+    }
+  }
+  t.ok(moves > 20, `${moves} moves checked`);
+  t.equal(NODE_JOB_STAGE.new, bucketStage.new);
+  t.equal(NODE_JOB_STAGE.ready, bucketStage.ready);
+  t.equal(NODE_JOB_STAGE.running, bucketStage.running);
+  for (const status of terminalNodeStatuses) t.equal(NODE_JOB_STAGE[status], bucketStage.terminal, status);
 });
 
 t.test('voting_timeout: unanswered nodes become unavailable, then quorum decides', async (t) => {

@@ -1,9 +1,11 @@
 // The job page's script, served by the dashboard itself (no bundler, nothing from elsewhere). It follows the job
 // feed with EventSource: a node's vote, run start and result update its row and the counts at once; when the job
 // itself moves (started, quorum reached, finished, or only a summary is left), or a node event does not say the
-// node's new status, it fetches the panel again.
+// node's new status, it fetches the panel again. A node never moves back a stage on the page: a panel can be
+// older than events already shown (the server may answer from a rendering up to a moment old), so the latest
+// event of each node is applied again over every fetched panel.
 import { NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../../api/job-feed.js';
-import { JOB_STATUSES, NODE_JOB_STATUSES, isFinished } from '../../api/push-jobs.js';
+import { JOB_STATUSES, NODE_JOB_STAGE, NODE_JOB_STATUSES, isFinished } from '../../api/push-jobs.js';
 import { UI } from './ui-env.js';
 
 export const JOB_SCRIPT_PATH = `${UI}/assets/job-live.js`;
@@ -16,6 +18,7 @@ export const JOB_SCRIPT = `'use strict';
   var FINISHED = ${JSON.stringify(FINISHED)};
   var AFTER_VOTE = ${JSON.stringify(NODE_STATUS_AFTER_VOTE)};
   var AFTER_RUN = ${JSON.stringify(NODE_STATUS_AFTER_RUN)};
+  var STAGE = ${JSON.stringify(NODE_JOB_STAGE)};
   var ORDER_SET = {};
   ORDER.forEach(function (s) { ORDER_SET[s] = true; });
   var live = document.getElementById('live');
@@ -55,15 +58,28 @@ export const JOB_SCRIPT = `'use strict';
       return b;
     }));
   }
-  function setNode(node, status, at) {
-    var row = rowOf(node);
-    if (!row || !Object.prototype.hasOwnProperty.call(ORDER_SET, status)) return refresh();
+  var latest = {}; // node -> its last event's { status, at }
+  function showNode(row, status, at) {
     var cell = row.querySelector('td.node-status');
+    if (STAGE[status] < STAGE[cell.dataset.status]) return;
     cell.dataset.status = status;
     var b = badge(status, label(status));
     b.dataset.status = status;
     cell.replaceChildren(b);
     if (at) row.querySelector('td.node-since').textContent = shortDate(at);
+  }
+  function setNode(node, status, at) {
+    var row = rowOf(node);
+    if (!row || !Object.prototype.hasOwnProperty.call(ORDER_SET, status)) return refresh();
+    latest[node] = { status: status, at: at };
+    showNode(row, status, at);
+    recount();
+  }
+  function reapply() {
+    Object.keys(latest).forEach(function (node) {
+      var row = rowOf(node);
+      if (row) showNode(row, latest[node].status, latest[node].at);
+    });
     recount();
   }
 
@@ -83,7 +99,10 @@ export const JOB_SCRIPT = `'use strict';
         var t = document.createElement('template');
         t.innerHTML = html;
         var next = t.content.firstElementChild;
-        if (next && panel()) panel().replaceWith(next);
+        if (next && panel()) {
+          panel().replaceWith(next);
+          reapply();
+        }
       })
       .catch(function () {})
       .then(function () {
