@@ -260,7 +260,7 @@ export function spawnJob(
       status: stored.status,
       cached: Object.keys(stored.nodes).length >= SHOWN_CACHED_FROM,
       at: now,
-      reply: { ...ok(shownBody), json: JSON.stringify(shownBody) },
+      reply: { ...ok(shownBody), json: new TextEncoder().encode(JSON.stringify(shownBody)) },
     };
     return storedAnswer.reply;
   };
