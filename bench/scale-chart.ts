@@ -1,5 +1,6 @@
 // Draws bench/scale.svg from bench/scale-results.json (written by bench/scale.ts): POST to complete and server
-// CPU against fleet size, one line per store, medians of the runs. Plain SVG, no dependency.
+// CPU against fleet size, one line per store, medians of the runs with the tester's default two loops of GETs.
+// Plain SVG, no dependency.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +8,9 @@ import type { ScaleRow } from './scale.js';
 import { median } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const rows = JSON.parse(readFileSync(join(here, 'scale-results.json'), 'utf8')) as ScaleRow[];
+const rows = (JSON.parse(readFileSync(join(here, 'scale-results.json'), 'utf8')) as ScaleRow[]).filter(
+  (r) => (r.rest_concurrency ?? 2) === 2,
+);
 const sizes = [...new Set(rows.map((r) => r.nodes))].sort((a, b) => a - b);
 const STORES = [
   { store: 'file', colour: '#1f77b4' },

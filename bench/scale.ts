@@ -5,7 +5,9 @@
 // The nodes share connections, INFRA_BENCH_NODES_PER_CONNECTION a pair (default 50: past about 9,000 nodes one
 // pair each would pass the open-file limit), and the server heartbeats every INFRA_BENCH_HEARTBEAT_MS (default
 // 10000, the original's interval). Each run starts INFRA_BENCH_JOBS jobs one after another (default 3) and
-// reports their p50: the first job of a fresh process also pays for V8 compiling the job path.
+// reports their p50: the first job of a fresh process also pays for V8 compiling the job path. The tester's loops
+// of signed GETs of the running job (INFRA_BENCH_REST_CONCURRENCY, default 2, as infra-loadtest's own default) load
+// the server meanwhile; 0 measures the job path alone.
 // Redis runs use INFRA_BENCH_REDIS_URL (default redis://127.0.0.1:6379/13), a database this benchmark empties
 // before each run: a spawned server starts there from nothing, as on the file store.
 import { spawnSync } from 'node:child_process';
@@ -23,6 +25,7 @@ const redisUrl = process.env.INFRA_BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13
 const perConnection = Number(process.env.INFRA_BENCH_NODES_PER_CONNECTION ?? 50);
 const heartbeatMs = Number(process.env.INFRA_BENCH_HEARTBEAT_MS ?? 10_000);
 const jobs = Number(process.env.INFRA_BENCH_JOBS ?? 3);
+const restConcurrency = Number(process.env.INFRA_BENCH_REST_CONCURRENCY ?? 2);
 
 export interface ScaleRow {
   store: 'file' | 'redis';
@@ -30,6 +33,9 @@ export interface ScaleRow {
   run: number;
   nodes_per_connection: number;
   heartbeat_interval_ms: number;
+  /** Loops of signed GETs of the running job (absent in rows from before it was recorded: 2). */
+  rest_concurrency?: number;
+  rest_get_job_per_s?: number | null;
   provision_s: number;
   ready_s: number;
   commit_to_all_acked_ms: number | null;
@@ -49,13 +55,14 @@ interface LoadFigures {
   post_to_complete_ms: { p50: number | null };
   server_cpu_pct: number | null;
   server_rss_mb: number | null;
+  rest_get_job_per_s: number | null;
   quorum_outcomes_correct: { correct: number; total: number };
 }
 
 async function loadtest(store: ScaleRow['store'], nodes: number): Promise<LoadFigures> {
   const args = [join(here, '..', 'dist/src/bin/infra-loadtest.js'), '--spawn', '--nodes', String(nodes), '--json'];
   args.push('--nodes-per-connection', String(perConnection), '--heartbeat-interval', String(heartbeatMs));
-  args.push('--jobs', String(jobs));
+  args.push('--jobs', String(jobs), '--rest-concurrency', String(restConcurrency));
   args.push('--timeout', String(Math.max(300, Math.ceil(nodes / 15))));
   if (store === 'redis') {
     const redis = new Redis(redisUrl);
@@ -88,6 +95,8 @@ for (const store of stores)
         run,
         nodes_per_connection: perConnection,
         heartbeat_interval_ms: heartbeatMs,
+        rest_concurrency: restConcurrency,
+        rest_get_job_per_s: f.rest_get_job_per_s,
         provision_s: f.provision_s,
         ready_s: f.ready_s,
         commit_to_all_acked_ms: f.commit_to_all_acked_ms.p50,
@@ -102,7 +111,9 @@ for (const store of stores)
 // Rows of other stores and sizes from earlier runs are kept, so the stores can be measured one at a time.
 const file = join(here, 'scale-results.json');
 const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ScaleRow[]) : [];
-const kept = earlier.filter((r) => !rows.some((n) => n.store === r.store && n.nodes === r.nodes));
+const sameSeries = (a: ScaleRow, b: ScaleRow) =>
+  a.store === b.store && a.nodes === b.nodes && (a.rest_concurrency ?? 2) === (b.rest_concurrency ?? 2);
+const kept = earlier.filter((r) => !rows.some((n) => sameSeries(n, r)));
 writeFileSync(file, `${JSON.stringify([...kept, ...rows], null, 1)}\n`);
 
 const cell = (values: Array<number | null>): string => {
@@ -110,14 +121,14 @@ const cell = (values: Array<number | null>): string => {
   return v.length === 0 ? 'n/a' : `${Math.round(median(v))} (${Math.round(v[0] ?? 0)}–${Math.round(v.at(-1) ?? 0)})`;
 };
 console.log(
-  '| store | nodes | provisioned and connected s | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | correct |',
+  '| store | nodes | provisioned and connected s | commit to all acked ms | POST to running ms | POST to complete ms | server CPU % | RSS MB | GETs of the job /s | correct |',
 );
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
 for (const store of stores)
   for (const nodes of sizes) {
     const rs = rows.filter((r) => r.store === store && r.nodes === nodes);
     const col = (k: keyof ScaleRow) => cell(rs.map((r) => r[k] as number | null));
     console.log(
-      `| ${store} | ${nodes} | ${col('provision_s')} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
+      `| ${store} | ${nodes} | ${col('provision_s')} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${col('rest_get_job_per_s')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
     );
   }

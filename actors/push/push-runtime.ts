@@ -99,8 +99,8 @@ export class PushRuntime {
     const grace =
       heartbeat_interval * offline_threshold + Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
     for (const node of up) this.nodeActor(node, grace);
-    const available = this.availableNodes();
-    for (const job of inFlight) dispatch(this.spawnJobActor(job), { type: 'begin', available, restored: true });
+    for (const job of inFlight)
+      dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
   }
 
   /** The actor of a node, spawned on its first authenticated message (never for unverified input). */
@@ -295,7 +295,7 @@ export class PushRuntime {
   /** Starts the actor of a new job, stored by saveNewJob; it sends the request's answer once it has started. */
   startJob(job: JobState, answer: { replyTo: Ref<Reply>; reply: Reply }): void {
     this.data.headers.set(job.id, headerOf(job));
-    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableNodes(), restored: false, answer });
+    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: false, answer });
   }
 
   /** A live job shows itself as stored and its actor takes an abort; a finished job's stored record answers. */
@@ -400,8 +400,11 @@ export class PushRuntime {
     return this.fleetRef;
   }
 
-  private availableNodes(): Set<string> {
-    return new Set([...this.data.records].filter(([, r]) => r.available).map(([n]) => n));
+  /** The job's nodes that are available now: one lookup per node of the job, not a pass over the fleet. */
+  private availableOf(job: JobState): Set<string> {
+    const available = new Set<string>();
+    for (const node in job.nodes) if (this.data.records.get(node)?.available === true) available.add(node);
+    return available;
   }
 
   private spawnJobActor(job: JobState): Ref<JobMsg> {
