@@ -40,16 +40,24 @@ export const JOB_SCRIPT = `'use strict';
     var d = new Date(at);
     return isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
   }
-  function rowOf(node) {
-    var rows = document.querySelectorAll('#job-nodes tr[data-node]');
-    for (var i = 0; i < rows.length; i++) if (rows[i].dataset.node === node) return rows[i];
-    return null;
-  }
-  function recount() {
-    var counts = {};
-    document.querySelectorAll('#job-nodes td.node-status').forEach(function (cell) {
-      counts[cell.dataset.status] = (counts[cell.dataset.status] || 0) + 1;
+  // The shown panel's rows by node, and its counts by status: kept as events move nodes, built again for each
+  // fetched panel, so that an event costs the same in a job of 3 nodes and of 10,000.
+  var rows = null;
+  var counts = null;
+  function index() {
+    rows = Object.create(null);
+    counts = {};
+    document.querySelectorAll('#job-nodes tr[data-node]').forEach(function (row) {
+      rows[row.dataset.node] = row;
+      var status = row.querySelector('td.node-status').dataset.status;
+      counts[status] = (counts[status] || 0) + 1;
     });
+  }
+  function rowOf(node) {
+    if (rows === null) index();
+    return rows[node] || null;
+  }
+  function drawCounts() {
     var box = document.getElementById('node-counts');
     if (!box) return;
     box.replaceChildren.apply(box, ORDER.filter(function (s) { return counts[s]; }).map(function (s) {
@@ -58,10 +66,13 @@ export const JOB_SCRIPT = `'use strict';
       return b;
     }));
   }
-  var latest = {}; // node -> its last event's { status, at }
+  var latest = Object.create(null); // node -> its last event's { status, at }
   function showNode(row, status, at) {
     var cell = row.querySelector('td.node-status');
-    if (STAGE[status] < STAGE[cell.dataset.status]) return;
+    var was = cell.dataset.status;
+    if (STAGE[status] < STAGE[was]) return;
+    counts[was] -= 1;
+    counts[status] = (counts[status] || 0) + 1;
     cell.dataset.status = status;
     var b = badge(status, label(status));
     b.dataset.status = status;
@@ -73,14 +84,15 @@ export const JOB_SCRIPT = `'use strict';
     if (!row || !Object.prototype.hasOwnProperty.call(ORDER_SET, status)) return refresh();
     latest[node] = { status: status, at: at };
     showNode(row, status, at);
-    recount();
+    drawCounts();
   }
   function reapply() {
-    Object.keys(latest).forEach(function (node) {
-      var row = rowOf(node);
+    index();
+    for (var node in latest) {
+      var row = rows[node];
       if (row) showNode(row, latest[node].status, latest[node].at);
-    });
-    recount();
+    }
+    drawCounts();
   }
 
   var source = new EventSource(live.dataset.events);
