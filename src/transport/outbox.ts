@@ -15,9 +15,14 @@ export interface FanOut {
   written: Promise<void>;
 }
 
+/** Called when the socket could not route a message: no connection has its routing id (a mandatory Router). */
+export type Undelivered = () => void;
+
 export class Outbox {
   /** Messages waiting; the loop takes the whole array at once, so no message is shifted off a long queue. */
   private queue: Frames[] = [];
+  /** Beside `queue`, index for index: what to do if that message cannot be routed (mostly nothing). */
+  private undelivered: Array<Undelivered | undefined> = [];
   private draining = false;
   private pushed = 0;
   private sent = 0;
@@ -26,11 +31,12 @@ export class Outbox {
 
   constructor(
     private readonly socket: Router,
-    private readonly onError: (e: unknown) => void,
+    private readonly onError: (e: unknown, undelivered: Undelivered | undefined) => void,
   ) {}
 
-  push(frames: Frames): void {
+  push(frames: Frames, undelivered?: Undelivered): void {
     this.queue.push(frames);
+    this.undelivered.push(undelivered);
     this.pushed += 1;
     if (!this.draining) void this.drain();
   }
@@ -51,21 +57,25 @@ export class Outbox {
     try {
       while (this.queue.length > 0 && !this.socket.closed) {
         const batch = this.queue;
+        const undelivered = this.undelivered;
         this.queue = [];
-        for (const frames of batch) {
+        this.undelivered = [];
+        for (let i = 0; i < batch.length; i++) {
           if (this.socket.closed) break;
           try {
-            await this.socket.send(frames);
+            await this.socket.send(batch[i] as Frames);
           } catch (e) {
-            // A peer past its high-water mark: the message is lost, as the protocol allows.
-            if (!this.socket.closed) this.onError(e);
+            if (!this.socket.closed) this.onError(e, undelivered[i]);
           }
           this.sent += 1;
           while (this.waiters.length > 0 && (this.waiters[0]?.upTo ?? 0) <= this.sent) this.waiters.shift()?.resolve();
         }
       }
       // A closed socket takes nothing more: what waits for it is dropped with it.
-      if (this.socket.closed) this.queue = [];
+      if (this.socket.closed) {
+        this.queue = [];
+        this.undelivered = [];
+      }
     } finally {
       this.draining = false;
       this.sent = this.pushed - this.queue.length;

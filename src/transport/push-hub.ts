@@ -135,13 +135,20 @@ export class PushHub implements PushTransport {
       ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
     };
     const heartbeat = new Router(options);
-    const command = new Router(options);
+    // Mandatory: a command for a routing id with no connection on this channel fails instead of vanishing. A
+    // node is often heard on the heartbeat channel before its command connection is up (after a restart, its
+    // sockets reconnect one by one), and a job's commit written then was lost. sendTimeout 0: a peer past its
+    // high-water mark fails at once (the message is lost, as the protocol allows) rather than holding the writer.
+    const command = new Router({ ...options, mandatory: true, sendTimeout: 0 });
     const report = (e: unknown) => this.log.error('send failed', { error: errorText(e) });
     this.sockets = {
       heartbeat,
       command,
       heartbeatOut: new Outbox(heartbeat, report),
-      commandOut: new Outbox(command, report),
+      commandOut: new Outbox(command, (e, undelivered) => {
+        if (codeOf(e) === 'EHOSTUNREACH') undelivered?.();
+        else if (codeOf(e) !== 'EAGAIN') report(e);
+      }),
     };
     const at = (port: number) => `${this.config.queue_listen_address}:${port === 0 ? '*' : port}`;
     await bindRetrying(heartbeat, at(this.config.server_heartbeat_port));
@@ -165,25 +172,41 @@ export class PushHub implements PushTransport {
   send(org: string, node: string, message: OutboundMessage): void {
     if (!this.sockets) return;
     const identity = this.peers.get(org)?.get(node)?.identity;
-    if (identity) {
-      this.write(org, node, identity, message);
-      return;
-    }
-    // Not heard since this server started (it restarted, or the node is reconnecting): kept for the offline
-    // window and written when the node is first heard, so a commit of a job resumed after a restart arrives.
-    // It is signed then, with the key of that moment: at a restart jobs resume before sessions are loaded.
+    if (identity) this.write(org, node, identity, message, this.now());
+    else this.keepUnsent(org, node, message, this.now());
+  }
+
+  /**
+   * For a node not heard since this server started (it restarted, or the node is reconnecting), or whose command
+   * connection was not up: kept for the offline window from `at`, when it was first sent, and written when the
+   * node is next heard, so a commit of a job resumed after a restart arrives. It is signed then, with the key of
+   * that moment: at a restart jobs resume before sessions are loaded.
+   */
+  private keepUnsent(org: string, node: string, message: OutboundMessage, at: number): void {
     const unsentKey = `${org}\u0000${node}`;
     const waiting = this.unsent.get(unsentKey) ?? [];
-    waiting.push({ message, at: this.now() });
+    waiting.push({ message, at });
     if (waiting.length > UNSENT_PER_NODE) waiting.shift();
     this.unsent.set(unsentKey, waiting);
   }
 
-  private write(org: string, node: string, identity: Buffer, message: OutboundMessage): void {
+  private write(org: string, node: string, identity: Buffer, message: OutboundMessage, at: number): void {
     const key = this.sessions.keyFor(org, node);
     if (!key || !this.sockets) return; // no session: the job's timers deal with silence
     const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now());
-    this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)]);
+    this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)], () =>
+      this.unroutable(org, node, identity, message, at),
+    );
+  }
+
+  /**
+   * No command connection has the routing id the node was heard from: the message waits again, and the node's
+   * next message (a heartbeat, most likely) writes it, once its command connection may be up.
+   */
+  private unroutable(org: string, node: string, identity: Buffer, message: OutboundMessage, at: number): void {
+    const peer = this.peers.get(org)?.get(node);
+    if (peer?.identity?.equals(identity)) peer.identity = undefined;
+    this.keepUnsent(org, node, message, at);
   }
 
   /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
@@ -258,7 +281,7 @@ export class PushHub implements PushTransport {
     if (!waiting) return;
     this.unsent.delete(key);
     const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    for (const { message, at } of waiting) if (now - at <= window) this.write(org, node, identity, message);
+    for (const { message, at } of waiting) if (now - at <= window) this.write(org, node, identity, message, at);
   }
 
   close(): void {
@@ -412,11 +435,15 @@ async function bindRetrying(socket: Router, address: string): Promise<void> {
       await socket.bind(address);
       return;
     } catch (e) {
-      const taken = e instanceof Error && 'code' in e && e.code === 'EADDRINUSE';
+      const taken = codeOf(e) === 'EADDRINUSE';
       if (!taken || Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
     }
   }
+}
+
+function codeOf(e: unknown): unknown {
+  return e instanceof Error && 'code' in e ? e.code : undefined;
 }
 
 function errorText(e: unknown): string {

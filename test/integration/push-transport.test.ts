@@ -283,6 +283,23 @@ t.test('push-jobs transport', async (t) => {
       [],
     );
   });
+  t.test('a commit for a node heard before its command connection is up waits for that connection', async (t) => {
+    const n = await node(t, 'late-command');
+    // Heard on the heartbeat channel under a new routing id while the command channel comes up 600 ms later
+    // (within the offline window of 800 ms, so the node stays available).
+    n.reconnect(600);
+    const seen = n.received.length;
+    await n.waitFor('heartbeat', { after: seen, timeoutMs: 500 });
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['late-command'] });
+    const job = await waitForJob(
+      s.admin,
+      id,
+      (j) => j.status !== 'new' && j.status !== 'voting' && j.status !== 'running',
+    );
+    t.equal(job.status, 'complete', 'the commit reached the node once its command channel was up');
+    t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'one commit');
+    t.same(n.problems, []);
+  });
 });
 
 t.test("the server's heartbeats are spread over the interval, each node hearing one per interval", async (t) => {

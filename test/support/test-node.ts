@@ -103,7 +103,9 @@ export class TestNode {
   job: HeldJob = IDLE;
   script: Script;
   private readonly events = new EventEmitter();
-  private readonly dealers: Record<Channel, Dealer>;
+  private dealers: Record<Channel, Dealer>;
+  /** The Curve options of both Dealers (empty without CurveZMQ), kept for reconnect(). */
+  private readonly curve: Partial<Record<'curveServerKey' | 'curvePublicKey' | 'curveSecretKey', string>>;
   private readonly queues: Record<Channel, Promise<void>> = {
     heartbeat: Promise.resolve(),
     command: Promise.resolve(),
@@ -122,8 +124,7 @@ export class TestNode {
     script: Script,
   ) {
     this.script = script;
-    const routingId = randomBytes(8).toString('hex'); // one identity on both channels: the hub pairs them
-    const curve =
+    this.curve =
       config.curve_public_key === null
         ? {}
         : (() => {
@@ -135,14 +136,38 @@ export class TestNode {
             };
           })();
     this.events.setMaxListeners(0);
-    this.dealers = {
-      heartbeat: new Dealer({ routingId, linger: 0, ...curve }),
-      command: new Dealer({ routingId, linger: 0, ...curve }),
+    this.dealers = this.open(0);
+  }
+
+  /**
+   * Both channels again under a new routing id, as a client process reconnecting does, the command channel
+   * `commandAfterMs` later (a client's sockets come up one by one). The same incarnation: no rehab.
+   */
+  reconnect(commandAfterMs: number): void {
+    this.dealers.heartbeat.close();
+    this.dealers.command.close();
+    this.dealers = this.open(commandAfterMs);
+  }
+
+  private open(commandAfterMs: number): Record<Channel, Dealer> {
+    const routingId = randomBytes(8).toString('hex'); // one identity on both channels: the hub pairs them
+    const dealers = {
+      heartbeat: new Dealer({ routingId, linger: 0, ...this.curve }),
+      command: new Dealer({ routingId, linger: 0, ...this.curve }),
     };
-    this.dealers.heartbeat.connect(config.push_jobs.heartbeat.heartbeat_addr);
-    this.dealers.command.connect(config.push_jobs.heartbeat.command_addr);
-    void this.receive('heartbeat');
-    void this.receive('command');
+    const { heartbeat_addr, command_addr } = this.config.push_jobs.heartbeat;
+    dealers.heartbeat.connect(heartbeat_addr);
+    if (commandAfterMs === 0) dealers.command.connect(command_addr);
+    else {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        if (!dealers.command.closed) dealers.command.connect(command_addr);
+      }, commandAfterMs);
+      this.timers.add(timer);
+    }
+    void this.receive(dealers.heartbeat, 'heartbeat');
+    void this.receive(dealers.command, 'command');
+    return dealers;
   }
 
   get intervalMs(): number {
@@ -317,7 +342,7 @@ export class TestNode {
     });
   }
 
-  private async receive(channel: Channel): Promise<void> {
+  private async receive(dealer: Dealer, channel: Channel): Promise<void> {
     const opts = {
       expectIdentity: false,
       maxBodySize: this.config.max_body_size,
@@ -327,7 +352,7 @@ export class TestNode {
       keyFor: (org: string, node: string) => (org === this.org && node === this.name ? this.key : undefined),
     };
     try {
-      for await (const frames of this.dealers[channel]) {
+      for await (const frames of dealer) {
         opts.now = Date.now();
         const d = decodeFrames(frames, opts);
         if (!d.ok) {
@@ -345,7 +370,9 @@ export class TestNode {
           this.answer(d.message, this.ruleFor(d.message));
       }
     } catch (e) {
-      if (!this.closed) this.problems.push(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
+      // A socket closed by stop() or reconnect() ends its loop; anything else is a problem.
+      if (!dealer.closed)
+        this.problems.push(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
