@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,16 +24,28 @@ const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5000;
 const KEPT_LINES = 5000;
 
-/** A loopback port nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen({ port: 0, host: '127.0.0.1' }, () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
+/**
+ * `count` loopback ports nothing listens on now, all different: every probe holds its port until all have one
+ * (probed one after another, a port let go could be handed out again).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const probes = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const probe = createServer();
+          probe.once('error', reject);
+          probe.listen({ port: 0, host: '127.0.0.1' }, () => resolve(probe));
+        }),
+    ),
+  );
+  const ports = probes.map((p) => {
+    const address = p.address();
+    return typeof address === 'object' && address !== null ? address.port : 0;
   });
+  await Promise.all(probes.map((p) => new Promise<void>((resolve) => p.close(() => resolve()))));
+  return ports;
 }
 
 /** The infra-server entry next to this module: compiled JavaScript, or TypeScript when run from source. */
@@ -43,16 +55,31 @@ function serverCommand(): string[] {
   return fromSource ? ['--import', 'tsx', file] : [file];
 }
 
+/** Starts on free ports; another process can take one between the probe and the bind, so a few tries. */
+const START_ATTEMPTS = 3;
+
 /** `redis`: the store, else files; `heartbeatIntervalMs`: the server's heartbeat_interval, else its default. */
 export async function spawnServer(redis: string | null, heartbeatIntervalMs: number | null): Promise<SpawnedServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(redis, heartbeatIntervalMs);
+    } catch (e) {
+      const taken = e instanceof Error && /Address already in use|EADDRINUSE/.test(e.message);
+      if (!taken || attempt >= START_ATTEMPTS) throw e;
+    }
+  }
+}
+
+async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | null): Promise<SpawnedServer> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-loadtest-'));
   const dataDir = join(dir, 'data');
   const settingsFile = join(dir, 'push-jobs-server.rb');
+  const [api, command, heartbeat] = await freePorts(3);
   const settings: Record<string, string | number> = {
     api_listen_address: '127.0.0.1',
-    api_port: await freePort(),
-    command_port: await freePort(),
-    server_heartbeat_port: await freePort(),
+    api_port: api ?? 0,
+    command_port: command ?? 0,
+    server_heartbeat_port: heartbeat ?? 0,
     server_name: '127.0.0.1',
     queue_listen_address: 'tcp://127.0.0.1',
     data_dir: dataDir,
