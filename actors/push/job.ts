@@ -107,8 +107,9 @@ export function spawnJob(
   // The job rendered once per change: a job polled while 10,000 nodes answer is not re-sorted for every poll.
   let rendered: JobBody | undefined;
   const body = (state: JobState) => (rendered ??= jobJson(state));
-  let storedAnswer:
-    { version: number; status: JobState['status']; cached: boolean; at: number; reply: Reply } | undefined;
+  let storedAnswer: { version: number; status: JobState['status']; at: number; reply: Reply } | undefined;
+  // A job's nodes are fixed when it is made.
+  const kept = Object.keys(initial.nodes).length >= SHOWN_CACHED_FROM;
   // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
   const saver = new JobSaver(() => initial, {
     write: (save) => writeJob(store, org, initial.id, save),
@@ -251,14 +252,12 @@ export function spawnJob(
     const last = storedAnswer;
     const current =
       last !== undefined &&
-      (last.version === saver.version ||
-        (last.status === stored.status && last.cached && now - last.at < SHOWN_FRESH_MS));
+      (last.version === saver.version || (kept && last.status === stored.status && now - last.at < SHOWN_FRESH_MS));
     if (current) return last.reply;
     const shownBody = jobJson(stored);
     storedAnswer = {
       version: saver.version,
       status: stored.status,
-      cached: Object.keys(stored.nodes).length >= SHOWN_CACHED_FROM,
       at: now,
       reply: { ...ok(shownBody), json: new TextEncoder().encode(JSON.stringify(shownBody)) },
     };

@@ -74,12 +74,12 @@ async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | nul
   const dir = await mkdtemp(join(tmpdir(), 'infra-loadtest-'));
   const dataDir = join(dir, 'data');
   const settingsFile = join(dir, 'push-jobs-server.rb');
-  const [api, command, heartbeat] = await freePorts(3);
+  const [api = 0, command = 0, heartbeat = 0] = await freePorts(3);
   const settings: Record<string, string | number> = {
     api_listen_address: '127.0.0.1',
-    api_port: api ?? 0,
-    command_port: command ?? 0,
-    server_heartbeat_port: heartbeat ?? 0,
+    api_port: api,
+    command_port: command,
+    server_heartbeat_port: heartbeat,
     server_name: '127.0.0.1',
     queue_listen_address: 'tcp://127.0.0.1',
     data_dir: dataDir,
