@@ -5,6 +5,7 @@ import { Dealer } from 'zeromq';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
+import { readUntilClosed, worthReporting } from '../transport/read-loop.js';
 import type { JobAnswer } from './job-runner.js';
 import type { PushConfig } from './push-config.js';
 
@@ -173,21 +174,36 @@ export class Connection {
       replay,
       schema: 'server',
     };
-    try {
-      for await (const frames of socket) {
-        opts.now = now();
-        const d = decodeFrames(frames, opts);
-        if (!d.ok) {
-          this.handlers.drop(d.reason, `${channel} channel: ${d.detail}`);
-        } else if ((d.message.type === 'heartbeat') !== (channel === 'heartbeat')) {
-          this.handlers.drop('bad_body', `${d.message.type} on the ${channel} channel`);
-        } else {
-          this.handlers.message(channel, d.message);
-        }
-      }
-    } catch (e) {
-      if (!this.closed)
-        this.handlers.error(`${channel} channel stopped: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    await readServerMessages(socket, channel, opts, now, this.handlers);
   }
+}
+
+/**
+ * Reads a node's channel until it is closed: each message checked and handed on, a message of the other
+ * channel's type dropped (each channel keeps its own replay guard, so a moved message is a replay).
+ */
+export function readServerMessages(
+  socket: Dealer,
+  channel: Channel,
+  opts: DecodeOptions & { schema: 'server' },
+  now: () => number,
+  handlers: ConnectionHandlers,
+): Promise<void> {
+  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  return readUntilClosed(socket, {
+    take: (frames) => {
+      opts.now = now();
+      const d = decodeFrames(frames, opts);
+      if (!d.ok) handlers.drop(d.reason, `${channel} channel: ${d.detail}`);
+      else if ((d.message.type === 'heartbeat') !== (channel === 'heartbeat'))
+        handlers.drop('bad_body', `${d.message.type} on the ${channel} channel`);
+      else handlers.message(channel, d.message);
+      return undefined;
+    },
+    receiveFailed: (e, inARow) => {
+      if (worthReporting(inARow))
+        handlers.error(`${channel} channel: receive failed (${inARow} in a row), reading again: ${text(e)}`);
+    },
+    takeFailed: (e) => handlers.error(`${channel} channel: a message could not be handled: ${text(e)}`),
+  });
 }

@@ -28,6 +28,7 @@ import {
 import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import { Outbox } from './outbox.js';
+import { readUntilClosed, worthReporting } from './read-loop.js';
 import { SessionKeys } from './session-keys.js';
 
 type HubConfig = Pick<
@@ -301,34 +302,37 @@ export class PushHub implements PushTransport {
       schema: 'client',
       owners: this.owners,
     };
-    try {
-      // A fan-out queued for the nodes (a job's commit or run) is written before more is read: the fleet gets
-      // it at once, instead of each send waiting behind the reading of an answer. Then as many messages are
-      // read as it held before another fan-out is waited for, so that reading and writing share the time.
-      let credit = 0;
-      // receive() rather than the socket's async iterator: a quarter less CPU per message in a bare loop.
-      while (!socket.closed) {
-        const frames = await socket.receive();
+    // A fan-out queued for the nodes (a job's commit or run) is written before more is read: the fleet gets it
+    // at once, instead of each send waiting behind the reading of an answer. Then as many messages are read as
+    // it held before another fan-out is waited for, so that reading and writing share the time.
+    let credit = 0;
+    const handle = (frames: Buffer[]): void => {
+      opts.now = this.now();
+      const d = decodeFrames(frames, opts);
+      if (!d.ok) {
+        this.drops.record(d.reason, d.detail);
+        if (d.refused) this.refuse(d.refused, opts.now);
+      } else this.deliver(channel, d.message, d.identity, opts.now);
+    };
+    await readUntilClosed(socket, {
+      take: (frames) => {
         if (credit > 0) credit -= 1;
         else {
           const fanOut = this.sockets?.commandOut.fanOut();
           if (fanOut !== undefined) {
             credit = fanOut.size;
-            await fanOut.written;
+            return fanOut.written.then(() => handle(frames));
           }
         }
-        opts.now = this.now();
-        const d = decodeFrames(frames, opts);
-        if (!d.ok) {
-          this.drops.record(d.reason, d.detail);
-          if (d.refused) this.refuse(d.refused, opts.now);
-          continue;
-        }
-        this.deliver(channel, d.message, d.identity, opts.now);
-      }
-    } catch (e) {
-      if (!socket.closed) this.log.error('channel stopped', { channel, error: errorText(e) });
-    }
+        handle(frames);
+        return undefined;
+      },
+      receiveFailed: (e, inARow) => {
+        if (worthReporting(inARow))
+          this.log.warn('receive failed; reading again', { channel, error: errorText(e), inARow });
+      },
+      takeFailed: (e) => this.log.error('a message could not be handled', { channel, error: errorText(e) }),
+    });
   }
 
   private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number): void {

@@ -50,7 +50,10 @@ t.test('a commit lost with the server is sent again after its restart', async (t
     },
     (VOTING_TIMEOUT_S + 5) * 1000,
     200,
-  );
+  ).catch(async (e: unknown) => {
+    t.comment(server.output(), await steady.log(), await frozen.log());
+    throw e;
+  });
   const took = (Date.now() - killedAt) / 1000;
   t.equal(job.status, 'complete', 'the job runs to its end');
   t.same(job.nodes, { succeeded: ['frozen', 'steady'] }, 'on both nodes');

@@ -1,0 +1,65 @@
+// One reading loop for every ZeroMQ socket that takes push-jobs messages: the server's two channels, the
+// client's and the load tester's. A receive can fail while the socket is still open (EINTR when a signal, such
+// as a profiler's, lands inside libzmq's call; EAGAIN past a receive timeout): the loop reads again instead of
+// stopping, since a channel that stopped for good would leave every node on it unheard.
+
+/** The part of a zeromq socket the loop uses. */
+export interface ReadableSocket {
+  readonly closed: boolean;
+  receive(): Promise<Buffer[]>;
+}
+
+export interface Reader {
+  /** Handles one message; a promise returned is waited for before the next read (the server waits so for a
+   * fan-out to be written). */
+  take(frames: Buffer[]): Promise<void> | undefined;
+  /** Told of each failed receive, with how many failed in a row (1 for the first of a streak). */
+  receiveFailed(error: unknown, inARow: number): void;
+  /** Told when `take` threw: that message is lost, the next is read. */
+  takeFailed(error: unknown): void;
+}
+
+/** Longest wait between two failed receives in a row. */
+const MAX_BACKOFF_MS = 1000;
+const FIRST_BACKOFF_MS = 10;
+
+/**
+ * Reads `socket` until it is closed, handing each message to the reader. A failed receive is reported and read
+ * again: at once after an interruption, else after a wait that doubles while failures run in a row.
+ */
+export async function readUntilClosed(socket: ReadableSocket, reader: Reader): Promise<void> {
+  let inARow = 0;
+  while (!socket.closed) {
+    let frames: Buffer[];
+    try {
+      frames = await socket.receive();
+      inARow = 0;
+    } catch (e) {
+      if (socket.closed) return;
+      inARow += 1;
+      reader.receiveFailed(e, inARow);
+      await pause(transient(e) ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (inARow - 1)));
+      continue;
+    }
+    try {
+      const waiting = reader.take(frames);
+      if (waiting !== undefined) await waiting;
+    } catch (e) {
+      reader.takeFailed(e);
+    }
+  }
+}
+
+/** Whether a report of this failure is worth a log line: the first of a streak, then at each power of two. */
+export function worthReporting(inARow: number): boolean {
+  return (inARow & (inARow - 1)) === 0;
+}
+
+function transient(e: unknown): boolean {
+  const code = e instanceof Error && 'code' in e ? e.code : undefined;
+  return code === 'EINTR' || code === 'EAGAIN';
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
+}
