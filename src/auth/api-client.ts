@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readPrivateKey } from './keys.js';
-import { signRequest, type SignVersion } from './signed-headers.js';
+import { signRequest, type SignOptions, type SignVersion } from './signed-headers.js';
 
 export interface ApiClientOptions {
   /** The server root, `http://host:port`; paths passed to `request` are absolute. */
@@ -100,18 +100,9 @@ export class ApiClient {
   ): Promise<RawResponse> {
     const payload = body === undefined ? '' : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
     const url = new URL(path, this.o.baseUrl);
-    const signOptions: Parameters<typeof signRequest>[0] = {
-      privateKey: this.key,
-      userId: this.o.userId,
-      method,
-      path: url.pathname,
-      body: payload,
-      serverApiVersion: this.o.apiVersion ?? 1,
-    };
-    if (this.o.version !== undefined) signOptions.version = this.o.version;
     const headers: Record<string, string> = {
       Accept: 'application/json',
-      ...signRequest(signOptions),
+      ...this.signed(method, url, payload),
       ...extraHeaders,
     };
     if (payload !== '') headers['Content-Type'] = 'application/json';
@@ -124,18 +115,23 @@ export class ApiClient {
    */
   async stream(path: string, signal: AbortSignal, lastEventId?: string): Promise<Response> {
     const url = new URL(path, this.o.baseUrl);
-    const signOptions: Parameters<typeof signRequest>[0] = {
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...this.signed('GET', url, '') };
+    if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
+    return fetch(url, { headers, signal });
+  }
+
+  /** The signed headers of one request (spec 5), in the protocol version the client was made with. */
+  private signed(method: string, url: URL, payload: string): Record<string, string> {
+    const signOptions: SignOptions = {
       privateKey: this.key,
       userId: this.o.userId,
-      method: 'GET',
+      method,
       path: url.pathname,
-      body: '',
+      body: payload,
       serverApiVersion: this.o.apiVersion ?? 1,
     };
     if (this.o.version !== undefined) signOptions.version = this.o.version;
-    const headers: Record<string, string> = { Accept: 'text/event-stream', ...signRequest(signOptions) };
-    if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
-    return fetch(url, { headers, signal });
+    return signRequest(signOptions);
   }
 
   /** Sends one request and parses a JSON answer; any status is returned, none thrown. */
