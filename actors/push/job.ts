@@ -49,7 +49,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 const SAVE_RETRY_MS = 500;
 
 /** GET .../pushy/jobs/ID (spec 2.4). */
-export function jobJson(s: JobState): JobBody {
+export function jobJson(s: JobState, sorted?: readonly string[]): JobBody {
   const body: JobBody = {
     id: s.id,
     command: s.command,
@@ -58,7 +58,7 @@ export function jobJson(s: JobState): JobBody {
     created_at: httpDate(s.created_at),
     updated_at: httpDate(s.updated_at),
     quorum: s.quorum,
-    nodes: jobNodesByStatus(s),
+    nodes: jobNodesByStatus(s, sorted),
     capture_output: s.options.capture === true,
     // Without a prototype, so that any node name, `__proto__` too, is an ordinary key.
     node_updated_at: Object.create(null) as Record<string, string>,
@@ -104,12 +104,13 @@ export function spawnJob(
 ): JobHandle {
   const { store, transport } = ports;
   ports.feeds.jobStarted(org, initial.id);
-  // The job rendered once per change: a job polled while 10,000 nodes answer is not re-sorted for every poll.
+  // A job's nodes are fixed when it is made: their names are sorted once, for every rendering.
+  const names = Object.keys(initial.nodes).sort();
+  const kept = names.length >= SHOWN_CACHED_FROM;
+  // The job rendered once per change: a job polled while 10,000 nodes answer is not rendered for every poll.
   let rendered: JobBody | undefined;
-  const body = (state: JobState) => (rendered ??= jobJson(state));
+  const body = (state: JobState) => (rendered ??= jobJson(state, names));
   let storedAnswer: { version: number; status: JobState['status']; at: number; reply: Reply } | undefined;
-  // A job's nodes are fixed when it is made.
-  const kept = Object.keys(initial.nodes).length >= SHOWN_CACHED_FROM;
   // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
   const saver = new JobSaver(() => initial, {
     write: (save) => writeJob(store, org, initial.id, save),
@@ -163,7 +164,7 @@ export function spawnJob(
           saver.afterSaved(() => ports.feeds.publish(org, state.id, e.notes, e.at));
           break;
         case 'finished': {
-          const final = jobJson(state);
+          const final = jobJson(state, names);
           saver.afterSaved(() => owner.finished(state.id, final));
           break;
         }
@@ -254,7 +255,7 @@ export function spawnJob(
       last !== undefined &&
       (last.version === saver.version || (kept && last.status === stored.status && now - last.at < SHOWN_FRESH_MS));
     if (current) return last.reply;
-    const shownBody = jobJson(stored);
+    const shownBody = jobJson(stored, names);
     storedAnswer = {
       version: saver.version,
       status: stored.status,

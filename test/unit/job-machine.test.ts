@@ -608,6 +608,15 @@ t.test('isFinished and jobNodesByStatus', async (t) => {
   t.same(all.filter(isFinished), ['complete', 'quorum_failed', 'crashed', 'timed_out', 'aborted']);
   const s = started(['zeta', 'alpha', 'mid'], 1, ['alpha', 'zeta']);
   t.same(jobNodesByStatus(s), { new: ['alpha', 'zeta'], unavailable: ['mid'] }, 'sorted, empty statuses left out');
+  // Names that read as numbers are listed first by for...in, whatever order they were added in.
+  const odd = started(['b', '10', '__proto__', '9', 'a-1', 'A'], 1, ['10', 'A', 'b']);
+  const sorted = Object.keys(odd.nodes).sort();
+  t.same(
+    jobNodesByStatus(odd, sorted),
+    { new: ['10', 'A', 'b'], unavailable: ['9', '__proto__', 'a-1'] },
+    'with the names sorted once beforehand, the same lists',
+  );
+  t.same(jobNodesByStatus(odd, sorted), jobNodesByStatus(odd), 'as sorting each list');
 });
 
 t.test('crash: the job ends crashed and lets every unfinished node go, whatever its phase', async (t) => {
