@@ -5,7 +5,7 @@ import { Dealer } from 'zeromq';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
-import { readUntilClosed, worthReporting } from '../transport/read-loop.js';
+import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import type { JobAnswer } from './job-runner.js';
 import type { PushConfig } from './push-config.js';
 

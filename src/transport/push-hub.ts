@@ -28,7 +28,7 @@ import {
 import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import { Outbox } from './outbox.js';
-import { readUntilClosed, worthReporting } from './read-loop.js';
+import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { SessionKeys } from './session-keys.js';
 
 type HubConfig = Pick<

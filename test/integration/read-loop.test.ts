@@ -3,7 +3,7 @@
 // itself, and closing the socket ends the loop.
 import t, { type Test } from 'tap';
 import { Dealer, Router } from 'zeromq';
-import { readUntilClosed, worthReporting, type ReadableSocket } from '../../src/transport/read-loop.js';
+import { readUntilClosed, worthReporting, type ReadableSocket } from '../../src/protocol/read-loop.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
