@@ -67,6 +67,20 @@ function daysIn(month: number, year: number): number {
  * two-digit years to 19xx).
  */
 export function parseHttpDate(s: string): number | undefined {
+  // Every message is checked and then timed by its timestamp, and a burst's messages share their second.
+  if (s === lastParsed) return lastParsedMs;
+  const ms = parseFixdate(s);
+  if (ms !== undefined) {
+    lastParsed = s;
+    lastParsedMs = ms;
+  }
+  return ms;
+}
+
+let lastParsed = '';
+let lastParsedMs = 0;
+
+function parseFixdate(s: string): number | undefined {
   if (s.length !== 29 || s[3] !== ',' || s[4] !== ' ' || s[7] !== ' ' || s[11] !== ' ' || s[16] !== ' ')
     return undefined;
   if (s[19] !== ':' || s[22] !== ':' || s[25] !== ' ' || s[26] !== 'G' || s[27] !== 'M' || s[28] !== 'T')
