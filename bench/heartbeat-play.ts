@@ -82,7 +82,8 @@ export interface Floor {
  */
 export async function startFloor(count: number, intervalMs: number, opts: { command: boolean }): Promise<Floor> {
   const curve = curveKeyPair();
-  const router = () => new Router({ linger: 0, curveServer: true, curveSecretKey: curve.secretKey });
+  // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send.
+  const router = () => new Router({ linger: 0, sendTimeout: 0, curveServer: true, curveSecretKey: curve.secretKey });
   const heartbeat = router();
   await heartbeat.bind('tcp://127.0.0.1:*');
   const command = opts.command ? router() : undefined;
