@@ -79,7 +79,12 @@ interface Peer {
    * last names both: a restarted client that has only heartbeated so far still gets its rehab abort.
    */
   identity: Buffer | undefined;
-  lastHeard: number;
+  /**
+   * When its last heartbeat arrived. A node is down once silent past the offline window by its heartbeats alone
+   * (its job answers do not count), so the hub counts it connected and heartbeats it by the same clock: a node
+   * GET shows down is not also counted connected because it answered an abort after its last heartbeat.
+   */
+  lastBeat: number;
   actor: NodeActor;
 }
 
@@ -232,12 +237,13 @@ export class PushHub implements PushTransport {
     };
   }
 
-  /** Nodes heard within the offline window (those the server still heartbeats), and drops by reason, for GET /_status. */
+  /** Nodes heartbeating within the offline window (those not down, which the server still heartbeats), and drops
+   * by reason, for GET /_status. */
   status(): { connected_nodes: number; accepted: number; heartbeats: number; dropped: Record<string, number> } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
     for (const nodes of this.peers.values())
-      for (const peer of nodes.values()) if (peer.lastHeard >= since) connected += 1;
+      for (const peer of nodes.values()) if (peer.lastBeat >= since) connected += 1;
     return {
       connected_nodes: connected,
       accepted: this.accepted,
@@ -351,11 +357,11 @@ export class PushHub implements PushTransport {
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
       return;
     }
-    peer.lastHeard = at;
     if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, identity, at);
     peer.identity = identity;
     this.accepted += 1;
     if (m.type === 'heartbeat') {
+      peer.lastBeat = at;
       this.heartbeats += 1;
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
     } else peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
@@ -372,7 +378,7 @@ export class PushHub implements PushTransport {
       nodes = new Map();
       this.peers.set(org, nodes);
     }
-    const peer: Peer = { identity: undefined, lastHeard: 0, actor };
+    const peer: Peer = { identity: undefined, lastBeat: 0, actor };
     nodes.set(node, peer);
     return peer;
   }
@@ -413,7 +419,7 @@ export class PushHub implements PushTransport {
       const now = this.now();
       for (const [org, node, peer] of targets.slice(i, i + BEAT_SLICE)) {
         const key = this.sessions.keyFor(org, node);
-        if (!peer.identity || !key || now - peer.lastHeard > window) continue;
+        if (!peer.identity || !key || now - peer.lastBeat > window) continue;
         const body = {
           type: 'heartbeat',
           ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
