@@ -36,16 +36,16 @@ export interface JobParent {
 }
 
 /**
- * How long one rendering of the stored job answers GETs while only its nodes moved, for a job of at least
- * SHOWN_CACHED_FROM nodes. Rendering and serializing costs about 0.7 µs a node, so a job polled in a loop during a
- * burst of writes would be rendered for every GET: the time grows with the job (100 ms at 1,000 nodes, 500 ms at
- * 10,000, never more than a second), so that rendering stays a small share of a core however large the job and
- * however many poll it. A smaller job costs little to render and is shown exactly as stored. A change of the
- * job's status is shown at once.
+ * How long one rendering of a running job answers GETs while only its nodes moved (0: rendered for each GET
+ * that follows a change). Rendering and serializing costs about 0.7 µs a node, so a large job polled in a loop
+ * during a burst of writes would be rendered for every GET: from 1,000 nodes a rendering is kept 100 ms, longer
+ * past 2,000 nodes (0.05 ms a node: 500 ms at 10,000), never more than a second, so that rendering stays a small
+ * share of a core however large the job and however many poll it. A smaller job costs little to render and is
+ * shown exactly as stored. A change of the job's status is shown at once.
  */
-const SHOWN_FRESH_MS_PER_NODE = 0.05;
-const SHOWN_FRESH_MAX_MS = 1000;
-const SHOWN_CACHED_FROM = 1000;
+export function keptRenderingMs(nodes: number): number {
+  return nodes < 1000 ? 0 : Math.min(1000, Math.max(100, nodes * 0.05));
+}
 
 /** setTimeout takes at most 2^31-1 ms; longer deadlines are reached in several waits. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -109,8 +109,7 @@ export function spawnJob(
   ports.feeds.jobStarted(org, initial.id);
   // A job's nodes are fixed when it is made: their names are sorted once, for every rendering.
   const names = Object.keys(initial.nodes).sort();
-  const freshMs =
-    names.length >= SHOWN_CACHED_FROM ? Math.min(SHOWN_FRESH_MAX_MS, names.length * SHOWN_FRESH_MS_PER_NODE) : 0;
+  const freshMs = keptRenderingMs(names.length);
   // The job rendered once per change: a job polled while 10,000 nodes answer is not rendered for every poll.
   let rendered: JobBody | undefined;
   const body = (state: JobState) => (rendered ??= jobJson(state, names));
