@@ -3,7 +3,7 @@
 let lastSecond = Number.NaN;
 let lastHttpDate = '';
 /** Texts of recent seconds: a job's nodes changed over a few seconds, and shown in name order they alternate
- * between them, so one kept second missed for most nodes (each miss a Date formatted, about 5 µs). */
+ * between them, so one kept second missed for most nodes (each miss a Date formatted: a few µs). */
 const recentHttpDates = new Map<number, string>();
 const RECENT_SECONDS = 512;
 

@@ -1,6 +1,6 @@
 // One reading loop for every ZeroMQ socket that takes push-jobs messages: the server's two channels, the
-// client's and the load tester's. A receive can fail while the socket is still open (EINTR when a signal, such
-// as a profiler's, lands inside libzmq's call; EAGAIN past a receive timeout): the loop reads again instead of
+// client's and the load tester's. A receive can fail while the socket is still open (an interrupted system
+// call, seen under a profiler's signals; EAGAIN past a receive timeout): the loop reads again instead of
 // stopping, since a channel that stopped for good would leave every node on it unheard.
 
 /** The part of a zeromq socket the loop uses. */

@@ -1,18 +1,11 @@
 // The transport's outbox over a real ROUTER and DEALER: messages leave in order, and a fan-out (a long queue)
 // can be waited for, without waiting for what is queued after it.
 import t from 'tap';
-import { Dealer, Router } from 'zeromq';
 import { Outbox } from '../../src/transport/outbox.js';
+import { routerDealerPair } from '../support/zmq-pair.js';
 
 t.test('a fan-out is waited for up to what was queued, and every message arrives in order', async (t) => {
-  const router = new Router({ linger: 0 });
-  await router.bind('tcp://127.0.0.1:*');
-  const dealer = new Dealer({ linger: 0, routingId: 'node-1' });
-  dealer.connect(router.lastEndpoint ?? '');
-  t.teardown(() => {
-    router.close();
-    dealer.close();
-  });
+  const { router, dealer } = await routerDealerPair(t);
   await dealer.send('hello');
   const [identity] = await router.receive();
   const errors: unknown[] = [];

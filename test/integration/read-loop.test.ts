@@ -1,30 +1,18 @@
 // The reading loop of every push-jobs channel (server, client, load tester): a receive that fails while the
 // socket is open is read again instead of stopping the channel, a message that cannot be handled loses only
 // itself, and closing the socket ends the loop.
-import t, { type Test } from 'tap';
-import { Dealer, Router } from 'zeromq';
+import t from 'tap';
 import { readUntilClosed, worthReporting, type ReadableSocket } from '../../src/protocol/read-loop.js';
+import { routerDealerPair } from '../support/zmq-pair.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function pair(t: Test): Promise<{ router: Router; dealer: Dealer }> {
-  const router = new Router({ linger: 0 });
-  await router.bind('tcp://127.0.0.1:*');
-  const dealer = new Dealer({ linger: 0, routingId: 'node-1' });
-  dealer.connect(router.lastEndpoint ?? '');
-  t.teardown(() => {
-    router.close();
-    dealer.close();
-  });
-  return { router, dealer };
-}
 
 function codeOf(e: unknown): unknown {
   return e instanceof Error && 'code' in e ? e.code : undefined;
 }
 
 t.test('receives that fail on an open socket are read again, and the next message arrives', async (t) => {
-  const { router, dealer } = await pair(t);
+  const { router, dealer } = await routerDealerPair(t);
   // A receive timeout makes each receive on the real socket fail with EAGAIN while it stays open.
   router.receiveTimeout = 20;
   const failures: Array<{ code: unknown; inARow: number }> = [];
@@ -59,7 +47,7 @@ t.test('receives that fail on an open socket are read again, and the next messag
 });
 
 t.test('a message that cannot be handled loses only itself', async (t) => {
-  const { router, dealer } = await pair(t);
+  const { router, dealer } = await routerDealerPair(t);
   const taken: string[] = [];
   const broken: string[] = [];
   const loop = readUntilClosed(router, {
