@@ -1,7 +1,7 @@
 // The measured part of a run: jobs started through the signed API (each slot of --concurrency on nodes of its
 // own), each awaited and held against its expected outcome; signed GETs of running jobs alongside; and the
 // offline detection of flapping nodes, timed from their last heartbeat to the server listing them down.
-import type { ApiClient, RawResponse } from '../auth/api-client.js';
+import type { AnswerSize, ApiClient } from '../auth/api-client.js';
 import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
 import type { z } from 'zod';
 import type { NodeBehaviour } from './behaviour.js';
@@ -186,14 +186,12 @@ export interface RestFigures {
 }
 
 /**
- * A GET counts as answered on a 200 with a JSON body, as a load generator counts it. The body is not parsed: a
- * 10,000-node job is 600 KB, and parsing and checking it took 8 ms of the tester's CPU per GET, on the cores the
- * server shares. Each job is still read and checked whole once it ends (`getJob`).
+ * A GET counts as answered on a 200 with a JSON body, as a load generator counts it. The body is read but neither
+ * kept nor parsed: a 10,000-node job is 600 KB, and parsing and checking it took 8 ms of the tester's CPU per GET,
+ * on the cores the server shares. Each job is still read and checked whole once it ends (`getJob`).
  */
-function isJsonAnswer(res: RawResponse): boolean {
-  return (
-    res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('application/json') && res.bytes.length > 0
-  );
+function isJsonAnswer(res: AnswerSize): boolean {
+  return res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('application/json') && res.size > 0;
 }
 
 /** `--rest-concurrency` loops of signed GETs, each of a job in flight, until `stop`. */
@@ -219,7 +217,7 @@ export async function restLoop(
       }
       const t0 = now();
       const res = await api
-        .send('GET', `/organizations/${encodeURIComponent(org)}/pushy/jobs/${encodeURIComponent(id)}`)
+        .measure('GET', `/organizations/${encodeURIComponent(org)}/pushy/jobs/${encodeURIComponent(id)}`)
         .catch(() => null);
       const ms = now() - t0;
       if (res === null || !isJsonAnswer(res)) {

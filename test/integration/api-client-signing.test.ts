@@ -1,0 +1,96 @@
+// The signed API client over real HTTP: the headers it sends for each request, as a server records them, verify
+// for that request, including those of a bodiless request made again within its second, which the client signs
+// once and sends again; and an answer measured without being kept is counted whole.
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { ApiClient } from '../../src/auth/api-client.js';
+import { generateKeyPair, parsePublicKey } from '../../src/auth/keys.js';
+import { readAuthHeaders, verifyRequest } from '../../src/auth/signed-headers.js';
+import { isoSeconds } from '../../src/lib/clock.js';
+
+const BIG = 300_000;
+
+interface Received {
+  method: string;
+  path: string;
+  body: string;
+  headers: IncomingHttpHeaders;
+}
+
+t.test('every request carries headers that verify for it, repeated or not', async (t) => {
+  const pair = await generateKeyPair();
+  const publicKey = parsePublicKey(pair.publicKeyPem);
+  if (publicKey === null) throw new Error('no public key');
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      received.push({
+        method: req.method ?? '',
+        path,
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
+      });
+      res.setHeader('Content-Type', 'application/json');
+      // A large answer arrives in several chunks.
+      res.end(path === '/big' ? JSON.stringify({ data: 'x'.repeat(BIG - '{"data":""}'.length) }) : '{}');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const api = new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, userId: 'admin', key: pair.privateKeyPem });
+
+  /** Verifies what the server received as the request it was, the way the server's authentication does. */
+  const verified = (r: Received): boolean => {
+    const read = readAuthHeaders((name) => r.headers[name] as string | undefined, Date.now(), 900);
+    return read.ok && verifyRequest(read.auth, [publicKey], r.method, r.path, r.body) === 0;
+  };
+  const signature = (r: Received | undefined) =>
+    Object.keys(r?.headers ?? {})
+      .filter((h) => h.startsWith('x-ops-authorization-'))
+      .sort()
+      .map((h) => r?.headers[h])
+      .join('');
+
+  // Requests that fall within one second: tried again should the second turn over among them.
+  let batch: Received[] = [];
+  for (let attempt = 0; attempt < 5 && batch.length === 0; attempt++) {
+    const second = isoSeconds(Date.now());
+    const from = received.length;
+    await api.send('GET', '/organizations/default/pushy/jobs/a');
+    await api.send('GET', '/organizations/default/pushy/jobs/a?ignored=1');
+    await api.send('GET', '/organizations/default/pushy/jobs/b');
+    await api.send('DELETE', '/organizations/default/pushy/jobs/a');
+    await api.send('POST', '/organizations/default/pushy/jobs', { command: 'x', nodes: ['n1'] });
+    await api.send('POST', '/organizations/default/pushy/jobs', { command: 'y', nodes: ['n1'] });
+    if (isoSeconds(Date.now()) === second) batch = received.slice(from);
+  }
+  t.equal(batch.length, 6, 'six requests within one second');
+  for (const r of batch) t.ok(verified(r), `${r.method} ${r.path} ${r.body} verifies`);
+  const [getA, getAAgain, getB, deleteA, postX, postY] = batch;
+  t.equal(signature(getAAgain), signature(getA), 'the same GET in the same second is signed the same');
+  t.not(signature(getB), signature(getA), 'another path has its own signature');
+  t.not(signature(deleteA), signature(getA), 'another method has its own signature');
+  t.not(signature(postY), signature(postX), 'another body has its own signature');
+
+  // The next second: a new timestamp, never the one kept for the last second.
+  const before = getA?.headers['x-ops-timestamp'];
+  const deadline = Date.now() + 2000;
+  while (isoSeconds(Date.now()) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await api.send('GET', '/organizations/default/pushy/jobs/a');
+  const later = received.at(-1);
+  t.not(later?.headers['x-ops-timestamp'], before, 'a later second has its own timestamp');
+  t.ok(later !== undefined && verified(later), 'and its headers verify');
+
+  const measured = await api.measure('GET', '/big');
+  t.match(measured, { status: 200, size: BIG }, 'a measured answer is counted whole, not kept');
+  t.equal(measured.headers.get('content-type'), 'application/json');
+  const asked = received.at(-1);
+  t.ok(asked?.path === '/big' && verified(asked), 'and its request is signed as any other');
+});
