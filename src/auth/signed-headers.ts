@@ -39,6 +39,23 @@ export function canonicalPath(path: string): string {
   return trimmed === '' ? '/' : trimmed;
 }
 
+/** SHA-1 hashes of short texts, recent ones kept: protocols 1.0 and 1.1 hash the path (and 1.1 the user id) of
+ * every request, and a server sees the same few again and again. */
+const recentSha1 = new Map<string, string>();
+const RECENT_SHA1 = 1024;
+const SHA1_KEPT_UP_TO = 256;
+
+function sha1Of(text: string): string {
+  let hash = recentSha1.get(text);
+  if (hash === undefined) {
+    hash = digest64('sha1', text);
+    if (text.length > SHA1_KEPT_UP_TO) return hash;
+    if (recentSha1.size >= RECENT_SHA1) recentSha1.clear();
+    recentSha1.set(text, hash);
+  }
+  return hash;
+}
+
 /** The hash of an empty body (every GET) by algorithm: computed once, not per request. */
 const EMPTY_BODY_HASH: Record<SignAlgorithm, string> = { sha1: digest64('sha1', ''), sha256: digest64('sha256', '') };
 
@@ -72,10 +89,10 @@ export function canonicalString(r: CanonicalRequest): string {
       `X-Ops-Server-API-Version:${r.serverApiVersion}`,
     ].join('\n');
   }
-  const userId = r.version === '1.0' ? r.userId : digest64('sha1', r.userId);
+  const userId = r.version === '1.0' ? r.userId : sha1Of(r.userId);
   return [
     `Method:${method}`,
-    `Hashed Path:${digest64('sha1', path)}`,
+    `Hashed Path:${sha1Of(path)}`,
     `X-Ops-Content-Hash:${r.contentHash}`,
     `X-Ops-Timestamp:${r.timestamp}`,
     `X-Ops-UserId:${userId}`,
@@ -84,6 +101,20 @@ export function canonicalString(r: CanonicalRequest): string {
 
 /** Epoch seconds of an exact `YYYY-MM-DDTHH:MM:SSZ` timestamp, or null (offsets and fractions are refused). */
 export function parseTimestamp(ts: string): number | null {
+  // Requests of one second share their timestamp, and each is read more than once.
+  if (ts === lastTimestamp) return lastTimestampSeconds;
+  const seconds = parseIsoSeconds(ts);
+  if (seconds !== null) {
+    lastTimestamp = ts;
+    lastTimestampSeconds = seconds;
+  }
+  return seconds;
+}
+
+let lastTimestamp = '';
+let lastTimestampSeconds = 0;
+
+function parseIsoSeconds(ts: string): number | null {
   const m = TIMESTAMP.exec(ts);
   if (m === null) return null;
   const [y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0] = m.slice(1).map(Number);

@@ -4,6 +4,7 @@ import {
   createPublicKey,
   generateKeyPairSync,
   createSecretKey,
+  createHash,
   privateEncrypt,
   constants,
   type KeyObject,
@@ -12,6 +13,7 @@ import {
   canonicalPath,
   canonicalString,
   hashBody,
+  parseTimestamp,
   readAuthHeaders,
   signRequest,
   verifyRequest,
@@ -637,4 +639,25 @@ t.test('garbage never throws', async (t) => {
     -1,
     'a malformed auth object',
   );
+});
+
+t.test('timestamps and hashed paths read again, or in turn, give the same answers as read first', async (t) => {
+  const a = '2026-11-26T00:20:00Z';
+  const b = '2026-11-26T00:20:01Z';
+  for (const ts of [a, a, b, 'not a time', b, a]) {
+    const expected = ts === a ? 1795652400 : ts === b ? 1795652401 : null;
+    t.equal(parseTimestamp(ts), expected, ts);
+  }
+  const request = { method: 'GET', contentHash: 'h', timestamp: a, serverApiVersion: 1, version: '1.1' as const };
+  const sha1 = (text: string) => createHash('sha1').update(text).digest('base64');
+  for (const [path, userId] of [
+    ['/organizations/a', 'alice'],
+    ['/organizations/b', 'bob'],
+    ['/organizations/a', 'bob'],
+    ['/organizations/a', 'alice'],
+  ] as const) {
+    const lines = canonicalString({ ...request, path, userId }).split('\n');
+    t.equal(lines[1], `Hashed Path:${sha1(path)}`, `${path}: its own hashed path`);
+    t.equal(lines[4], `X-Ops-UserId:${sha1(userId)}`, `${userId}: its own hashed user id`);
+  }
 });
