@@ -1,6 +1,7 @@
 // Signed request headers (X-Ops-Sign protocol 1.0-1.3): signing for our tools, header checks and verification for the server (reference 1).
 import { constants, createHash, privateEncrypt, publicDecrypt, sign, verify, type KeyObject } from 'node:crypto';
 import { isoSeconds } from '../lib/clock.js';
+import { rememberLast } from '../lib/remember-last.js';
 import { readPrivateKey } from './keys.js';
 
 export type SignVersion = '1.0' | '1.1' | '1.2' | '1.3';
@@ -99,20 +100,11 @@ export function canonicalString(r: CanonicalRequest): string {
   ].join('\n');
 }
 
-/** Epoch seconds of an exact `YYYY-MM-DDTHH:MM:SSZ` timestamp, or null (offsets and fractions are refused). */
-export function parseTimestamp(ts: string): number | null {
-  // Requests of one second share their timestamp, and each is read more than once.
-  if (ts === lastTimestamp) return lastTimestampSeconds;
-  const seconds = parseIsoSeconds(ts);
-  if (seconds !== null) {
-    lastTimestamp = ts;
-    lastTimestampSeconds = seconds;
-  }
-  return seconds;
-}
-
-let lastTimestamp = '';
-let lastTimestampSeconds = 0;
+/**
+ * Epoch seconds of an exact `YYYY-MM-DDTHH:MM:SSZ` timestamp, or null (offsets and fractions are refused). Requests
+ * of one second share their timestamp: the last one read is kept.
+ */
+export const parseTimestamp: (ts: string) => number | null = rememberLast(parseIsoSeconds);
 
 function parseIsoSeconds(ts: string): number | null {
   const m = TIMESTAMP.exec(ts);

@@ -1,5 +1,7 @@
 // Time formats used on the wire: HTTP-date for API objects and messages, ISO 8601 without fractions for signing.
 
+import { rememberLast } from './remember-last.js';
+
 let lastSecond = Number.NaN;
 let lastHttpDate = '';
 /** Texts of recent seconds: a job's nodes changed over a few seconds, and shown in name order they alternate
@@ -64,21 +66,9 @@ function daysIn(month: number, year: number): number {
  * Epoch ms of an IMF-fixdate (`Sat, 21 Nov 2026 10:35:19 GMT`, the form `httpDate` writes), or undefined.
  * Fixed offsets instead of Date.parse: it runs on every heartbeat, and Date.parse accepts many other forms
  * and rolls `31 Feb` over; here the weekday must match the date. Years before 1970 are refused (Date.UTC maps
- * two-digit years to 19xx).
+ * two-digit years to 19xx). Every message is checked and then timed by its timestamp: the last one read is kept.
  */
-export function parseHttpDate(s: string): number | undefined {
-  // Every message is checked and then timed by its timestamp, and a burst's messages share their second.
-  if (s === lastParsed) return lastParsedMs;
-  const ms = parseFixdate(s);
-  if (ms !== undefined) {
-    lastParsed = s;
-    lastParsedMs = ms;
-  }
-  return ms;
-}
-
-let lastParsed = '';
-let lastParsedMs = 0;
+export const parseHttpDate: (s: string) => number | undefined = rememberLast(parseFixdate);
 
 function parseFixdate(s: string): number | undefined {
   if (s.length !== 29 || s[3] !== ',' || s[4] !== ' ' || s[7] !== ' ' || s[11] !== ' ' || s[16] !== ' ')
