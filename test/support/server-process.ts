@@ -85,6 +85,8 @@ export const READY_LINE = /^\S+ INFO API listening on (\S+)\n/m;
 const STOP_GRACE_MS = 5000;
 /** A port found free can be taken before the server binds it: so many fresh sets of ports are tried. */
 const PORT_ATTEMPTS = 3;
+/** How the server says a port was taken: Node's code for the API port, libzmq's text for the push-jobs ports. */
+const PORT_TAKEN = /EADDRINUSE|Address already in use/;
 
 export async function startServerProcess(t: Test, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
@@ -168,7 +170,7 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
     try {
       return await launch(ports);
     } catch (e) {
-      if (!(e instanceof ExitedEarly && e.output.includes('EADDRINUSE') && attempt < PORT_ATTEMPTS)) throw e;
+      if (!(e instanceof ExitedEarly && PORT_TAKEN.test(e.output) && attempt < PORT_ATTEMPTS)) throw e;
     }
   }
 }
