@@ -1,7 +1,7 @@
 // Signed request headers (X-Ops-Sign protocol 1.0-1.3): signing for our tools, header checks and verification for the server (reference 1).
 import { constants, createHash, privateEncrypt, publicDecrypt, sign, verify, type KeyObject } from 'node:crypto';
 import { isoSeconds } from '../lib/clock.js';
-import { rememberLast } from '../lib/remember-last.js';
+import { rememberLast, rememberRecent } from '../lib/remember.js';
 import { readPrivateKey } from './keys.js';
 
 export type SignVersion = '1.0' | '1.1' | '1.2' | '1.3';
@@ -42,19 +42,11 @@ export function canonicalPath(path: string): string {
 
 /** SHA-1 hashes of short texts, recent ones kept: protocols 1.0 and 1.1 hash the path (and 1.1 the user id) of
  * every request, and a server sees the same few again and again. */
-const recentSha1 = new Map<string, string>();
-const RECENT_SHA1 = 1024;
+const recentSha1 = rememberRecent(1024, (text: string) => digest64('sha1', text));
 const SHA1_KEPT_UP_TO = 256;
 
 function sha1Of(text: string): string {
-  let hash = recentSha1.get(text);
-  if (hash === undefined) {
-    hash = digest64('sha1', text);
-    if (text.length > SHA1_KEPT_UP_TO) return hash;
-    if (recentSha1.size >= RECENT_SHA1) recentSha1.clear();
-    recentSha1.set(text, hash);
-  }
-  return hash;
+  return text.length > SHA1_KEPT_UP_TO ? digest64('sha1', text) : recentSha1(text);
 }
 
 /** The hash of an empty body (every GET) by algorithm: computed once, not per request. */

@@ -1,30 +1,17 @@
 // Time formats used on the wire: HTTP-date for API objects and messages, ISO 8601 without fractions for signing.
 
-import { rememberLast } from './remember-last.js';
+import { rememberLast, rememberRecent } from './remember.js';
 
-let lastSecond = Number.NaN;
-let lastHttpDate = '';
 /** Texts of recent seconds: a job's nodes changed over a few seconds, and shown in name order they alternate
- * between them, so one kept second missed for most nodes (each miss a Date formatted: a few µs). */
-const recentHttpDates = new Map<number, string>();
-const RECENT_SECONDS = 512;
+ * between them, so keeping only the last second missed for most nodes (each miss a Date formatted: a few µs). */
+const secondText = rememberRecent(512, (second: number) => new Date(second * 1000).toUTCString());
 
 /**
  * `Sat, 21 Nov 2026 10:35:19 GMT` (RFC 7231 IMF-fixdate). Every message sent and every node of a job shown
  * carries one, so the texts of recent seconds are kept.
  */
 export function httpDate(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second === lastSecond) return lastHttpDate;
-  let text = recentHttpDates.get(second);
-  if (text === undefined) {
-    if (recentHttpDates.size >= RECENT_SECONDS) recentHttpDates.clear();
-    text = new Date(second * 1000).toUTCString();
-    recentHttpDates.set(second, text);
-  }
-  lastSecond = second;
-  lastHttpDate = text;
-  return text;
+  return secondText(Math.floor(ms / 1000));
 }
 
 /** `2026-11-21T10:35:19Z`: the only X-Ops-Timestamp form servers accept. */
