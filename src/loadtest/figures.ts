@@ -82,6 +82,8 @@ export interface Figures {
   server_rss_mb: number | null;
   rest_get_job_per_s: number | null;
   rest_get_job_p99_ms: number | null;
+  /** Nodes the server first refused as held by another process (an earlier run's), taken over once it let go. */
+  nodes_held_by_another_process: number;
   deleted_nodes: number;
   errors: string[];
 }
@@ -116,6 +118,10 @@ export function summaryText(f: Figures): string {
     `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,
     `signed GET of a running job: ${num(f.rest_get_job_per_s, '/s')}, p99 ${num(f.rest_get_job_p99_ms, ' ms')}`,
   ];
+  if (f.nodes_held_by_another_process > 0)
+    lines.push(
+      `held: ${f.nodes_held_by_another_process} nodes were first refused as held by another process (an earlier run's), and played once the server let go`,
+    );
   if (f.deleted_nodes > 0) lines.push(`cleanup: ${f.deleted_nodes} nodes and their clients deleted`);
   for (const e of f.errors) lines.push(`error: ${e}`);
   return lines.join('\n');

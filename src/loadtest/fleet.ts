@@ -17,6 +17,9 @@ export interface FleetTotals {
   serverHeartbeats: number;
   nodesHeard: number;
   drops: Record<string, number>;
+  /** Nodes refused at first as held by another process (an earlier run's), and when the last is let go. */
+  held: number;
+  heldUntil: number;
   errors: string[];
 }
 
@@ -44,6 +47,8 @@ export class Fleet {
     serverHeartbeats: 0,
     nodesHeard: 0,
     drops: {},
+    held: 0,
+    heldUntil: 0,
     errors: [],
   };
   private readonly members: Member[] = [];
@@ -163,6 +168,8 @@ export class Fleet {
     this.totals.serverHeartbeats += b.serverHeartbeats;
     this.totals.nodesHeard += b.nodesHeard;
     for (const [reason, n] of Object.entries(b.drops)) this.totals.drops[reason] = (this.totals.drops[reason] ?? 0) + n;
+    this.totals.held += b.held;
+    this.totals.heldUntil = Math.max(this.totals.heldUntil, b.heldUntil);
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);
     for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at, f.due);
     for (const c of b.crashes) this.events.crash(c.node, c.kind, c.at);

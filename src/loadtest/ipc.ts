@@ -60,6 +60,9 @@ export interface Batch {
   /** Nodes that had their first server heartbeat: the server has heard them since they started. */
   nodesHeard: number;
   drops: Record<string, number>;
+  /** Nodes the server refused as held by another process, and the latest moment it named for letting go. */
+  held: number;
+  heldUntil: number;
   errors: string[];
   /**
    * A flapping node fell silent (`at`: its last heartbeat; `due`: when its offline window runs out) or spoke

@@ -308,6 +308,15 @@ async function until(stop: StopSignal): Promise<void> {
   while (!stop.over) await sleep(100);
 }
 
+/**
+ * The nodes the server refused as another process's, while it still holds them: most often those of a run that
+ * ended less than an offline window ago, which the server lets go once they have been silent that long.
+ */
+function heldText(t: Fleet['totals']): string {
+  const left = Math.ceil((t.heldUntil - Date.now()) / 1000);
+  return t.held > 0 && left > 0 ? `, ${t.held} held by an earlier process for up to ${left} s more` : '';
+}
+
 /** Polls node_states until every one of `names` is up and available. */
 async function waitAvailable(
   api: ApiClient,
@@ -336,12 +345,16 @@ async function waitAvailable(
     const t = fleet.totals;
     const skipped = t.drops.send_skipped ?? 0;
     progress.set(
-      `available ${ready}/${names.size}, ${t.nodesHeard} heard by the server; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
+      `available ${ready}/${names.size}, ${t.nodesHeard} heard by the server${heldText(t)}; heartbeats ${t.heartbeatsSent} sent, ${skipped} skipped, ${t.serverHeartbeats} received`,
     );
     // Both: after a restart the server lists a node as it was before until the node's new process is heard,
     // and a job started then would see the node restart during its vote.
     if (ready === names.size && t.nodesHeard >= names.size) return;
-    if (stop.over) throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available`);
+    if (stop.over) {
+      const hint =
+        t.held > 0 ? `; the server refused ${t.held} as held by another process: play other nodes with --prefix` : '';
+      throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available${hint}`);
+    }
     await Promise.race([sleep(pollMs), fleet.failure$]);
   }
 }
@@ -457,6 +470,7 @@ function figuresOf(x: FigureInputs): Figures {
     server_rss_mb: x.rssMb === null ? null : round(x.rssMb),
     rest_get_job_per_s: x.rest.gets === 0 ? null : round((x.rest.gets * 1000) / Math.max(busy, 1)),
     rest_get_job_p99_ms: percentile(x.rest.latenciesMs, 99),
+    nodes_held_by_another_process: fleet.totals.held,
     deleted_nodes: x.deleted,
     errors: x.errors,
   };

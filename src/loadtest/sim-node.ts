@@ -22,6 +22,8 @@ export interface NodeSink {
   /** A job answer (vote, run answer, result, aborted) went to the command channel. */
   answered(): void;
   drop(reason: DropReason | 'send_skipped'): void;
+  /** The server refused this node's process (`node_in_use`) for the first time: another one holds the node. */
+  held(retryAfterMs: number): void;
   error(detail: string): void;
   crashed(node: string, at: number): void;
 }
@@ -49,6 +51,8 @@ export class SimNode {
   crashed = false;
   /** A server heartbeat has arrived: the connection is up (the CurveZMQ handshake done). */
   heard = false;
+  /** The server has refused this process as another's node: told once, not for every refused heartbeat. */
+  private refused = false;
 
   constructor(
     readonly name: string,
@@ -100,6 +104,7 @@ export class SimNode {
   /** A new process of the same client: a fresh incarnation and routing id, the same session key. */
   restart(): void {
     this.crashed = false;
+    this.refused = false;
     this.held = IDLE;
     this.sender = this.newSender();
     this.connect();
@@ -146,12 +151,10 @@ export class SimNode {
         this.heard = true;
         return;
       case 'node_in_use':
-        // Most often the nodes of a run that ended less than an offline window ago.
-        this.sink.error(
-          `${this.name}: the server says another process holds the node (an earlier run's, if one just ended); ` +
-            `it lets go in about ${Math.ceil(m.retry_after_ms / 1000)} s if that process has stopped: ` +
-            `wait, or play other nodes with --prefix`,
-        );
+        // Most often the nodes of a run that ended less than an offline window ago, or a crashed node's own
+        // earlier process: the server takes this one once the holder has been silent that long.
+        if (!this.refused) this.sink.held(m.retry_after_ms);
+        this.refused = true;
         return;
       case 'commit':
         return this.commit(m.job_id);

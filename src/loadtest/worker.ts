@@ -66,6 +66,8 @@ class Worker {
       serverHeartbeats: 0,
       nodesHeard: 0,
       drops: {},
+      held: 0,
+      heldUntil: 0,
       errors: [],
       flaps: [],
       crashes: [],
@@ -103,6 +105,10 @@ class Worker {
     },
     answered: () => (this.batch.answersSent += 1),
     drop: (reason) => (this.batch.drops[reason] = (this.batch.drops[reason] ?? 0) + 1),
+    held: (retryAfterMs) => {
+      this.batch.held += 1;
+      this.batch.heldUntil = Math.max(this.batch.heldUntil, Date.now() + retryAfterMs);
+    },
     error: (detail) => {
       if (this.batch.errors.length < 20) this.batch.errors.push(detail);
     },
@@ -207,6 +213,7 @@ class Worker {
       b.answersSent === 0 &&
       b.serverHeartbeats === 0 &&
       b.nodesHeard === 0 &&
+      b.held === 0 &&
       b.errors.length === 0 &&
       b.flaps.length === 0 &&
       b.crashes.length === 0 &&

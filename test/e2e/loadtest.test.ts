@@ -40,6 +40,7 @@ const figuresSchema = z.object({
   server_rss_mb: z.number().nullable(),
   rest_get_job_per_s: z.number().nullable(),
   rest_get_job_p99_ms: z.number().nullable(),
+  nodes_held_by_another_process: z.int(),
   errors: z.array(z.string()),
 });
 type Figures = z.infer<typeof figuresSchema>;
@@ -171,7 +172,9 @@ t.test('--abort-after: jobs aborted while their commands run are expected aborte
 });
 
 t.test('a given server: later runs reuse the nodes, and --cleanup deletes them', async (t) => {
-  const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1' } });
+  // A heartbeat every 3 s: the server holds a node for the process last heard during 9 s (three intervals), so the
+  // next run, started at once, is refused at first and plays the nodes once the server lets go of them.
+  const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1', heartbeat_interval: 3000 } });
   const key = `${server.dataDir}/admin.pem`;
   const clientKey = `${t.testdir()}/clients.pem`;
   const common = ['--server', server.url, '--key', key, '--nodes', '12', '--jobs', '1', '--prefix', 'reuse-'];
@@ -179,6 +182,7 @@ t.test('a given server: later runs reuse the nodes, and --cleanup deletes them',
   t.equal(first.run.code, 0, exitMessage(first.run));
   t.equal(first.figures.reused_nodes, 0);
   t.same(first.figures.jobs_by_status, { complete: 1 });
+  t.equal(first.figures.nodes_held_by_another_process, 0, 'new nodes are held by no one');
   t.ok((first.figures.server_rss_mb ?? 0) > 0, 'the local server is found by its port');
 
   const admin = await server.client('admin');
@@ -193,6 +197,10 @@ t.test('a given server: later runs reuse the nodes, and --cleanup deletes them',
   t.equal(second.run.code, 0, exitMessage(second.run));
   t.equal(second.figures.reused_nodes, 12, 'every node and client reused, with a new key');
   t.same(second.figures.jobs_by_status, { complete: 1 });
+  const held = second.figures.nodes_held_by_another_process;
+  t.ok(held > 0 && held <= 12, `the first run's processes held nodes at first (${held}), each counted once`);
+  t.same(second.figures.errors, [], 'being held is waited out, not an error');
+  t.match(second.run.stdout, /held: \d+ nodes were first refused as held by another process/);
 
   const third = await loadtest(t, [...common, '--client-key', clientKey, '--cleanup']);
   t.equal(third.run.code, 0, exitMessage(third.run));
