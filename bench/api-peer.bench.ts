@@ -2,11 +2,16 @@
 // and a finished one) against goiardi (Debian's package) answering a signed GET of a node. One load generator for
 // both, wrk, replaying requests signed once (a signature stays valid within the clock skew, so signing is the
 // client's cost, not the servers'). Rounds alternate between the targets so drift hits both; the figure is the
-// median of ROUNDS. Needs `goiardi` and `wrk` (apt-get install goiardi wrk); without them it says so and exits 0.
+// median of ROUNDS. Two floors run beside them (http-floor.ts): Node's own HTTP server answering the running job's
+// bytes with nothing else, and the same making the RSA check of each signature; no server on Node's HTTP module
+// answers faster on one thread. Needs `goiardi` and `wrk` (apt-get install goiardi wrk); without them it says so and
+// exits 0.
 import { execFileSync, spawn } from 'node:child_process';
+import { createPublicKey } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jobCreatedSchema } from '../src/api/push-jobs.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { signRequest } from '../src/auth/signed-headers.js';
@@ -94,6 +99,28 @@ async function startGoiardi(dir: string): Promise<{ url: string; key: string }> 
   return { url, key };
 }
 
+/** http-floor.ts in a process of its own, answering `answer`; with `publicKey`, checking each signature. */
+async function startFloor(dir: string, answer: Buffer, publicKey?: string): Promise<string> {
+  const port = await freePort();
+  const answerFile = join(dir, `floor-${port}.json`);
+  await writeFile(answerFile, answer);
+  const args = [String(port), answerFile];
+  if (publicKey !== undefined) {
+    args.push(join(dir, `floor-${port}.pem`));
+    await writeFile(join(dir, `floor-${port}.pem`), publicKey);
+  }
+  const floorFile = fileURLToPath(new URL('./http-floor.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', floorFile, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  scope.teardown(() => child.kill('SIGTERM'));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`http-floor.ts exited ${code}`)));
+  });
+  return `http://127.0.0.1:${port}`;
+}
+
 async function main(): Promise<void> {
   if (!onPath('goiardi') || !onPath('wrk')) {
     console.log('goiardi or wrk is not installed (apt-get install goiardi wrk): nothing measured');
@@ -120,6 +147,12 @@ async function main(): Promise<void> {
   const finished = await start({ command: 'wait', nodes: ['ghost'] });
   await new Promise((r) => setTimeout(r, 6000));
 
+  const runningPath = `/organizations/default/pushy/jobs/${running}`;
+  const answer = Buffer.from(JSON.stringify((await admin.request('GET', runningPath)).body));
+  const publicKey = createPublicKey(adminKey).export({ type: 'spki', format: 'pem' }).toString();
+  const floor = await startFloor(dir, answer);
+  const checkedFloor = await startFloor(dir, answer, publicKey);
+
   const goiardi = await startGoiardi(join(dir, 'goiardi'));
   const gAdmin = new ApiClient({ baseUrl: goiardi.url, userId: 'admin', key: goiardi.key });
   const made = await gAdmin.request('POST', '/nodes', { name: 'node1', json_class: 'Chef::Node', chef_type: 'node' });
@@ -131,7 +164,7 @@ async function main(): Promise<void> {
     {
       label: 'infra-server: GET a running job',
       url: ours.url,
-      path: `/organizations/default/pushy/jobs/${running}`,
+      path: runningPath,
       userId: 'admin',
       key: adminKey,
     },
@@ -146,6 +179,14 @@ async function main(): Promise<void> {
       label: 'infra-server: GET a node',
       url: ours.url,
       path: '/organizations/default/nodes/node1',
+      userId: 'admin',
+      key: adminKey,
+    },
+    { label: 'floor: node:http, the same answer', url: floor, path: runningPath, userId: 'admin', key: adminKey },
+    {
+      label: 'floor: node:http, the same answer, RSA check',
+      url: checkedFloor,
+      path: runningPath,
       userId: 'admin',
       key: adminKey,
     },
