@@ -23,7 +23,7 @@ export interface NodeSink {
   answered(): void;
   drop(reason: DropReason | 'send_skipped'): void;
   /** The server refused this node's process (`node_in_use`) for the first time: another one holds the node. */
-  held(retryAfterMs: number): void;
+  heldElsewhere(retryAfterMs: number): void;
   error(detail: string): void;
   crashed(node: string, at: number): void;
 }
@@ -153,7 +153,7 @@ export class SimNode {
       case 'node_in_use':
         // Most often the nodes of a run that ended less than an offline window ago, or a crashed node's own
         // earlier process: the server takes this one once the holder has been silent that long.
-        if (!this.refused) this.sink.held(m.retry_after_ms);
+        if (!this.refused) this.sink.heldElsewhere(m.retry_after_ms);
         this.refused = true;
         return;
       case 'commit':

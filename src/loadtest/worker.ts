@@ -105,7 +105,7 @@ class Worker {
     },
     answered: () => (this.batch.answersSent += 1),
     drop: (reason) => (this.batch.drops[reason] = (this.batch.drops[reason] ?? 0) + 1),
-    held: (retryAfterMs) => {
+    heldElsewhere: (retryAfterMs) => {
       this.batch.held += 1;
       this.batch.heldUntil = Math.max(this.batch.heldUntil, Date.now() + retryAfterMs);
     },
