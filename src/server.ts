@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { createStartingApp } from './http/starting.js';
+import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.js';
@@ -57,6 +58,12 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
 
   const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
   const counters = new Counters();
+  const signatures = new SignaturePool(config.signature_threads, {
+    workerCrashed: (error) => {
+      counters.inc('actor_crashes', 'signature_worker');
+      logger.error('a signature worker thread died; its checks were made on the main thread', { error });
+    },
+  });
   const metrics =
     config.metrics_port === undefined
       ? undefined
@@ -109,6 +116,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       storeFailing: () => watched.failingSince !== null,
       uiSessionSeconds: config.ui_session_timeout,
       observeRequest: metrics?.observeRequest,
+      signatures,
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -126,6 +134,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       setupFiles,
       close: async () => {
         await closeHttp(http);
+        await signatures.close();
         await started.metrics?.close();
         hub.close();
         await system.stop();
@@ -133,6 +142,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     };
   } catch (e) {
     await closeHttp(http);
+    await signatures.close();
     await started.metrics?.close();
     started.hub?.close();
     // The system owns the store once it runs, and closes it when it stops.

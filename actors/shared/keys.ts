@@ -18,8 +18,13 @@ export interface KeyResult {
   keys?: Keys;
 }
 
+/** When a key expires, in ms since the epoch: Infinity for `infinity`, NaN (never reached) for a date not understood. */
+export function expiresAt(key: KeyDoc): number {
+  return key.expiration_date === 'infinity' ? Infinity : Date.parse(key.expiration_date);
+}
+
 export function isExpired(key: KeyDoc, nowMs: number): boolean {
-  return key.expiration_date !== 'infinity' && Date.parse(key.expiration_date) <= nowMs;
+  return expiresAt(key) <= nowMs;
 }
 
 export function listKeys(keys: Keys, ownerUri: string, nowMs: number): Reply {

@@ -2,17 +2,42 @@
 // of which organization. The actors that own these (the users actor, each organization) update it as they apply
 // writes the store already holds, so authentication reads it without asking them: a request costs one ask, the
 // one that answers it. Key changes, deletions and renames reach it in the same turn as the actor's own state.
+import type { KeyObject } from 'node:crypto';
+import { parsePublicKey } from '../../src/auth/keys.js';
 import type { ClientDoc, KeyDoc, UserDoc } from './documents.js';
-import { isExpired } from './keys.js';
+import { expiresAt } from './keys.js';
 
-export interface SigningKey {
-  /** The key's name (`default`, or one added through the keys API). */
-  name: string;
-  pem: string;
+/** A key a principal may sign with, read once from its document: its expiry as a number, its PEM parsed on first use. */
+export class SigningKey {
+  private parsed: KeyObject | null | undefined;
+  private readonly expiresMs: number;
+  readonly pem: string;
+
+  constructor(
+    /** The key's name (`default`, or one added through the keys API). */
+    readonly name: string,
+    doc: KeyDoc,
+  ) {
+    this.expiresMs = expiresAt(doc);
+    this.pem = doc.public_key;
+  }
+
+  usableAt(nowMs: number): boolean {
+    return !(this.expiresMs <= nowMs);
+  }
+
+  /** The public key, or null when the PEM holds no RSA public key. */
+  get publicKey(): KeyObject | null {
+    if (this.parsed === undefined) this.parsed = parsePublicKey(this.pem);
+    return this.parsed;
+  }
 }
 
+const signingKeysOf = (keys: Record<string, KeyDoc>): readonly SigningKey[] =>
+  Object.entries(keys).map(([name, doc]) => new SigningKey(name, doc));
+
 export interface UserPrincipal {
-  keys: Record<string, KeyDoc>;
+  keys: readonly SigningKey[];
   superuser: boolean;
   serverAdmin: boolean;
   /** For the web dashboard's sign-in (src/auth/passwords.ts); undefined when the account has no password. */
@@ -20,7 +45,7 @@ export interface UserPrincipal {
 }
 
 export interface ClientPrincipal {
-  keys: Record<string, KeyDoc>;
+  keys: readonly SigningKey[];
   validator: boolean;
 }
 
@@ -34,11 +59,6 @@ export interface PrincipalView {
   user(name: string): UserPrincipal | undefined;
   /** Undefined when the organization does not exist (or is being deleted). */
   org(org: string): { client(name: string): ClientPrincipal | undefined; isMember(user: string): boolean } | undefined;
-}
-
-/** The keys of a principal that may sign now. */
-export function signingKeys(keys: Record<string, KeyDoc>, nowMs: number): SigningKey[] {
-  return Object.entries(keys).flatMap(([name, k]) => (isExpired(k, nowMs) ? [] : [{ name, pem: k.public_key }]));
 }
 
 export class PrincipalDirectory implements PrincipalView {
@@ -60,7 +80,7 @@ export class PrincipalDirectory implements PrincipalView {
     if (doc === null) this.users.delete(name);
     else
       this.users.set(name, {
-        keys: doc.keys,
+        keys: signingKeysOf(doc.keys),
         superuser: doc.superuser,
         serverAdmin: this.serverAdmins.has(name),
         passwordHash: doc.password_hash,
@@ -84,7 +104,7 @@ export class PrincipalDirectory implements PrincipalView {
     const o = this.orgs.get(org);
     if (!o) return;
     if (doc === null) o.clients.delete(name);
-    else o.clients.set(name, { keys: doc.keys, validator: doc.validator });
+    else o.clients.set(name, { keys: signingKeysOf(doc.keys), validator: doc.validator });
   }
 
   /**

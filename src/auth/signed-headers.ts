@@ -317,23 +317,33 @@ function verifyWithKey(version: SignVersion, canonical: Buffer, signature: Buffe
   }
 }
 
+/** One request's signature against the keys that may have made it, as a worker thread can take it. */
+export interface SignatureCheck {
+  version: SignVersion;
+  /** The canonical string the server built from what it received. */
+  canonical: Buffer;
+  signature: Buffer;
+  keys: readonly KeyObject[];
+}
+
 /**
- * Index of the first key in `keys` that verifies the request, or -1. The canonical string is built from the body
- * the server received, never from the client's X-Ops-Content-Hash, which must also match (reference 1.6 step 2.4).
+ * The check a request needs, or null when it cannot verify whatever the key. The canonical string is built from the
+ * body the server received, never from the client's X-Ops-Content-Hash, which must also match (reference 1.6 step
+ * 2.4).
  */
-export function verifyRequest(
+export function signatureCheckOf(
   auth: SignedRequestAuth,
   keys: readonly KeyObject[],
   method: string,
   path: string,
   body: Buffer | string,
-): number {
+): SignatureCheck | null {
   try {
     const { version } = auth;
     if (!isSignVersion(version) || auth.algorithm !== algorithmFor(version) || !Buffer.isBuffer(auth.signature))
-      return -1;
+      return null;
     const contentHash = hashBody(body, version);
-    if (auth.contentHash !== contentHash) return -1;
+    if (auth.contentHash !== contentHash) return null;
     const canonical = Buffer.from(
       canonicalString({
         version,
@@ -346,8 +356,25 @@ export function verifyRequest(
       }),
       'utf8',
     );
-    return keys.findIndex((key) => verifyWithKey(version, canonical, auth.signature, key));
+    return { version, canonical, signature: auth.signature, keys };
   } catch {
-    return -1;
+    return null;
   }
+}
+
+/** Index of the first key of the check that verifies it, or -1. */
+export function firstVerifyingKey(check: SignatureCheck): number {
+  return check.keys.findIndex((key) => verifyWithKey(check.version, check.canonical, check.signature, key));
+}
+
+/** Index of the first key in `keys` that verifies the request, or -1. */
+export function verifyRequest(
+  auth: SignedRequestAuth,
+  keys: readonly KeyObject[],
+  method: string,
+  path: string,
+  body: Buffer | string,
+): number {
+  const check = signatureCheckOf(auth, keys, method, path, body);
+  return check === null ? -1 : firstVerifyingKey(check);
 }

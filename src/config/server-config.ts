@@ -1,7 +1,7 @@
 // push-jobs-server.rb: the server's settings, their defaults, and which file is read (spec 8).
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { logFormats } from '../lib/log-levels.js';
@@ -58,6 +58,13 @@ export const serverConfigSchema = z.strictObject({
     .describe('an organization name: 1 to 255 of a-z 0-9 _ -, starting with a letter or digit')
     .default('default'),
   auth_skew: positive('seconds', 900),
+  signature_threads: z
+    .number()
+    .int()
+    .min(0)
+    .max(64)
+    .describe('a whole number of threads from 0 to 64')
+    .default(() => Math.min(4, Math.max(1, availableParallelism() - 1))),
   voting_timeout: positive('seconds', 60),
   max_body_size: positive('bytes', 65536),
   max_message_skew: positive('seconds', 300),
@@ -100,6 +107,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     meaning: 'Organization created at first start, with its validator and the admin user',
   },
   { name: 'auth_skew', default: '900', meaning: 'Accepted clock skew of signed HTTP requests, in seconds' },
+  {
+    name: 'signature_threads',
+    default: 'cores - 1, 1 to 4',
+    meaning: 'Threads checking the signatures of API requests; 0: on the main thread',
+  },
   { name: 'voting_timeout', default: '60', meaning: 'Seconds nodes have to accept a job' },
   { name: 'max_body_size', default: '65536', meaning: 'Largest ZeroMQ message body, in bytes' },
   { name: 'max_message_skew', default: '300', meaning: 'Accepted clock skew of ZeroMQ messages, in seconds' },

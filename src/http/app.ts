@@ -2,6 +2,7 @@
 // path authenticated before its route runs. Handlers only send messages into the actor tree and map the replies.
 import { Hono } from 'hono';
 import type { InfraSystem } from '../../actors/system.js';
+import { SignaturePool } from '../auth/signature-pool.js';
 import type { Logger } from '../lib/logger.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
 import { errorHandler } from './errors.js';
@@ -38,6 +39,8 @@ export interface AppOptions {
   uiSessionSeconds?: number;
   /** Told of every request when the metrics listener is on. */
   observeRequest?: RequestObserver;
+  /** Where signatures are checked; inline when not given. */
+  signatures?: SignaturePool;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -45,7 +48,8 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   app.onError(errorHandler(opts.log));
   if (opts.observeRequest) app.use('*', requestMetrics(opts.observeRequest));
-  app.use('*', requestLog(opts.log));
+  // Built only when its lines are written: a request pays nothing for a disabled debug line.
+  if (opts.log.enabled('debug')) app.use('*', requestLog(opts.log));
   app.notFound((c) => c.json({ error: ['not found'] }, 404));
 
   app.get('/_status', async (c) => {
@@ -73,6 +77,7 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
       skewSeconds: opts.authSkewSeconds,
       now,
       limits: opts.limits ?? DEFAULT_LIMITS,
+      signatures: opts.signatures ?? new SignaturePool(0),
     }),
   );
 

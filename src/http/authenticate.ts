@@ -8,14 +8,15 @@ import {
   API_MIN_VERSION,
   parseServerApiVersion,
   readAuthHeaders,
-  verifyRequest,
+  signatureCheckOf,
   WWW_AUTHENTICATE,
   type AuthHeaderResult,
 } from '../auth/signed-headers.js';
-import { parsePublicKey } from '../auth/keys.js';
+import type { SignaturePool } from '../auth/signature-pool.js';
 import type { InfraSystem } from '../../actors/system.js';
-import { signingKeys } from '../../actors/shared/principals.js';
+import type { SigningKey } from '../../actors/shared/principals.js';
 import type { RequestContext } from '../../actors/shared/reply.js';
+import { rememberRecent } from '../lib/remember.js';
 import { ApiError } from './errors.js';
 import type { RequestLimits } from './limits.js';
 
@@ -33,6 +34,8 @@ export interface AuthOptions {
   now: () => number;
   /** Handed on with the body, for the routes that parse it. */
   limits: RequestLimits;
+  /** Where the RSA checks run. */
+  signatures: SignaturePool;
 }
 
 /** `/organizations/ORG/...` names an organization; `/organizations` alone does not. */
@@ -52,7 +55,7 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     const url = new URL(c.req.url);
     const header = headerReader(c);
-    c.header(API_VERSION_HEADER, apiVersionHeader(header(API_VERSION_HEADER)));
+    c.header(API_VERSION_HEADER, apiVersionHeader(header('x-ops-server-api-version')));
     const headers = readAuthHeaders(header, opts.now(), opts.skewSeconds);
     if (!headers.ok) throw authFailure(headers);
     const { auth } = headers;
@@ -74,27 +77,18 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
     const now = opts.now();
 
     // Users first, then the organization's client of the same name (reference 1.6 step 2).
-    const candidates = [
-      ...signingKeys(user?.keys ?? {}, now).map((k) => ({ ...k, kind: 'user' as const })),
-      ...signingKeys(client?.keys ?? {}, now).map((k) => ({ ...k, kind: 'client' as const })),
-    ];
+    const candidates = [...usableKeys(user?.keys, 'user', now), ...usableKeys(client?.keys, 'client', now)];
     if (candidates.length === 0) {
       throw ApiError.of(
         401,
         `Failed to authenticate as '${auth.userId}'. Ensure that your node_name and client key are correct.`,
       );
     }
-    const usable = candidates
-      .map((k) => ({ ...k, key: parsePublicKey(k.pem) }))
-      .filter((k): k is typeof k & { key: KeyObject } => k.key !== null);
-    const index = verifyRequest(
-      auth,
-      usable.map((k) => k.key),
-      method,
-      url.pathname,
-      rawBody,
-    );
-    const winner = usable[index];
+    // A key whose PEM holds no RSA public key verifies nothing.
+    const usable = candidates.filter((k): k is Candidate & { publicKey: KeyObject } => k.publicKey !== null);
+    const keys = usable.map((k) => k.publicKey);
+    const check = signatureCheckOf(auth, keys, method, url.pathname, rawBody);
+    const winner = usable[check === null ? -1 : await opts.signatures.check(check)];
     if (!winner) {
       throw new ApiError(
         401,
@@ -119,8 +113,8 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
       },
       baseUrl: `${proto}://${header('host') ?? url.host}`,
       apiVersion: auth.serverApiVersion,
-      authKey: winner.name,
-      authPublicKey: winner.pem,
+      authKey: winner.key.name,
+      authPublicKey: winner.key.pem,
     });
     c.set('rawBody', rawBody);
     c.set('limits', opts.limits);
@@ -131,21 +125,35 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
 
 const EMPTY = Buffer.alloc(0);
 
+interface Candidate {
+  kind: 'user' | 'client';
+  key: SigningKey;
+  publicKey: KeyObject | null;
+}
+
+/** A principal's keys that may sign now, in their order. */
+function usableKeys(keys: readonly SigningKey[] | undefined, kind: Candidate['kind'], nowMs: number): Candidate[] {
+  const out: Candidate[] = [];
+  for (const key of keys ?? []) if (key.usableAt(nowMs)) out.push({ kind, key, publicKey: key.publicKey });
+  return out;
+}
+
 /**
  * Request headers from Node's own parsed ones when the server runs on Node (the env of @hono/node-server), so
  * no Web Headers object is built per request; elsewhere (tests calling app.request) through Hono.
  */
-function headerReader(c: Context<AuthEnv>): (name: string) => string | undefined {
+function headerReader(c: Context<AuthEnv>): (lowerCaseName: string) => string | undefined {
   const incoming = c.env?.incoming;
   if (!incoming) return (name) => c.req.header(name);
   return (name) => {
-    const value = incoming.headers[name.toLowerCase()];
+    const value = incoming.headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   };
 }
 
-/** Every answer says which API versions the server speaks and which one it used (reference 1.6 step 4). */
-function apiVersionHeader(raw: string | undefined): string {
+/** Every answer says which API versions the server speaks and which one it used (reference 1.6 step 4); clients
+ * send the same few values, so each answer is built once. */
+const apiVersionHeader = rememberRecent(64, (raw: string | undefined): string => {
   const api = parseServerApiVersion(raw);
   return JSON.stringify({
     min_version: String(API_MIN_VERSION),
@@ -153,7 +161,7 @@ function apiVersionHeader(raw: string | undefined): string {
     request_version: String(api.ok ? api.version : api.requestVersion),
     response_version: String(api.ok ? api.version : -1),
   });
-}
+});
 
 function authFailure(r: AuthHeaderResult & { ok: false }): ApiError {
   return new ApiError(r.status, r.body, r.wwwAuthenticate ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});

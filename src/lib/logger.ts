@@ -13,6 +13,8 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
   /** A logger whose every line also carries `fields`, after those this logger binds. */
   child(fields: LogFields): Logger;
+  /** Whether lines of `level` are written: work done only to log them can be left out. */
+  enabled(level: LogLevel): boolean;
 }
 
 /** Where lines go: each call of `write` gets one whole line, newline included. */
@@ -63,6 +65,7 @@ function wrap(p: PinoLogger): Logger {
     warn: at('warn'),
     error: at('error'),
     child: (fields) => wrap(p.child(serializable(fields))),
+    enabled: (level) => p.isLevelEnabled(level),
   };
 }
 

@@ -1,5 +1,5 @@
 // push-jobs-server.rb: defaults, every setting, discovery, REDIS_URL, and the errors an operator sees.
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { configErrorOf } from '../support/config-error.js';
@@ -31,6 +31,7 @@ t.test('without a file every setting has its default', async (t) => {
     data_dir: join(cwd, '.infra-data'),
     default_orgname: 'default',
     auth_skew: 900,
+    signature_threads: Math.min(4, Math.max(1, availableParallelism() - 1)),
     voting_timeout: 60,
     max_body_size: 65536,
     max_message_skew: 300,
@@ -71,6 +72,7 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       'redis_url "redis://cache:6380/2"',
       'default_orgname "acme_ops-1"',
       'auth_skew 60',
+      'signature_threads 0',
       'voting_timeout 30',
       'max_body_size 131_072',
       'max_message_skew 120',
@@ -107,6 +109,7 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     redis_url: 'redis://cache:6380/2',
     default_orgname: 'acme_ops-1',
     auth_skew: 60,
+    signature_threads: 0,
     voting_timeout: 30,
     max_body_size: 131072,
     max_message_skew: 120,
@@ -242,7 +245,8 @@ t.test('the README table documents every setting in schema order with its defaul
   const defaults: Record<string, unknown> = serverConfigSchema.parse({});
   for (const doc of SERVER_SETTINGS_DOC) {
     t.ok(doc.meaning.length > 0 && doc.meaning.length <= 80, `${doc.name} has a short meaning`);
-    if (doc.name === 'server_name' || doc.name === 'redis_url' || doc.name === 'metrics_port') continue;
+    const machineDependent = ['server_name', 'redis_url', 'metrics_port', 'signature_threads'];
+    if (machineDependent.includes(doc.name)) continue;
     t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
   }
 });

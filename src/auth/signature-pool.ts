@@ -1,0 +1,167 @@
+// The RSA check of signed requests on worker threads. The public-key operation is the largest single cost of a
+// signed request on the main thread (about a quarter of a signed GET), and the other cores can take it. Checks
+// that arrive in one turn of the event loop go to a worker as one message, so a busy server pays one thread hop per
+// batch, not per request. With no threads (signature_threads 0) every check runs inline.
+import type { KeyObject } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { packBatch, UNCHECKED, type CheckBatch } from './signature-batch.js';
+import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
+
+/** Told when a worker dies: its checks are made inline and, while crashes are rare, a new worker takes its place. */
+export interface PoolObserver {
+  workerCrashed(error: unknown): void;
+}
+
+interface Pending {
+  check: SignatureCheck;
+  done: (index: number) => void;
+}
+
+/** Crashes within a minute past which the pool stops replacing workers and checks inline. */
+const MAX_CRASHES_PER_MINUTE = 5;
+/**
+ * Batches a worker may hold unanswered. Checks arriving while every worker is busy wait and go together with the
+ * next answer: batches grow with the load, and the thread hop (about 10 µs of the main thread) is paid per batch.
+ */
+const MAX_IN_FLIGHT = 1;
+/** Keys a worker holds before it is told to forget them and is sent again those it needs. */
+const KEYS_PER_WORKER = 10_000;
+
+const inline = (p: Pending): void => p.done(firstVerifyingKey(p.check));
+
+const WORKER = new URL('./signature-worker.js', import.meta.url);
+
+class CheckWorker {
+  readonly worker: Worker;
+  /** Batches sent and not answered, oldest first: a worker answers in order. */
+  readonly inFlight: Pending[][] = [];
+  /** Numbers of the keys this worker holds. */
+  readonly known = new Set<number>();
+
+  constructor(script: URL, onIdle: () => void, onGone: (w: CheckWorker, error: unknown) => void) {
+    this.worker = new Worker(script);
+    // A worker keeps the process alive only while it holds checks.
+    this.worker.unref();
+    this.worker.on('message', (answers: Int32Array) => {
+      const batch = this.inFlight.shift() ?? [];
+      if (this.inFlight.length === 0) this.worker.unref();
+      batch.forEach((p, i) => {
+        const index = answers[i] ?? UNCHECKED;
+        if (index === UNCHECKED) inline(p);
+        else p.done(index);
+      });
+      onIdle();
+    });
+    this.worker.on('error', (e) => onGone(this, e));
+    this.worker.on('exit', (code) => onGone(this, new Error(`signature worker exited with code ${code}`)));
+  }
+
+  send(batch: Pending[], keyNumber: (key: KeyObject) => number): void {
+    const forget = this.known.size > KEYS_PER_WORKER;
+    if (forget) this.known.clear();
+    const newKeys: CheckBatch['newKeys'] = [];
+    const number = (key: KeyObject): number => {
+      const n = keyNumber(key);
+      if (!this.known.has(n)) {
+        this.known.add(n);
+        newKeys.push([n, key]);
+      }
+      return n;
+    };
+    const packed = packBatch(
+      batch.map((p) => p.check),
+      number,
+    );
+    if (this.inFlight.push(batch) === 1) this.worker.ref();
+    this.worker.postMessage({ ...packed.batch, newKeys, forget } satisfies CheckBatch, packed.transfer);
+  }
+}
+
+export class SignaturePool {
+  private workers: CheckWorker[] = [];
+  private waiting: Pending[] = [];
+  private flushScheduled = false;
+  private crashes: number[] = [];
+  private closed = false;
+  private readonly keyNumbers = new WeakMap<KeyObject, number>();
+  private nextKeyNumber = 0;
+
+  constructor(
+    threads: number,
+    private readonly observer?: PoolObserver,
+    /** The worker's script: another one only to test the crash policy. */
+    private readonly script: URL = WORKER,
+  ) {
+    for (let i = 0; i < threads; i++) this.workers.push(this.spawn());
+  }
+
+  /** Index of the first of `check.keys` whose holder signed the request, or -1. */
+  check(check: SignatureCheck): Promise<number> {
+    if (this.workers.length === 0) return Promise.resolve(firstVerifyingKey(check));
+    return new Promise((done) => {
+      this.waiting.push({ check, done });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Worker threads checking now (fewer than asked after repeated crashes). */
+  get size(): number {
+    return this.workers.length;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const workers = this.workers;
+    this.workers = [];
+    this.flush();
+    for (const w of workers) for (const batch of w.inFlight.splice(0)) batch.forEach(inline);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+
+  /** Sends what waits to a worker that has room, if any; otherwise it waits for the next answer. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.waiting;
+    this.waiting = [];
+    if (batch.length === 0) return;
+    if (this.workers.length === 0) {
+      batch.forEach(inline);
+      return;
+    }
+    const target = this.workers.find((w) => w.inFlight.length < MAX_IN_FLIGHT);
+    if (target) target.send(batch, this.keyNumber);
+    else this.waiting = batch;
+  }
+
+  private readonly keyNumber = (key: KeyObject): number => {
+    let n = this.keyNumbers.get(key);
+    if (n === undefined) this.keyNumbers.set(key, (n = this.nextKeyNumber++));
+    return n;
+  };
+
+  private spawn(): CheckWorker {
+    return new CheckWorker(
+      this.script,
+      () => this.flush(),
+      (w, error) => this.lost(w, error),
+    );
+  }
+
+  /** A worker died (or was terminated): its unanswered checks are made here. */
+  private lost(w: CheckWorker, error: unknown): void {
+    const at = this.workers.indexOf(w);
+    if (at === -1) return;
+    this.workers.splice(at, 1);
+    for (const batch of w.inFlight.splice(0)) batch.forEach(inline);
+    if (this.closed) return;
+    this.observer?.workerCrashed(error);
+    const now = Date.now();
+    this.crashes = [...this.crashes.filter((t) => now - t < 60_000), now];
+    if (this.crashes.length <= MAX_CRASHES_PER_MINUTE) this.workers.push(this.spawn());
+    // Checks that waited for the lost worker's answer go to the new one, or inline.
+    this.flush();
+  }
+}
