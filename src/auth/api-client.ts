@@ -191,20 +191,58 @@ export class ApiClient {
   }
 }
 
-/** One HTTP exchange over the process's kept-alive connections; the answer's bytes are gathered when `keep`. */
-function exchange(
+/** Methods that may be sent again: the same request twice leaves the server as once. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/**
+ * One HTTP exchange over the process's kept-alive connections; the answer's bytes are gathered when `keep`. A kept
+ * connection the server closed as idle just as the request went out fails with a reset before any answer; an
+ * idempotent request is then sent once more, on a new connection.
+ */
+async function exchange(
   url: URL,
   method: string,
   headers: Record<string, string>,
   payload: string,
   timeoutMs: number,
   keep: boolean,
-): Promise<{ status: number; bytes: Buffer | undefined; size: number; headers: Headers }> {
+): Promise<Exchanged> {
+  try {
+    return await exchangeOnce(url, method, headers, payload, timeoutMs, keep);
+  } catch (e) {
+    if (!(e instanceof StaleConnectionError)) throw e;
+    if (!IDEMPOTENT.has(method)) throw e.cause;
+    return exchangeOnce(url, method, headers, payload, timeoutMs, keep).catch((again: unknown) => {
+      throw again instanceof StaleConnectionError ? again.cause : again;
+    });
+  }
+}
+
+interface Exchanged {
+  status: number;
+  bytes: Buffer | undefined;
+  size: number;
+  headers: Headers;
+}
+
+/** A reset of a reused connection before any answer came; its cause is the ApiNetworkError to report. */
+class StaleConnectionError extends Error {}
+
+function exchangeOnce(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: string,
+  timeoutMs: number,
+  keep: boolean,
+): Promise<Exchanged> {
   const tls = url.protocol === 'https:';
   if (!tls && url.protocol !== 'http:') return Promise.reject(new TypeError(`not an http(s) URL: ${url.href}`));
   return new Promise((resolve, reject) => {
     const options = { method, headers, agent: tls ? agents.https : agents.http };
+    let answered = false;
     const req = (tls ? httpsRequest : httpRequest)(url, options, (res: IncomingMessage) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -222,9 +260,12 @@ function exchange(
       () => req.destroy(new ApiTimeoutError(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    function failed(err: Error): void {
+    function failed(err: Error & { code?: string }): void {
       clearTimeout(timer);
-      reject(err instanceof ApiTimeoutError ? err : new ApiNetworkError('request failed', { cause: err }));
+      if (err instanceof ApiTimeoutError) return reject(err);
+      const network = new ApiNetworkError('request failed', { cause: err });
+      const stale = req.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      reject(stale ? new StaleConnectionError('stale kept-alive connection', { cause: network }) : network);
     }
     req.on('error', failed);
     req.end(payload === '' ? undefined : payload);

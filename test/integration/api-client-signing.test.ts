@@ -1,6 +1,7 @@
 // The signed API client over real HTTP: the headers it sends for each request, as a server records them, verify
 // for that request, including those of a bodiless request made again within its second, which the client signs
-// once and sends again; and an answer measured without being kept is counted whole.
+// once and sends again; an answer measured without being kept is counted whole; and a kept connection reset as a
+// request goes out costs an idempotent request nothing.
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -94,3 +95,42 @@ t.test('every request carries headers that verify for it, repeated or not', asyn
   const asked = received.at(-1);
   t.ok(asked?.path === '/big' && verified(asked), 'and its request is signed as any other');
 });
+
+t.test(
+  'a kept connection the server drops as the next request goes out: a GET is sent again, a POST is not',
+  async (t) => {
+    const pair = await generateKeyPair();
+    const seen: string[] = [];
+    const connections = new Set<unknown>();
+    // Each connection answers its first request and resets at its second, as a server closing it for idleness
+    // at that moment would: the request is never read, and no answer comes.
+    const server = createServer((req, res) => {
+      const socket = req.socket as typeof req.socket & { answered?: boolean };
+      connections.add(socket);
+      if (socket.answered === true) {
+        socket.resetAndDestroy();
+        return;
+      }
+      socket.answered = true;
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      res.setHeader('Content-Type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.teardown(() => server.close());
+    const { port } = server.address() as AddressInfo;
+    const api = new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, userId: 'admin', key: pair.privateKeyPem });
+
+    t.equal((await api.request('GET', '/first')).status, 200);
+    const again = await api.request('GET', '/second');
+    t.equal(again.status, 200, 'the GET was answered on a new connection');
+    t.same(again.body, { ok: true });
+    t.same(seen, ['GET /first', 'GET /second'], 'each GET was handled once');
+    t.equal(connections.size, 2);
+
+    await t.rejects(api.request('POST', '/jobs', { command: 'x' }), { name: 'ApiNetworkError' }, 'the POST fails');
+    t.same(seen, ['GET /first', 'GET /second'], 'and was not sent again');
+  },
+);
