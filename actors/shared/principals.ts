@@ -7,9 +7,11 @@ import { parsePublicKey } from '../../src/auth/keys.js';
 import type { ClientDoc, KeyDoc, UserDoc } from './documents.js';
 import { expiresAt } from './keys.js';
 
-/** A key a principal may sign with, read once from its document: its expiry as a number, its PEM parsed on first use. */
+/**
+ * A key a principal may sign with, its expiry read once from its document. The parsed key is not kept here but in
+ * the bounded cache of parsePublicKey: a KeyObject is about 2 KB, and a fleet has a key per node.
+ */
 export class SigningKey {
-  private parsed: KeyObject | null | undefined;
   private readonly expiresMs: number;
   readonly pem: string;
 
@@ -28,8 +30,7 @@ export class SigningKey {
 
   /** The public key, or null when the PEM holds no RSA public key. */
   get publicKey(): KeyObject | null {
-    if (this.parsed === undefined) this.parsed = parsePublicKey(this.pem);
-    return this.parsed;
+    return parsePublicKey(this.pem);
   }
 }
 

@@ -4,6 +4,7 @@
 // batch, not per request. With no threads (signature_threads 0) every check runs inline.
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { PUBLIC_KEY_CACHE_SIZE } from './keys.js';
 import { packBatch, UNCHECKED, type CheckBatch } from './signature-batch.js';
 import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
 
@@ -24,8 +25,9 @@ const MAX_CRASHES_PER_MINUTE = 5;
  * next answer: batches grow with the load, and the thread hop (about 10 µs of the main thread) is paid per batch.
  */
 const MAX_IN_FLIGHT = 1;
-/** Keys a worker holds before it is told to forget them and is sent again those it needs. */
-const KEYS_PER_WORKER = 10_000;
+/** Keys a worker holds (about 2 KB each) before it is told to forget them and is sent again those it needs: as
+ * many as the main thread's cache of parsed keys. */
+const KEYS_PER_WORKER = PUBLIC_KEY_CACHE_SIZE;
 
 const inline = (p: Pending): void => p.done(firstVerifyingKey(p.check));
 
