@@ -58,10 +58,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
 
   const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
   const counters = new Counters();
-  const signatures = new SignaturePool(config.signature_threads, {
-    workerCrashed: (error) => {
-      counters.inc('actor_crashes', 'signature_worker');
-      logger.error('a signature worker thread died; its checks were made on the main thread', { error });
+  const signatures = new SignaturePool({
+    threads: config.signature_threads,
+    observer: {
+      workerCrashed: (error) => {
+        counters.inc('actor_crashes', 'signature_worker');
+        logger.error('a signature worker thread died; its checks were made on the main thread', { error });
+      },
     },
   });
   const metrics =

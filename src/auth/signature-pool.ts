@@ -1,9 +1,12 @@
 // The RSA check of signed requests on worker threads. The public-key operation is the largest single cost of a
-// signed request on the main thread (about a quarter of a signed GET), and the other cores can take it. Checks
-// that arrive in one turn of the event loop go to a worker as one message, so a busy server pays one thread hop per
-// batch, not per request. With no threads (signature_threads 0) every check runs inline.
+// signed request on the main thread (about a quarter of a signed GET), and the other cores can take it. Checks go
+// to a worker only while the main thread is saturated: a hop to another thread and back costs a lone request more
+// than the check itself (on a 2-core machine, one client's GETs took twice as long), and gains only when the main
+// thread has other requests to serve meanwhile. Checks that arrive while the worker is busy go to it together, so
+// a busy server pays one hop per batch. With no threads (signature_threads 0) every check runs inline.
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { LoadGauge } from '../lib/load-gauge.js';
 import { PUBLIC_KEY_CACHE_SIZE } from './keys.js';
 import { packBatch, UNCHECKED, type CheckBatch } from './signature-batch.js';
 import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
@@ -79,6 +82,15 @@ class CheckWorker {
   }
 }
 
+export interface PoolOptions {
+  threads: number;
+  observer?: PoolObserver;
+  /** Whether checks go to the workers now; by default while the main thread's event loop is saturated. */
+  offload?: () => boolean;
+  /** The worker's script: another one only to test the crash policy. */
+  script?: URL;
+}
+
 export class SignaturePool {
   private workers: CheckWorker[] = [];
   private waiting: Pending[] = [];
@@ -87,19 +99,20 @@ export class SignaturePool {
   private closed = false;
   private readonly keyNumbers = new WeakMap<KeyObject, number>();
   private nextKeyNumber = 0;
+  private readonly gauge: LoadGauge | undefined;
+  private readonly offload: () => boolean;
 
-  constructor(
-    threads: number,
-    private readonly observer?: PoolObserver,
-    /** The worker's script: another one only to test the crash policy. */
-    private readonly script: URL = WORKER,
-  ) {
-    for (let i = 0; i < threads; i++) this.workers.push(this.spawn());
+  constructor(private readonly o: PoolOptions) {
+    for (let i = 0; i < o.threads; i++) this.workers.push(this.spawn());
+    const gauge = o.offload || o.threads === 0 ? undefined : new LoadGauge();
+    this.gauge = gauge;
+    this.offload = o.offload ?? (() => gauge?.saturated ?? false);
   }
 
   /** Index of the first of `check.keys` whose holder signed the request, or -1. */
   check(check: SignatureCheck): Promise<number> {
-    if (this.workers.length === 0) return Promise.resolve(firstVerifyingKey(check));
+    // Inline when no worker is left, or while the main thread has time to spare.
+    if (this.workers.length === 0 || !this.offload()) return Promise.resolve(firstVerifyingKey(check));
     return new Promise((done) => {
       this.waiting.push({ check, done });
       if (!this.flushScheduled) {
@@ -116,6 +129,7 @@ export class SignaturePool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.gauge?.stop();
     const workers = this.workers;
     this.workers = [];
     this.flush();
@@ -146,7 +160,7 @@ export class SignaturePool {
 
   private spawn(): CheckWorker {
     return new CheckWorker(
-      this.script,
+      this.o.script ?? WORKER,
       () => this.flush(),
       (w, error) => this.lost(w, error),
     );
@@ -159,7 +173,7 @@ export class SignaturePool {
     this.workers.splice(at, 1);
     for (const batch of w.inFlight.splice(0)) batch.forEach(inline);
     if (this.closed) return;
-    this.observer?.workerCrashed(error);
+    this.o.observer?.workerCrashed(error);
     const now = Date.now();
     this.crashes = [...this.crashes.filter((t) => now - t < 60_000), now];
     if (this.crashes.length <= MAX_CRASHES_PER_MINUTE) this.workers.push(this.spawn());

@@ -77,7 +77,7 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
       skewSeconds: opts.authSkewSeconds,
       now,
       limits: opts.limits ?? DEFAULT_LIMITS,
-      signatures: opts.signatures ?? new SignaturePool(0),
+      signatures: opts.signatures ?? new SignaturePool({ threads: 0 }),
     }),
   );
 

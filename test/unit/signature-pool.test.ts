@@ -25,10 +25,12 @@ function checkOf(signer: KeyObject, keys: KeyObject[], path: string, version: Si
   return check;
 }
 
+/** Every check to a worker, whatever the main thread's load. */
+const always = () => true;
 const crashingWorker = new URL('../support/crashing-signature-worker.js', import.meta.url);
 
 t.test('a pool thread answers as the inline check does, for every protocol version', async (t) => {
-  const pool = new SignaturePool(1);
+  const pool = new SignaturePool({ threads: 1, offload: always });
   t.teardown(() => pool.close());
   t.equal(pool.size, 1);
   for (const version of ['1.0', '1.1', '1.2', '1.3'] as const) {
@@ -47,7 +49,7 @@ t.test('a pool thread answers as the inline check does, for every protocol versi
 });
 
 t.test('checks sent together keep their own keys, bytes and answers', async (t) => {
-  const pool = new SignaturePool(2);
+  const pool = new SignaturePool({ threads: 2, offload: always });
   t.teardown(() => pool.close());
   const cases = Array.from({ length: 60 }, (_, i) => {
     const signer = i % 3 === 0 ? bob : alice;
@@ -62,7 +64,7 @@ t.test('checks sent together keep their own keys, bytes and answers', async (t) 
 });
 
 t.test('without threads the pool checks inline', async (t) => {
-  const pool = new SignaturePool(0);
+  const pool = new SignaturePool({ threads: 0 });
   t.equal(pool.size, 0);
   t.equal(await pool.check(checkOf(alice.privateKey, [alice.publicKey], '/x')), 0);
   t.equal(await pool.check(checkOf(alice.privateKey, [bob.publicKey], '/x')), -1);
@@ -73,7 +75,12 @@ t.test(
   'a worker that dies loses no check; the pool replaces it, and stops replacing one that keeps dying',
   async (t) => {
     const crashes: unknown[] = [];
-    const pool = new SignaturePool(1, { workerCrashed: (e) => crashes.push(e) }, crashingWorker);
+    const pool = new SignaturePool({
+      threads: 1,
+      observer: { workerCrashed: (e) => crashes.push(e) },
+      offload: always,
+      script: crashingWorker,
+    });
     t.teardown(() => pool.close());
     const first = await Promise.all([
       pool.check(checkOf(alice.privateKey, [alice.publicKey], '/one')),
@@ -88,5 +95,27 @@ t.test(
     t.equal(crashes.length, 6, 'one crash a worker, up to the limit of five replacements a minute');
     t.equal(pool.size, 0, 'past the limit, no more workers: checks run inline');
     t.equal(await pool.check(checkOf(alice.privateKey, [alice.publicKey], '/after')), 0, 'and are still answered');
+  },
+);
+
+t.test(
+  'while the main thread has time to spare, checks stay on it; once it is saturated they go to a worker',
+  async (t) => {
+    const crashes: unknown[] = [];
+    let saturated = false;
+    // The crashing worker shows where a check went: a check sent to it ends that worker.
+    const pool = new SignaturePool({
+      threads: 1,
+      observer: { workerCrashed: (e) => crashes.push(e) },
+      offload: () => saturated,
+      script: crashingWorker,
+    });
+    t.teardown(() => pool.close());
+    t.equal(await pool.check(checkOf(alice.privateKey, [alice.publicKey], '/spare')), 0);
+    t.equal(await pool.check(checkOf(alice.privateKey, [bob.publicKey], '/spare')), -1);
+    t.equal(crashes.length, 0, 'no check reached a worker');
+    saturated = true;
+    t.equal(await pool.check(checkOf(alice.privateKey, [alice.publicKey], '/busy')), 0);
+    t.equal(crashes.length, 1, 'the check went to the worker');
   },
 );
