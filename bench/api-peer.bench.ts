@@ -6,7 +6,7 @@
 // bytes with nothing else, and the same making the RSA check of each signature; no server on Node's HTTP module
 // answers faster on one thread. Needs `goiardi` and `wrk` (apt-get install goiardi wrk); without them it says so and
 // exits 0.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,63 +14,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jobCreatedSchema } from '../src/api/push-jobs.js';
 import { ApiClient } from '../src/auth/api-client.js';
-import { signRequest } from '../src/auth/signed-headers.js';
 import { until } from '../test/support/deadline.js';
 import { startNodeFleet, waitForNodes } from '../test/support/node-fleet.js';
 import { freePort } from '../test/support/server-process.js';
 import { median, scope, startServer, teardowns } from './support.js';
+import { onPath, SIGN_VERSION, wrkSigned, type SignedTarget, type WrkFigures } from './wrk.js';
 
 const ROUNDS = 3;
 const SECONDS = 8;
 const CONNECTIONS = 32;
-/** Both servers check it; goiardi does not take 1.3. */
-const SIGN_VERSION = '1.1';
-
-interface Target {
-  label: string;
-  url: string;
-  path: string;
-  userId: string;
-  key: string;
-}
-
-function onPath(cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** wrk against one target; requests per second and the 99th percentile latency in ms. */
-async function load(dir: string, t: Target): Promise<{ rps: number; p99: number; non2xx: number }> {
-  const headers = signRequest({
-    privateKey: t.key,
-    userId: t.userId,
-    method: 'GET',
-    path: t.path,
-    version: SIGN_VERSION,
-  });
-  const script = join(dir, `${t.label.replace(/\W+/g, '-')}.lua`);
-  await writeFile(
-    script,
-    Object.entries(headers)
-      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
-      .join('\n'),
-  );
-  const out = execFileSync(
-    'wrk',
-    ['-t', '1', '-c', String(CONNECTIONS), '-d', `${SECONDS}s`, '--latency', '-s', script, `${t.url}${t.path}`],
-    { encoding: 'utf8' },
-  );
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const p99raw = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(out);
-  const scale = { us: 0.001, ms: 1, s: 1000 } as const;
-  const p99 = p99raw ? Number(p99raw[1]) * scale[p99raw[2] as keyof typeof scale] : NaN;
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { rps, p99, non2xx };
-}
 
 async function startGoiardi(dir: string): Promise<{ url: string; key: string }> {
   await mkdir(dir, { recursive: true });
@@ -159,7 +111,7 @@ async function main(): Promise<void> {
   if (made.status !== 201)
     throw new Error(`goiardi did not create the node: ${made.status} ${JSON.stringify(made.body)}`);
 
-  const targets: Target[] = [
+  const targets: SignedTarget[] = [
     { label: 'goiardi: GET /nodes/node1', url: goiardi.url, path: '/nodes/node1', userId: 'admin', key: goiardi.key },
     {
       label: 'infra-server: GET a running job',
@@ -191,12 +143,12 @@ async function main(): Promise<void> {
       key: adminKey,
     },
   ];
-  const results = new Map<string, Array<{ rps: number; p99: number; non2xx: number }>>();
+  const results = new Map<string, WrkFigures[]>();
   // INFRA_BENCH_ONLY=TEXT measures only the targets whose label holds TEXT (with a CPU profile, say).
   const only = process.env.INFRA_BENCH_ONLY;
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets.filter((x) => !only || x.label.includes(only)))
-      results.set(t.label, [...(results.get(t.label) ?? []), await load(dir, t)]);
+      results.set(t.label, [...(results.get(t.label) ?? []), await wrkSigned(dir, t, CONNECTIONS, SECONDS)]);
   }
   const peer = median((results.get(targets[0]?.label ?? '') ?? []).map((r) => r.rps).sort((a, b) => a - b));
   console.log(`| Request | req/s (median of ${ROUNDS}) | each round | p99 ms (median) | vs goiardi | non-2xx |`);
