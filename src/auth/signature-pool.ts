@@ -43,7 +43,15 @@ class CheckWorker {
   /** Numbers of the keys this worker holds. */
   readonly known = new Set<number>();
 
-  constructor(script: URL, onIdle: () => void, onGone: (w: CheckWorker, error: unknown) => void) {
+  constructor(
+    script: URL,
+    hooks: {
+      idle(): void;
+      gone(w: CheckWorker, error: unknown): void;
+      /** A check the worker could not make (it named a key the worker does not hold). */
+      unchecked(p: Pending): void;
+    },
+  ) {
     this.worker = new Worker(script);
     // A worker keeps the process alive only while it holds checks.
     this.worker.unref();
@@ -52,13 +60,13 @@ class CheckWorker {
       if (this.inFlight.length === 0) this.worker.unref();
       batch.forEach((p, i) => {
         const index = answers[i] ?? UNCHECKED;
-        if (index === UNCHECKED) inline(p);
+        if (index === UNCHECKED) hooks.unchecked(p);
         else p.done(index);
       });
-      onIdle();
+      hooks.idle();
     });
-    this.worker.on('error', (e) => onGone(this, e));
-    this.worker.on('exit', (code) => onGone(this, new Error(`signature worker exited with code ${code}`)));
+    this.worker.on('error', (e) => hooks.gone(this, e));
+    this.worker.on('exit', (code) => hooks.gone(this, new Error(`signature worker exited with code ${code}`)));
   }
 
   send(batch: Pending[], keyNumber: (key: KeyObject) => number): void {
@@ -99,6 +107,7 @@ export class SignaturePool {
   private closed = false;
   private readonly keyNumbers = new WeakMap<KeyObject, number>();
   private nextKeyNumber = 0;
+  private uncheckedCount = 0;
   private readonly gauge: LoadGauge | undefined;
   private readonly offload: () => boolean;
 
@@ -120,6 +129,11 @@ export class SignaturePool {
         setImmediate(() => this.flush());
       }
     });
+  }
+
+  /** Checks a worker could not make and the main thread made instead; none unless keys went astray. */
+  get unchecked(): number {
+    return this.uncheckedCount;
   }
 
   /** Worker threads checking now (fewer than asked after repeated crashes). */
@@ -159,11 +173,14 @@ export class SignaturePool {
   };
 
   private spawn(): CheckWorker {
-    return new CheckWorker(
-      this.o.script ?? WORKER,
-      () => this.flush(),
-      (w, error) => this.lost(w, error),
-    );
+    return new CheckWorker(this.o.script ?? WORKER, {
+      idle: () => this.flush(),
+      gone: (w, error) => this.lost(w, error),
+      unchecked: (p) => {
+        this.uncheckedCount++;
+        inline(p);
+      },
+    });
   }
 
   /** A worker died (or was terminated): its unanswered checks are made here. */

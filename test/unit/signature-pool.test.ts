@@ -1,7 +1,8 @@
 // The signature pool with real worker threads: its answers are those of the inline check, batches keep each
 // check's keys and order, and a worker that dies loses no check.
 import t from 'tap';
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { PUBLIC_KEY_CACHE_SIZE } from '../../src/auth/keys.js';
 import { SignaturePool } from '../../src/auth/signature-pool.js';
 import {
   readAuthHeaders,
@@ -119,3 +120,21 @@ t.test(
     t.equal(crashes.length, 1, 'the check went to the worker');
   },
 );
+
+t.test('past the keys a worker holds, it forgets them and is sent again those it needs', async (t) => {
+  const pool = new SignaturePool({ threads: 1, offload: always });
+  t.teardown(() => pool.close());
+  const pem = alice.publicKey.export({ type: 'spki', format: 'pem' });
+  // Each parse is a key object of its own, so each is a key the worker has not seen.
+  const keys = Array.from({ length: PUBLIC_KEY_CACHE_SIZE + 10 }, () => createPublicKey(pem));
+  const signed = checkOf(alice.privateKey, [alice.publicKey], '/many');
+  const answers = await Promise.all(keys.map((key) => pool.check({ ...signed, keys: [key] })));
+  t.ok(
+    answers.every((a) => a === 0),
+    `all ${keys.length} checks verified`,
+  );
+  // The worker now holds more keys than it may: the next batch tells it to forget them and sends its key again.
+  t.equal(await pool.check({ ...signed, keys: [keys[0]!] }), 0, 'a key sent before the worker forgot');
+  t.equal(await pool.check({ ...signed, keys: [keys[1]!, keys[0]!] }), 0, 'two keys, one of them sent again');
+  t.equal(pool.unchecked, 0, 'every check was made by the worker: it held each key it was asked about');
+});
