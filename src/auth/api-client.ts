@@ -121,7 +121,7 @@ export class ApiClient {
       ...extraHeaders,
     };
     if (payload !== '') headers['Content-Type'] = 'application/json';
-    const res = await exchange(url, method, headers, payload, this.o.timeoutMs ?? 30_000, true);
+    const res = await exchange({ url, method, headers, payload, timeoutMs: this.o.timeoutMs ?? 30_000, keep: true });
     return { status: res.status, bytes: res.bytes ?? Buffer.alloc(0), headers: res.headers };
   }
 
@@ -132,7 +132,14 @@ export class ApiClient {
   async measure(method: string, path: string): Promise<AnswerSize> {
     const url = new URL(path, this.o.baseUrl);
     const headers = { Accept: 'application/json', ...this.signed(method, url, '') };
-    const res = await exchange(url, method, headers, '', this.o.timeoutMs ?? 30_000, false);
+    const res = await exchange({
+      url,
+      method,
+      headers,
+      payload: '',
+      timeoutMs: this.o.timeoutMs ?? 30_000,
+      keep: false,
+    });
     return { status: res.status, size: res.size, headers: res.headers };
   }
 
@@ -199,23 +206,26 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
  * connection the server closed as idle just as the request went out fails with a reset before any answer; an
  * idempotent request is then sent once more, on a new connection.
  */
-async function exchange(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  payload: string,
-  timeoutMs: number,
-  keep: boolean,
-): Promise<Exchanged> {
+async function exchange(r: ExchangeRequest): Promise<Exchanged> {
   try {
-    return await exchangeOnce(url, method, headers, payload, timeoutMs, keep);
+    return await exchangeOnce(r);
   } catch (e) {
     if (!(e instanceof StaleConnectionError)) throw e;
-    if (!IDEMPOTENT.has(method)) throw e.cause;
-    return exchangeOnce(url, method, headers, payload, timeoutMs, keep).catch((again: unknown) => {
+    if (!IDEMPOTENT.has(r.method)) throw e.cause;
+    return exchangeOnce(r).catch((again: unknown) => {
       throw again instanceof StaleConnectionError ? again.cause : again;
     });
   }
+}
+
+interface ExchangeRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  payload: string;
+  timeoutMs: number;
+  /** Whether the answer's bytes are gathered. */
+  keep: boolean;
 }
 
 interface Exchanged {
@@ -228,14 +238,7 @@ interface Exchanged {
 /** A reset of a reused connection before any answer came; its cause is the ApiNetworkError to report. */
 class StaleConnectionError extends Error {}
 
-function exchangeOnce(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  payload: string,
-  timeoutMs: number,
-  keep: boolean,
-): Promise<Exchanged> {
+function exchangeOnce({ url, method, headers, payload, timeoutMs, keep }: ExchangeRequest): Promise<Exchanged> {
   const tls = url.protocol === 'https:';
   if (!tls && url.protocol !== 'http:') return Promise.reject(new TypeError(`not an http(s) URL: ${url.href}`));
   return new Promise((resolve, reject) => {
