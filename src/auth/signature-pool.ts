@@ -5,8 +5,9 @@
 // thread has other requests to serve meanwhile. Checks that arrive while the worker is busy go to it together, so
 // a busy server pays one hop per batch. With no threads (signature_threads 0) every check runs inline.
 import type { KeyObject } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { LoadGauge } from '../lib/load-gauge.js';
+import { besideModule, startModuleWorker } from '../lib/module-worker.js';
 import { PUBLIC_KEY_CACHE_SIZE } from './keys.js';
 import { packBatch, UNCHECKED, type CheckBatch } from './signature-batch.js';
 import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
@@ -34,7 +35,7 @@ const KEYS_PER_WORKER = PUBLIC_KEY_CACHE_SIZE;
 
 const inline = (p: Pending): void => p.done(firstVerifyingKey(p.check));
 
-const WORKER = new URL('./signature-worker.js', import.meta.url);
+const WORKER = besideModule(import.meta.url, 'signature-worker');
 
 class CheckWorker {
   readonly worker: Worker;
@@ -52,7 +53,7 @@ class CheckWorker {
       unchecked(p: Pending): void;
     },
   ) {
-    this.worker = new Worker(script);
+    this.worker = startModuleWorker(script);
     // A worker keeps the process alive only while it holds checks.
     this.worker.unref();
     this.worker.on('message', (answers: Int32Array) => {

@@ -5,20 +5,9 @@
 // writes stalled it whenever a sync elsewhere held the file system's journal. A thread of the store's own makes
 // them one after another, in the order posted, blocking only itself: the store keeps one for writes and one for
 // syncs, so that writes never wait behind a checkpoint, each shared by every store of the process.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { besideModule, startModuleWorker } from '../lib/module-worker.js';
 import type { FileOp, FileThreadReply, FileThreadRequest } from './file-ops.js';
-
-/**
- * The worker's module next to this one: compiled JavaScript, started with no loaders; or, run from the sources,
- * TypeScript, imported once the worker has registered the TypeScript loader (a worker does not inherit it).
- */
-function startWorker(): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(`./file-thread-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  if (!fromSource) return new Worker(url, { execArgv: [] });
-  const load = `import('tsx/esm/api').then((tsx) => tsx.register()).then(() => import(${JSON.stringify(url.href)}))`;
-  return new Worker(load, { eval: true });
-}
 
 export class FileThread {
   #worker: Worker | undefined;
@@ -39,7 +28,7 @@ export class FileThread {
 
   #thread(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const worker = startWorker();
+    const worker = startModuleWorker(besideModule(import.meta.url, 'file-thread-worker'));
     worker.on('message', (reply: FileThreadReply) => {
       const waiting = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
