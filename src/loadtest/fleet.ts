@@ -2,6 +2,7 @@
 // and passes on flapping and crashing nodes as they are reported.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { besideModule } from '../lib/sibling-module.js';
 import type { Batch, JobTally, ParentMessage, WorkerInit, WorkerMessage } from './ipc.js';
 import { mergeTally, tallyOf } from './tally.js';
 
@@ -25,11 +26,8 @@ export interface FleetTotals {
 
 const STOP_TIMEOUT_MS = 120_000;
 
-/** worker.js next to this module (worker.ts when run from source; fork passes on this process's loaders). */
-function workerFile(): string {
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return fileURLToPath(new URL(`./worker.${ext}`, import.meta.url));
-}
+/** worker.js beside this module (worker.ts from the sources: fork passes on this process's loaders). */
+const workerFile = (): string => fileURLToPath(besideModule(import.meta.url, 'worker'));
 
 interface Member {
   child: ChildProcess;

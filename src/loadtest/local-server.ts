@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { besideModule, nodeArgsFor } from '../lib/sibling-module.js';
 
 export interface SpawnedServer {
   baseUrl: string;
@@ -48,11 +49,9 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-/** The infra-server entry next to this module: compiled JavaScript, or TypeScript when run from source. */
+/** Node's arguments to run the infra-server entry beside this module, compiled or from the sources. */
 function serverCommand(): string[] {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const file = fileURLToPath(new URL(`../bin/infra-server.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  return fromSource ? ['--import', 'tsx', file] : [file];
+  return nodeArgsFor(fileURLToPath(besideModule(import.meta.url, '../bin/infra-server')));
 }
 
 /** Starts on free ports; another process can take one between the probe and the bind, so a few tries. */

@@ -6,7 +6,7 @@
 // them one after another, in the order posted, blocking only itself: the store keeps one for writes and one for
 // syncs, so that writes never wait behind a checkpoint, each shared by every store of the process.
 import type { Worker } from 'node:worker_threads';
-import { besideModule, startModuleWorker } from '../lib/module-worker.js';
+import { besideModule, startModuleWorker } from '../lib/sibling-module.js';
 import type { FileOp, FileThreadReply, FileThreadRequest } from './file-ops.js';
 
 export class FileThread {
