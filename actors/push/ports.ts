@@ -34,6 +34,12 @@ export interface PushSettings {
   job_retention_days: number;
 }
 
+/**
+ * After a restart, the longest a node restored `up` is given to be heard again (push-runtime.ts), and so the
+ * longest a message waits in the transport for its node to become reachable.
+ */
+export const RECONNECT_GRACE_MAX_MS = 60_000;
+
 export interface SessionGrant {
   /** The 32-byte HMAC key of this node's session. */
   key: Buffer;
@@ -62,6 +68,11 @@ export interface PushTransport {
    * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out.
    */
   openSession(org: string, node: string): Promise<SessionGrant>;
+  /**
+   * The node went down: what still waits for it to become reachable is let go. Its jobs have counted it gone, and
+   * a commit written once it came back would ask it to vote in a job that no longer counts its vote.
+   */
+  nodeDown(org: string, node: string): void;
   /** Forgets a deleted organization's sessions and connections, so a new one of that name starts clean. */
   closeOrg(org: string): void;
   describe(): PushDescription;

@@ -21,7 +21,7 @@ import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from '
 import { isFinished } from '../../src/api/push-jobs.js';
 import { newNode } from './node-machine.js';
 import { NodeActor, type AvailabilityChange, type NodeMsg } from './node.js';
-import type { PushPorts } from './ports.js';
+import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
 import type { PushData } from './push-data.js';
 
 /** Messages the organization actor takes from its push-jobs children and timers. */
@@ -47,7 +47,6 @@ export const JOB_LINGER_MS = 5000;
 export const SWEEPS_PER_INTERVAL = 20;
 /** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 const RECONNECT_MS_PER_NODE = 10;
-const RECONNECT_GRACE_MAX_MS = 60_000;
 
 /** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
 const FINISHED_CACHE_NODES = 200_000;
@@ -176,6 +175,7 @@ export class PushRuntime {
         const { status, updated_at, incarnation, available } = change;
         this.data.records.set(msg.node, { node_name: msg.node, status, updated_at, incarnation, available });
         this.dirty.add(msg.node);
+        if (status === 'down') this.ports.transport.nodeDown(this.org, msg.node);
         if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node: msg.node });
         break;
       }

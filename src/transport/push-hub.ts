@@ -5,13 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'zeromq';
 import type { InfraSystem } from '../../actors/system.js';
 import type { NodeActor } from '../../actors/push/node.js';
-import type {
-  NodeAnswerMessage,
-  OutboundMessage,
-  PushDescription,
-  PushTransport,
-  PushSettings,
-  SessionGrant,
+import {
+  RECONNECT_GRACE_MAX_MS,
+  type NodeAnswerMessage,
+  type OutboundMessage,
+  type PushDescription,
+  type PushTransport,
+  type PushSettings,
+  type SessionGrant,
 } from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
@@ -102,8 +103,10 @@ export class PushHub implements PushTransport {
   private readonly ports = { heartbeat: 0, command: 0 };
   /** Which client process holds each node, for both channels (see IncarnationOwners). */
   private readonly owners: IncarnationOwners;
-  /** Messages to nodes not heard since start, by `org\0node`, written when they are (see send). */
+  /** Messages to nodes not reachable yet, by `org\0node`, written when they are (see keepUnsent). */
   private readonly unsent = new Map<string, Array<{ message: OutboundMessage; at: number }>>();
+  /** When the channels began reading: no node can be heard before. */
+  private readingSince = Infinity;
   /** When each refused node was last told so. */
   private readonly refusedAt = new Map<string, number>();
   private sequence = 0;
@@ -173,6 +176,7 @@ export class PushHub implements PushTransport {
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
     await this.sessions.load(system.orgNames());
     system.resumePush();
+    this.readingSince = this.now();
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
     const slots = Math.max(1, Math.round(this.config.heartbeat_interval / BEAT_SLOT_MS));
@@ -188,9 +192,12 @@ export class PushHub implements PushTransport {
 
   /**
    * For a node not heard since this server started (it restarted, or the node is reconnecting), or whose command
-   * connection was not up: kept for the offline window from `at`, when it was first sent, and written when the
-   * node is next heard, so a commit of a job resumed after a restart arrives. It is signed then, with the key of
-   * that moment: at a restart jobs resume before sessions are loaded.
+   * connection was not up: written when the node is next heard, so that a commit of a job resumed after a restart
+   * arrives. It is signed then, with the key of that moment: at a restart jobs resume before sessions are loaded.
+   * It waits while its node may still be up: until the node goes down (nodeDown), at most as long as a node
+   * restored after a restart is given to reconnect, counted from when it was first sent or, if later, from when
+   * the channels began reading. A fleet reconnecting to a restarted server is heard over seconds, and a node
+   * whose command connection comes up late keeps heartbeating meanwhile.
    */
   private keepUnsent(org: string, node: string, message: OutboundMessage, at: number): void {
     const unsentKey = `${org}\u0000${node}`;
@@ -291,8 +298,17 @@ export class PushHub implements PushTransport {
     const waiting = this.unsent.get(key);
     if (!waiting) return;
     this.unsent.delete(key);
-    const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    for (const { message, at } of waiting) if (now - at <= window) this.write(org, node, identity, message, at);
+    for (const { message, at } of waiting) if (this.waiting(at, now)) this.write(org, node, identity, message, at);
+  }
+
+  /** Whether a message kept since `at` still waits for its node (see keepUnsent). */
+  private waiting(at: number, now: number): boolean {
+    const lifetime = this.config.offline_threshold * this.config.heartbeat_interval + RECONNECT_GRACE_MAX_MS;
+    return now - Math.max(at, this.readingSince) <= lifetime;
+  }
+
+  nodeDown(org: string, node: string): void {
+    this.unsent.delete(`${org}\u0000${node}`);
   }
 
   close(): void {
@@ -399,8 +415,8 @@ export class PushHub implements PushTransport {
       this.round = [];
       for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) this.round.push([org, node, peer]);
       // Messages for nodes that never came back are let go once stale.
-      const stale = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
-      for (const [key, waiting] of this.unsent) if ((waiting.at(-1)?.at ?? 0) < stale) this.unsent.delete(key);
+      const now = this.now();
+      for (const [key, kept] of this.unsent) if (!this.waiting(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
     }
     const from = Math.floor((this.slot * this.round.length) / slots);
     const to = Math.floor(((this.slot + 1) * this.round.length) / slots);

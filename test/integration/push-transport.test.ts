@@ -304,6 +304,52 @@ t.test('push-jobs transport', async (t) => {
     t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'one commit');
     t.same(n.problems, []);
   });
+  t.test('a commit waits past the offline window for a node that keeps heartbeating', async (t) => {
+    const n = await node(t, 'later-command');
+    // The command channel comes up 1.3 s after the heartbeat channel: past the offline window (800 ms), within
+    // the voting timeout (2 s). The node beats all along, so it stays up and its commit must reach it.
+    n.reconnect(1300);
+    await n.waitFor('heartbeat', { after: n.received.length, timeoutMs: 500 });
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['later-command'] });
+    const job = await waitForJob(
+      s.admin,
+      id,
+      (j) => j.status !== 'new' && j.status !== 'voting' && j.status !== 'running',
+    );
+    t.equal(job.status, 'complete', 'the commit reached the node once its command channel was up');
+    t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'one commit');
+    t.same(n.problems, []);
+  });
+  t.test(
+    'a commit waiting for a node that goes down is let go: the node does not get it when it is back',
+    async (t) => {
+      const n = await node(t, 'gone-command');
+      const commandAfterMs = 3000;
+      const reconnectedAt = Date.now();
+      n.reconnect(commandAfterMs);
+      await n.waitFor('heartbeat', { after: n.received.length, timeoutMs: 500 });
+      const id = await startJob(s.admin, { command: 'chef-client', nodes: ['gone-command'] });
+      n.pauseHeartbeats();
+      const job = await waitForJob(s.admin, id, 'quorum_failed');
+      t.same(job.nodes, { unavailable: ['gone-command'] }, 'the job counted the silent node gone');
+      await waitStatus('gone-command', 'down');
+      // Back just before its command channel comes up, so that the rehab aborts kept for it meanwhile (one an
+      // interval, four kept at most) do not crowd the commit out of what waits: only letting it go when the node
+      // went down does.
+      await new Promise((r) => setTimeout(r, Math.max(0, reconnectedAt + commandAfterMs - 200 - Date.now())));
+      const seen = n.received.length;
+      n.resumeHeartbeats();
+      // Back after rehab: the server's abort came over the command channel, so what waited for it would have too.
+      await n.waitFor('abort', { after: seen, timeoutMs: 5000 });
+      await n.ready();
+      t.equal(
+        n.received.filter((m) => m.type === 'commit').length,
+        0,
+        'no commit for the job it was counted gone from',
+      );
+      t.same(n.problems, []);
+    },
+  );
 });
 
 t.test("the server's heartbeats are spread over the interval, each node hearing one per interval", async (t) => {

@@ -49,6 +49,7 @@ class RecordingTransport implements PushTransport {
     throw new Error('no sessions here');
   }
   closeOrg(): void {}
+  nodeDown(): void {}
   describe() {
     return {
       heartbeat_addr: 'tcp://127.0.0.1:1',
