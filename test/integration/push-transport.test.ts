@@ -287,30 +287,15 @@ t.test('push-jobs transport', async (t) => {
       [],
     );
   });
-  t.test('a commit for a node heard before its command connection is up waits for that connection', async (t) => {
-    const n = await node(t, 'late-command');
-    // Heard on the heartbeat channel under a new routing id while the command channel comes up 600 ms later
-    // (within the offline window of 800 ms, so the node stays available).
-    n.reconnect(600);
-    const seen = n.received.length;
-    await n.waitFor('heartbeat', { after: seen, timeoutMs: 500 });
-    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['late-command'] });
-    const job = await waitForJob(
-      s.admin,
-      id,
-      (j) => j.status !== 'new' && j.status !== 'voting' && j.status !== 'running',
-    );
-    t.equal(job.status, 'complete', 'the commit reached the node once its command channel was up');
-    t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'one commit');
-    t.same(n.problems, []);
-  });
-  t.test('a commit waits past the offline window for a node that keeps heartbeating', async (t) => {
-    const n = await node(t, 'later-command');
-    // The command channel comes up 1.3 s after the heartbeat channel: past the offline window (800 ms), within
-    // the voting timeout (2 s). The node beats all along, so it stays up and its commit must reach it.
-    n.reconnect(1300);
+  /**
+   * The node is heard on the heartbeat channel under a new routing id while its command channel comes up
+   * `commandAfterMs` later; it beats all along, so it stays up, and the job's commit must reach it.
+   */
+  const commitReachesLateCommandChannel = async (t: Test, name: string, commandAfterMs: number) => {
+    const n = await node(t, name);
+    n.reconnect(commandAfterMs);
     await n.waitFor('heartbeat', { after: n.received.length, timeoutMs: 500 });
-    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['later-command'] });
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: [name] });
     const job = await waitForJob(
       s.admin,
       id,
@@ -319,7 +304,14 @@ t.test('push-jobs transport', async (t) => {
     t.equal(job.status, 'complete', 'the commit reached the node once its command channel was up');
     t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'one commit');
     t.same(n.problems, []);
-  });
+  };
+  t.test('a commit for a node heard before its command connection is up waits for that connection', (t) =>
+    commitReachesLateCommandChannel(t, 'late-command', 600),
+  );
+  // Past the offline window (800 ms), within the voting timeout (2 s).
+  t.test('a commit waits past the offline window for a node that keeps heartbeating', (t) =>
+    commitReachesLateCommandChannel(t, 'later-command', 1300),
+  );
   t.test(
     'a commit waiting for a node that goes down is let go: the node does not get it when it is back',
     async (t) => {
