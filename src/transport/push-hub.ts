@@ -201,7 +201,11 @@ export class PushHub implements PushTransport {
    */
   private keepUnsent(org: string, node: string, message: OutboundMessage, at: number): void {
     const unsentKey = `${org}\u0000${node}`;
-    const waiting = this.unsent.get(unsentKey) ?? [];
+    // A message sent again (a rehab abort, once an interval) replaces its earlier copy instead of crowding out
+    // the others.
+    const same = (w: { message: OutboundMessage }) =>
+      w.message.type === message.type && w.message.job_id === message.job_id;
+    const waiting = (this.unsent.get(unsentKey) ?? []).filter((w) => !same(w));
     waiting.push({ message, at });
     if (waiting.length > UNSENT_PER_NODE) waiting.shift();
     this.unsent.set(unsentKey, waiting);
