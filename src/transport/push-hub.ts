@@ -200,7 +200,7 @@ export class PushHub implements PushTransport {
    * whose command connection comes up late keeps heartbeating meanwhile.
    */
   private keepUnsent(org: string, node: string, message: OutboundMessage, at: number): void {
-    const unsentKey = `${org}\u0000${node}`;
+    const unsentKey = nodeKey(org, node);
     // A message sent again (a rehab abort, once an interval) replaces its earlier copy instead of crowding out
     // the others.
     const same = (w: { message: OutboundMessage }) =>
@@ -272,7 +272,7 @@ export class PushHub implements PushTransport {
   closeOrg(org: string): void {
     this.sessions.forgetOrg(org);
     this.owners.forgetOrg(org);
-    for (const key of this.unsent.keys()) if (key.startsWith(`${org}\u0000`)) this.unsent.delete(key);
+    for (const key of this.unsent.keys()) if (key.startsWith(nodeKey(org, ''))) this.unsent.delete(key);
     this.peers.delete(org);
   }
 
@@ -284,7 +284,7 @@ export class PushHub implements PushTransport {
     const key = this.sessions.keyFor(r.org, r.node);
     // On the command channel whichever channel it came on: the heartbeat channel carries heartbeats only.
     const out = this.sockets?.commandOut;
-    const told = `${r.org}\u0000${r.node}`;
+    const told = nodeKey(r.org, r.node);
     if (!key || !out || !r.identity || now - (this.refusedAt.get(told) ?? -Infinity) < this.config.heartbeat_interval)
       return;
     this.refusedAt.set(told, now);
@@ -298,21 +298,21 @@ export class PushHub implements PushTransport {
 
   /** What waited for a node that had not been heard yet, if it is still fresh. */
   private writeUnsent(org: string, node: string, identity: Buffer, now: number): void {
-    const key = `${org}\u0000${node}`;
+    const key = nodeKey(org, node);
     const waiting = this.unsent.get(key);
     if (!waiting) return;
     this.unsent.delete(key);
-    for (const { message, at } of waiting) if (this.waiting(at, now)) this.write(org, node, identity, message, at);
+    for (const { message, at } of waiting) if (this.stillWaits(at, now)) this.write(org, node, identity, message, at);
   }
 
   /** Whether a message kept since `at` still waits for its node (see keepUnsent). */
-  private waiting(at: number, now: number): boolean {
+  private stillWaits(at: number, now: number): boolean {
     const lifetime = this.config.offline_threshold * this.config.heartbeat_interval + RECONNECT_GRACE_MAX_MS;
     return now - Math.max(at, this.readingSince) <= lifetime;
   }
 
   nodeDown(org: string, node: string): void {
-    this.unsent.delete(`${org}\u0000${node}`);
+    this.unsent.delete(nodeKey(org, node));
   }
 
   close(): void {
@@ -420,7 +420,7 @@ export class PushHub implements PushTransport {
       for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) this.round.push([org, node, peer]);
       // Messages for nodes that never came back are let go once stale.
       const now = this.now();
-      for (const [key, kept] of this.unsent) if (!this.waiting(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
+      for (const [key, kept] of this.unsent) if (!this.stillWaits(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
     }
     const from = Math.floor((this.slot * this.round.length) / slots);
     const to = Math.floor(((this.slot + 1) * this.round.length) / slots);
@@ -450,6 +450,11 @@ export class PushHub implements PushTransport {
       }
     }
   }
+}
+
+/** The key of a node in the hub's maps by organization and node. */
+function nodeKey(org: string, node: string): string {
+  return `${org}\u0000${node}`;
 }
 
 function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerMessage {
