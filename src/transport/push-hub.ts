@@ -272,7 +272,9 @@ export class PushHub implements PushTransport {
   closeOrg(org: string): void {
     this.sessions.forgetOrg(org);
     this.owners.forgetOrg(org);
-    for (const key of this.unsent.keys()) if (key.startsWith(nodeKey(org, ''))) this.unsent.delete(key);
+    const prefix = nodeKey(org, '');
+    for (const key of this.unsent.keys()) if (key.startsWith(prefix)) this.unsent.delete(key);
+    for (const key of this.refusedAt.keys()) if (key.startsWith(prefix)) this.refusedAt.delete(key);
     this.peers.delete(org);
   }
 
@@ -421,6 +423,8 @@ export class PushHub implements PushTransport {
       // Messages for nodes that never came back are let go once stale.
       const now = this.now();
       for (const [key, kept] of this.unsent) if (!this.stillWaits(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
+      // A refusal older than an interval no longer holds back the next one.
+      for (const [key, at] of this.refusedAt) if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
     }
     const from = Math.floor((this.slot * this.round.length) / slots);
     const to = Math.floor(((this.slot + 1) * this.round.length) / slots);

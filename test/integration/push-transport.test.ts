@@ -177,6 +177,12 @@ t.test('push-jobs transport', async (t) => {
     t.teardown(() => second.stop());
     const told = await second.waitFor('node_in_use');
     t.ok(told.retry_after_ms > 0, `the refused process is told when it may try again (${told.retry_after_ms} ms)`);
+    const again = await second.waitFor('node_in_use', { where: (m) => m.sequence > told.sequence });
+    const gap = second.receivedAt[second.received.indexOf(again)]! - second.receivedAt[second.received.indexOf(told)]!;
+    t.ok(
+      gap >= FAST.heartbeat_interval * 0.9,
+      `while it keeps trying it is told again, at most once an interval (${gap} ms later)`,
+    );
     await dropsSince(before, 'incarnation_in_use', 2);
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['dup-1'] });
     t.same((await waitForJob(s.admin, id, 'complete')).nodes, { succeeded: ['dup-1'] }, 'a job runs on the node');
