@@ -424,7 +424,8 @@ export class PushHub implements PushTransport {
       const now = this.now();
       for (const [key, kept] of this.unsent) if (!this.stillWaits(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
       // A refusal older than an interval no longer holds back the next one.
-      for (const [key, at] of this.refusedAt) if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
+      for (const [key, at] of this.refusedAt)
+        if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
     }
     const from = Math.floor((this.slot * this.round.length) / slots);
     const to = Math.floor(((this.slot + 1) * this.round.length) / slots);
