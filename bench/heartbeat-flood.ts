@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Context, curveKeyPair, Dealer } from 'zeromq';
 import { encodeMessage, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
+import { connectSocket } from '../src/protocol/socket-connect.js';
 
 interface Job {
   addr: string;
@@ -46,10 +47,10 @@ async function main(job: Job): Promise<number> {
     };
     // zeromq.js takes `context` out of the options it is given: each socket gets a copy.
     const d = new Dealer({ ...options });
-    d.connect(job.addr);
+    connectSocket(d, job.addr);
     if (job.commandAddr) {
       const command = new Dealer({ ...options });
-      command.connect(job.commandAddr);
+      connectSocket(command, job.commandAddr);
       commands.push(command);
       void answerAborts(command, byName, job.org);
     }

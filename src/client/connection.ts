@@ -6,6 +6,7 @@ import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
+import { connectSocket } from '../protocol/socket-connect.js';
 import type { JobAnswer } from './job-runner.js';
 import type { PushConfig } from './push-config.js';
 
@@ -96,8 +97,8 @@ export class Connection {
     const options = dealerOptions(config, sender.routingId, curve);
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 4 });
     this.command = new Dealer({ ...options, sendHighWaterMark: 1000 });
-    this.heartbeat.connect(config.heartbeatAddr);
-    this.command.connect(config.commandAddr);
+    connectSocket(this.heartbeat, config.heartbeatAddr);
+    connectSocket(this.command, config.commandAddr);
     this.pending = [...carried];
     void this.receive(this.heartbeat, 'heartbeat', replay.heartbeat);
     void this.receive(this.command, 'command', replay.command);

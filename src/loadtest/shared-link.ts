@@ -16,6 +16,7 @@ import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { ReplayGuard, type DecodeOptions, type DropReason } from '../protocol/receive.js';
+import { connectSocket } from '../protocol/socket-connect.js';
 
 /** What a simulated node sends through, whether its connection is its own or shared. */
 export interface NodeLink {
@@ -64,8 +65,8 @@ export class SharedLink {
     const options = dealerOptions(config, routingId, curve);
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 10_000 });
     this.command = new Dealer({ ...options, sendHighWaterMark: 10_000 });
-    this.heartbeat.connect(config.heartbeatAddr);
-    this.command.connect(config.commandAddr);
+    connectSocket(this.heartbeat, config.heartbeatAddr);
+    connectSocket(this.command, config.commandAddr);
     const decode = {
       expectIdentity: false,
       maxBodySize: config.maxBodySize,

@@ -2,6 +2,7 @@
 // line per HTTP request, and the transport's dropped messages.
 import t from 'tap';
 import { Dealer } from 'zeromq';
+import { connectSocket } from '../../src/protocol/socket-connect.js';
 import { until } from '../support/deadline.js';
 import { LEVEL, recordingLogger } from '../support/logs.js';
 import { startTestServer } from '../support/server.js';
@@ -50,7 +51,7 @@ t.test('server log', async (t) => {
   t.test('a dropped push-jobs message is logged at warn with its reason', async (t) => {
     const dealer = new Dealer({ linger: 0 });
     t.teardown(() => dealer.close());
-    dealer.connect(s.running.hub.describe().heartbeat_addr);
+    connectSocket(dealer, s.running.hub.describe().heartbeat_addr);
     await dealer.send('one frame where three belong');
     const drop = await until(
       'the drop line',

@@ -11,6 +11,7 @@ import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
+import { connectSocket } from '../../src/protocol/socket-connect.js';
 import { keyPair } from './api-fixtures.js';
 import {
   answerMessages,
@@ -156,12 +157,12 @@ export class TestNode {
       command: new Dealer({ routingId, linger: 0, ...this.curve }),
     };
     const { heartbeat_addr, command_addr } = this.config.push_jobs.heartbeat;
-    dealers.heartbeat.connect(heartbeat_addr);
-    if (commandAfterMs === 0) dealers.command.connect(command_addr);
+    connectSocket(dealers.heartbeat, heartbeat_addr);
+    if (commandAfterMs === 0) connectSocket(dealers.command, command_addr);
     else {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
-        if (!dealers.command.closed) dealers.command.connect(command_addr);
+        if (!dealers.command.closed) connectSocket(dealers.command, command_addr);
       }, commandAfterMs);
       this.timers.add(timer);
     }
