@@ -82,7 +82,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       started.metrics = await listenForMetrics(metrics.registry, at, logger.child({ component: 'metrics' }));
       logger.info(`metrics listening on ${started.metrics.url}`);
     }
-    const watched = new WatchedStore(store ?? (await openStore(storeConfig(config))), config.store_timeout * 1000, {
+    const inner = store ?? (await openStore(storeConfig(config)));
+    store = inner;
+    // The store's own start (the file store's recovery and its threads) is waited for, not bounded by
+    // store_timeout as every operation after it is: on a busy machine it takes seconds, and the server would
+    // have given up on the first write of a healthy store.
+    await inner.state();
+    const watched = new WatchedStore(inner, config.store_timeout * 1000, {
       observeWrite: metrics?.observeStoreWrite,
     });
     started.watched = watched;
@@ -165,7 +171,7 @@ async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
     await hub.bind();
   } catch (e) {
     throw new Error(
-      `cannot bind the push-jobs ports ${config.server_heartbeat_port} and ${config.command_port}: ${e instanceof Error ? e.message : String(e)}`,
+      `cannot open the push-jobs channels (ports ${config.server_heartbeat_port} and ${config.command_port}): ${e instanceof Error ? e.message : String(e)}`,
       { cause: e },
     );
   }

@@ -266,9 +266,12 @@ export class FileStore implements Store {
   /** Makes again, in order, the changes of the logs a crash left, syncs them and deletes the logs. */
   async #recover(): Promise<WriteLog> {
     // What the writer knows of these files (which field maps it has checked for a torn line) may be out of date.
-    // Both threads start now, side by side, rather than each when first needed.
-    void writer.run([{ op: 'forget', path: this.root }]).catch(() => undefined);
-    void syncer.run([]).catch(() => undefined);
+    // Both threads start now, side by side, rather than each when first needed, and the store is ready once they
+    // have: a thread's start (its modules loaded, on a busy machine in seconds) is the store's own start, not
+    // the wait of its first write.
+    const threads = Promise.all([writer.run([{ op: 'forget', path: this.root }]), syncer.run([])]).catch(
+      () => undefined, // a thread that cannot start fails the operations given to it
+    );
     const dir = join(this.root, JOURNAL_DIR);
     const { records, next } = await readLogs(dir, parseLogLine);
     const log = new WriteLog(dir, next);
@@ -278,6 +281,7 @@ export class FileStore implements Store {
       await this.#sync([touched]);
       await log.remove(next - 1);
     }
+    await threads;
     return log;
   }
 

@@ -133,7 +133,11 @@ export class PushHub implements PushTransport {
 
   /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */
   async bind(): Promise<void> {
-    this.curve = this.config.curve_encryption ? await loadCurveKeys(this.store) : null;
+    this.curve = this.config.curve_encryption
+      ? await loadCurveKeys(this.store).catch((e: unknown) => {
+          throw new Error(`the CurveZMQ key pair could not be read or saved: ${errorText(e)}`, { cause: e });
+        })
+      : null;
     const options = {
       handover: true,
       linger: 0,

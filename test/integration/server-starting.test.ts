@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
-import { serverConfigSchema, type ServerConfig } from '../../src/config/server-config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { GLOBAL } from '../../src/store/collections.js';
 import { FileStore } from '../../src/store/file-store.js';
+import type { Store } from '../../src/store/store.js';
 import { until } from '../support/deadline.js';
 import { recordingLogger } from '../support/logs.js';
+import { testServerConfig } from '../support/server.js';
 
 /** A file store that holds first-start setup at its first step (reading the `setup` marker) until released. */
 class HeldSetupStore extends FileStore {
@@ -33,6 +34,25 @@ class HeldSetupStore extends FileStore {
   }
 }
 
+/**
+ * `store` as it is while it starts for `ms` (a file store recovering its journal and starting its threads on a
+ * busy machine): every operation waits until then.
+ */
+function slowToStart(store: Store, ms: number): Store {
+  const started = new Promise((resolve) => setTimeout(resolve, ms));
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      if (property === 'onLost') return value.bind(target);
+      return async (...args: unknown[]) => {
+        await started;
+        return Reflect.apply(value, target, args);
+      };
+    },
+  });
+}
+
 async function statusOf(url: string): Promise<{ code: number; body: ServerStatusBody }> {
   const res = await fetch(`${url}/_status`);
   return { code: res.status, body: serverStatusSchema.parse(await res.json()) };
@@ -48,16 +68,7 @@ t.test('GET /_status says starting until first-start setup is done, then pong', 
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
   const store = new HeldSetupStore(join(dataDir, 'store'));
   const { logger, records } = recordingLogger('debug');
-  const config: ServerConfig = {
-    ...serverConfigSchema.parse({}),
-    api_port: 0,
-    api_listen_address: '127.0.0.1',
-    data_dir: dataDir,
-    server_heartbeat_port: 0,
-    command_port: 0,
-    queue_listen_address: 'tcp://127.0.0.1',
-    server_name: '127.0.0.1',
-  };
+  const config = testServerConfig(dataDir);
   let running: RunningServer | undefined;
   t.teardown(async () => {
     store.releaseSetup();
@@ -121,18 +132,28 @@ t.test('a start that fails answers nothing afterwards and releases the port', as
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const { logger, records } = recordingLogger('debug');
-  const config: ServerConfig = {
-    ...serverConfigSchema.parse({}),
-    api_port: 0,
-    api_listen_address: '127.0.0.1',
-    // Not a folder a store can be made in: the start fails after the HTTP port is bound.
-    data_dir: join(dataDir, 'file'),
-    server_heartbeat_port: 0,
-    command_port: 0,
-    queue_listen_address: 'tcp://127.0.0.1',
-  };
+  // Not a folder a store can be made in: the start fails after the HTTP port is bound.
+  const config = testServerConfig(join(dataDir, 'file'));
   await writeFile(join(dataDir, 'file'), 'not a folder');
   await t.rejects(startServer(config, { logger }), /cannot be created or written/);
   const url = String(records.find((r) => typeof r.url === 'string')?.url);
   await t.rejects(fetch(`${url}/_status`), 'the port is closed');
+});
+
+t.test('a store slower to start than store_timeout is waited for', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
+  const startMs = 1500;
+  const store = slowToStart(new FileStore(join(dataDir, 'store')), startMs);
+  const started: { server?: RunningServer } = {};
+  t.teardown(async () => {
+    await started.server?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const began = Date.now();
+  const config = testServerConfig(dataDir, { store_timeout: 0.5 });
+  started.server = await startServer(config, { store, logger: recordingLogger().logger });
+  t.ok(Date.now() - began >= startMs, `the start waited for the store (${Date.now() - began} ms)`);
+  const status = await statusOf(started.server.url);
+  t.equal(status.body.status, 'pong', 'the server answers');
+  t.ok(await exists(join(dataDir, 'admin.pem')), 'first-start setup was done');
 });

@@ -33,18 +33,10 @@ export interface TestServer {
   restart(): Promise<TestServer>;
 }
 
-export async function startTestServer(
-  t: Test,
-  kind: StoreKind,
-  overrides: Partial<ServerConfig> = {},
-  logger: Logger = quietLogger(),
-): Promise<TestServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
-  const prefix = uniquePrefix();
-  // `redis_url` among the overrides names the Redis to use (a private one a test stops and starts).
-  const redisUrl = kind === 'redis' ? (overrides.redis_url ?? (await testRedisUrl())) : undefined;
-  // Port 0 everywhere: the system picks free ports, so test files run side by side.
-  const config: ServerConfig = {
+/** A server's settings for a test: its files under `dataDir`, port 0 everywhere (the system picks free ports, so
+ * test files run side by side), on the loopback. */
+export function testServerConfig(dataDir: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return {
     ...serverConfigSchema.parse({}),
     api_port: 0,
     api_listen_address: '127.0.0.1',
@@ -55,6 +47,19 @@ export async function startTestServer(
     server_name: '127.0.0.1',
     ...overrides,
   };
+}
+
+export async function startTestServer(
+  t: Test,
+  kind: StoreKind,
+  overrides: Partial<ServerConfig> = {},
+  logger: Logger = quietLogger(),
+): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
+  const prefix = uniquePrefix();
+  // `redis_url` among the overrides names the Redis to use (a private one a test stops and starts).
+  const redisUrl = kind === 'redis' ? (overrides.redis_url ?? (await testRedisUrl())) : undefined;
+  const config = testServerConfig(dataDir, overrides);
   const openStore = async (): Promise<Store> =>
     redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store'));
 
