@@ -82,13 +82,12 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       started.metrics = await listenForMetrics(metrics.registry, at, logger.child({ component: 'metrics' }));
       logger.info(`metrics listening on ${started.metrics.url}`);
     }
-    const inner = store ?? (await openStore(storeConfig(config)));
-    store = inner;
+    store ??= await openStore(storeConfig(config));
     // The store's own start (the file store's recovery and its threads) is waited for, not bounded by
     // store_timeout as every operation after it is: on a busy machine it takes seconds, and the server would
     // have given up on the first write of a healthy store.
-    await inner.state();
-    const watched = new WatchedStore(inner, config.store_timeout * 1000, {
+    await store.state();
+    const watched = new WatchedStore(store, config.store_timeout * 1000, {
       observeWrite: metrics?.observeStoreWrite,
     });
     started.watched = watched;
