@@ -9,7 +9,7 @@ import type { Worker } from 'node:worker_threads';
 import { LoadGauge } from '../lib/load-gauge.js';
 import { besideModule, startModuleWorker } from '../lib/sibling-module.js';
 import { PUBLIC_KEY_CACHE_SIZE } from './keys.js';
-import { packBatch, UNCHECKED, type CheckBatch } from './signature-batch.js';
+import { packBatch, UNCHECKED, type KeyUpdate } from './signature-batch.js';
 import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
 
 /** Told when a worker dies: its checks are made inline and, while crashes are rare, a new worker takes its place. */
@@ -73,7 +73,7 @@ class CheckWorker {
   send(batch: Pending[], keyNumber: (key: KeyObject) => number): void {
     const forget = this.known.size > KEYS_PER_WORKER;
     if (forget) this.known.clear();
-    const newKeys: CheckBatch['newKeys'] = [];
+    const newKeys: KeyUpdate['newKeys'] = [];
     const number = (key: KeyObject): number => {
       const n = keyNumber(key);
       if (!this.known.has(n)) {
@@ -87,7 +87,9 @@ class CheckWorker {
       number,
     );
     if (this.inFlight.push(batch) === 1) this.worker.ref();
-    this.worker.postMessage({ ...packed.batch, newKeys, forget } satisfies CheckBatch, packed.transfer);
+    // The keys go first: a worker reads its messages in order.
+    if (forget || newKeys.length > 0) this.worker.postMessage({ newKeys, forget } satisfies KeyUpdate);
+    this.worker.postMessage(packed, [packed.buffer]);
   }
 }
 

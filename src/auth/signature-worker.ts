@@ -2,14 +2,17 @@
 // each check, -1 when none did, or UNCHECKED when the batch named a key this thread does not hold.
 import type { KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
-import { UNCHECKED, unpackBatch, type CheckBatch } from './signature-batch.js';
+import { UNCHECKED, unpackBatch, type KeyUpdate } from './signature-batch.js';
 import { firstVerifyingKey } from './signed-headers.js';
 
 const keys = new Map<number, KeyObject>();
 
-parentPort?.on('message', (batch: CheckBatch) => {
-  if (batch.forget) keys.clear();
-  for (const [n, key] of batch.newKeys) keys.set(n, key);
-  const answers = new Int32Array(unpackBatch(batch, keys).map((c) => (c === null ? UNCHECKED : firstVerifyingKey(c))));
+parentPort?.on('message', (m: Uint8Array | KeyUpdate) => {
+  if (!(m instanceof Uint8Array)) {
+    if (m.forget) keys.clear();
+    for (const [n, key] of m.newKeys) keys.set(n, key);
+    return;
+  }
+  const answers = new Int32Array(unpackBatch(m, keys).map((c) => (c === null ? UNCHECKED : firstVerifyingKey(c))));
   parentPort?.postMessage(answers, [answers.buffer]);
 });
