@@ -11,6 +11,7 @@ import { createStartingApp } from './http/starting.js';
 import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
+import { messageOf } from './lib/message-of.js';
 import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { firstStart } from './setup/first-start.js';
@@ -170,7 +171,7 @@ async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
     await hub.bind();
   } catch (e) {
     throw new Error(
-      `cannot open the push-jobs channels (ports ${config.server_heartbeat_port} and ${config.command_port}): ${e instanceof Error ? e.message : String(e)}`,
+      `cannot open the push-jobs channels (ports ${config.server_heartbeat_port} and ${config.command_port}): ${messageOf(e)}`,
       { cause: e },
     );
   }

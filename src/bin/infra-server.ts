@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../config/server-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { createLogger } from '../lib/logger.js';
+import { messageOf } from '../lib/message-of.js';
 import { VERSION } from '../lib/version.js';
 import { startServer, type RunningServer } from '../server.js';
 
@@ -53,7 +54,7 @@ async function main(): Promise<number> {
   try {
     server = await startServer(config, { logger: log });
   } catch (e) {
-    log.error('could not start', { error: e instanceof Error ? e.message : String(e) });
+    log.error('could not start', { error: messageOf(e) });
     return 1;
   }
   const stop = (signal: NodeJS.Signals) => {
@@ -77,7 +78,7 @@ main().then(
   },
   // Failures before the logger exists, such as an unreadable working folder.
   (e: unknown) => {
-    console.error(`infra-server: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`infra-server: ${messageOf(e)}`);
     process.exit(1);
   },
 );

@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 import { ApiClient, errorText, parseAnswer, type ApiResponse, type RawResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
+import { messageOf } from '../lib/message-of.js';
 import { CommandError, EXIT } from './output.js';
 
 /** Where requests go and whom they are signed as. */
@@ -154,7 +155,7 @@ export class ApiConnection {
     const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
     return new CommandError(
       `cannot reach ${this.says.server}: is it running?`,
-      [`(${e instanceof Error ? e.message : String(e)}${cause})`],
+      [`(${messageOf(e)}${cause})`],
       EXIT.failed,
       { cause: e },
     );
@@ -176,7 +177,7 @@ export async function connect(target: ApiTarget, says: ApiWording): Promise<ApiC
   try {
     key = readPrivateKey(pem);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = messageOf(e);
     throw new CommandError(`${target.keyFile} is not a usable private key: ${why}`, says.keyHelp, EXIT.failed, {
       cause: e,
     });

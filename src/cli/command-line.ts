@@ -2,6 +2,7 @@
 // options, the help asked for at any level, and the usage errors a user sees before anything is sent. Common
 // options may come before or after the command's words.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { messageOf } from '../lib/message-of.js';
 import { type Command, commonOptions, flag, type OptionSpec, str, type Tool, type Values } from './framework.js';
 import { commandHelp, groupHelp, mainHelp } from './help.js';
 import {
@@ -23,7 +24,6 @@ export type CommandLine<Ctx, Conn> =
 
 const help = (text: string): Shown => ({ kind: 'help', text });
 const usage = (message: string | null, text: string): Shown => ({ kind: 'usage', message, text });
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** The options of `args` read strictly against `options`; an unknown option or a missing value throws. */
 export function parseOptions(

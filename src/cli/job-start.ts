@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { jobCreatedSchema, type JobStartBody } from '../api/push-jobs.js';
+import { messageOf } from '../lib/message-of.js';
 import type { Cli } from './cli-connection.js';
 import { formatJobReport, jobFailure } from './job-report.js';
 import { waitForJob, type WaitOptions } from './job-watch.js';
@@ -44,7 +45,7 @@ export function parseEnv(text: string): Record<string, string> {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw CommandError.usage(`--env: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw CommandError.usage(`--env: not valid JSON (${messageOf(e)})`);
   }
   const parsed = z.record(z.string(), z.string()).safeParse(json);
   if (json === null || typeof json !== 'object' || Array.isArray(json) || !parsed.success) {

@@ -2,6 +2,7 @@
 // routing id for both, CurveZMQ when the server offers it. Every message is signed, and every received one
 // checked (frames, size, header, HMAC, schema, skew, sequence) before it is handed on.
 import { Dealer } from 'zeromq';
+import { messageOf } from '../lib/message-of.js';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
@@ -190,7 +191,6 @@ export function readServerMessages(
   now: () => number,
   handlers: ConnectionHandlers,
 ): Promise<void> {
-  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
   return readUntilClosed(socket, {
     take: (frames) => {
       opts.now = now();
@@ -203,8 +203,8 @@ export function readServerMessages(
     },
     receiveFailed: (e, inARow) => {
       if (worthReporting(inARow))
-        handlers.error(`${channel} channel: receive failed (${inARow} in a row), reading again: ${text(e)}`);
+        handlers.error(`${channel} channel: receive failed (${inARow} in a row), reading again: ${messageOf(e)}`);
     },
-    takeFailed: (e) => handlers.error(`${channel} channel: a message could not be handled: ${text(e)}`),
+    takeFailed: (e) => handlers.error(`${channel} channel: a message could not be handled: ${messageOf(e)}`),
   });
 }

@@ -1,4 +1,5 @@
 // push-jobs-client's command line (spec 4.5) and how it overrides client.rb: the settings the client runs with.
+import { messageOf } from '../lib/message-of.js';
 import { VERSION } from '../lib/version.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -62,7 +63,7 @@ export function parseClientArgs(argv: readonly string[]): ParsedArgs {
   try {
     ({ values } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true }));
   } catch (e) {
-    return { ok: false, message: e instanceof Error ? e.message : String(e) };
+    return { ok: false, message: messageOf(e) };
   }
   const args: ClientArgs = { help: values.help === true, version: values.version === true };
   const level = values.log_level;

@@ -9,6 +9,7 @@ import { writeKeyFile } from '../client/registration.js';
 import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
 import { fitLine } from '../cli/progress.js';
+import { messageOf } from '../lib/message-of.js';
 import { assignBehaviours } from './behaviour.js';
 import { Fleet } from './fleet.js';
 import type { Figures, JobPhases, Mismatch } from './figures.js';
@@ -31,7 +32,6 @@ const WATCHDOG_GRACE_MS = 60_000;
 /** At most this long past the scenario, the measured window waits for every node's heartbeat. */
 const WINDOW_STRETCH_MAX_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** Off a terminal, the live line is written out this often. */
 const LOG_PROGRESS_MS = 10_000;

@@ -6,6 +6,7 @@ import { principalNameSchema, splitServerUrl } from '../config/client-config.js'
 import { parseOptions } from '../cli/command-line.js';
 import type { OptionSpec, Values } from '../cli/framework.js';
 import { optionLines } from '../cli/help.js';
+import { messageOf } from '../lib/message-of.js';
 
 export const OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', arg: 'URL', help: 'the server to load, http(s)://HOST:PORT[/organizations/ORG]' },
@@ -302,6 +303,6 @@ export function parseLoadOptions(argv: readonly string[]): ParsedLoadOptions {
     need(positionals.length === 0, `unexpected argument '${positionals[0] ?? ''}': every setting is an option`);
     return { kind: 'run', options: combine(check(values), values) };
   } catch (e) {
-    return { kind: 'usage', message: e instanceof Error ? e.message : String(e) };
+    return { kind: 'usage', message: messageOf(e) };
   }
 }

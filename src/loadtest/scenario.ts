@@ -4,6 +4,7 @@
 import type { AnswerSize, ApiClient } from '../auth/api-client.js';
 import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
 import type { z } from 'zod';
+import { messageOf } from '../lib/message-of.js';
 import type { NodeBehaviour } from './behaviour.js';
 import type { CompletionFeed } from './completions.js';
 import { expectOutcome, quorumCount, type Expectation } from './expected.js';
@@ -168,7 +169,7 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
     }
     ctx.live.delete(id);
   } catch (e) {
-    record.error = e instanceof Error ? e.message : String(e);
+    record.error = messageOf(e);
   }
   if (o.abortAfterMs !== null && record.final !== null) {
     const accepted = await aborted.catch(() => false);

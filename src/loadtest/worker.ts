@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
+import { messageOf } from '../lib/message-of.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import type { PushConfig } from '../client/push-config.js';
@@ -286,7 +287,7 @@ process.on('message', (raw: unknown) => {
     return;
   }
   const m = parsed.data;
-  const fail = (e: unknown) => void send({ type: 'failed', message: e instanceof Error ? e.message : String(e) });
+  const fail = (e: unknown) => void send({ type: 'failed', message: messageOf(e) });
   switch (m.type) {
     case 'init':
       worker = new Worker(m);

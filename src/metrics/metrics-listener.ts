@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
+import { messageOf } from '../lib/message-of.js';
 
 export interface MetricsListener {
   /** `http://host:port/metrics`. */
@@ -24,7 +25,7 @@ export async function listenForMetrics(
       resolve();
     });
   }).catch((e: unknown) => {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = messageOf(e);
     throw new Error(`cannot listen for metrics on ${at.host}:${at.port}: ${why}`, { cause: e });
   });
   const { port } = server.address() as AddressInfo;

@@ -17,6 +17,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
 import { parentPort } from 'node:worker_threads';
+import { messageOf } from '../lib/message-of.js';
 import { foldFieldLines, hasCode, type FileOp, type FileThreadReply, type FileThreadRequest } from './file-ops.js';
 
 /** Lines appended to each field map since this thread first touched it or last compacted it. */
@@ -29,7 +30,7 @@ parentPort?.on('message', ({ id, ops }: FileThreadRequest) => {
       perform(op);
     } catch (err) {
       // The other operations go on: each stands for a change already logged.
-      error ??= err instanceof Error ? err.message : String(err);
+      error ??= messageOf(err);
     }
   }
   const reply: FileThreadReply = { id, error };

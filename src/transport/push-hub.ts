@@ -16,6 +16,7 @@ import {
 } from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
+import { messageOf } from '../lib/message-of.js';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
 import {
@@ -135,7 +136,7 @@ export class PushHub implements PushTransport {
   async bind(): Promise<void> {
     this.curve = this.config.curve_encryption
       ? await loadCurveKeys(this.store).catch((e: unknown) => {
-          throw new Error(`the CurveZMQ key pair could not be read or saved: ${errorText(e)}`, { cause: e });
+          throw new Error(`the CurveZMQ key pair could not be read or saved: ${messageOf(e)}`, { cause: e });
         })
       : null;
     const options = {
@@ -157,7 +158,7 @@ export class PushHub implements PushTransport {
     // sockets reconnect one by one), and a job's commit written then was lost. A peer past its high-water mark
     // then fails at once (EAGAIN: the message is lost, as the protocol allows) rather than holding the writer.
     const command = new Router({ ...options, mandatory: true });
-    const report = (e: unknown) => this.log.error('send failed', { error: errorText(e) });
+    const report = (e: unknown) => this.log.error('send failed', { error: messageOf(e) });
     this.sockets = {
       heartbeat,
       command,
@@ -365,9 +366,9 @@ export class PushHub implements PushTransport {
       },
       receiveFailed: (e, inARow) => {
         if (worthReporting(inARow))
-          this.log.warn('receive failed; reading again', { channel, error: errorText(e), inARow });
+          this.log.warn('receive failed; reading again', { channel, error: messageOf(e), inARow });
       },
-      takeFailed: (e) => this.log.error('a message could not be handled', { channel, error: errorText(e) }),
+      takeFailed: (e) => this.log.error('a message could not be handled', { channel, error: messageOf(e) }),
     });
   }
 
@@ -492,10 +493,6 @@ async function bindRetrying(socket: Router, address: string): Promise<void> {
 
 function codeOf(e: unknown): unknown {
   return e instanceof Error && 'code' in e ? e.code : undefined;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function portOf(endpoint: string | null): number {

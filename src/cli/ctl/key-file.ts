@@ -2,6 +2,7 @@
 import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { messageOf } from '../../lib/message-of.js';
 import { CommandError, type Ui } from '../output.js';
 
 /**
@@ -38,7 +39,7 @@ export async function deliverKey(ui: Ui, pem: string, file: string | undefined, 
     }
   } catch (e) {
     ui.raw(text);
-    const why = e instanceof Error ? e.message : String(e);
+    const why = messageOf(e);
     throw new CommandError(`cannot write ${what} to ${file} (${why}); the key was printed on stdout instead`, [], 1, {
       cause: e,
     });
