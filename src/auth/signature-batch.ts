@@ -1,7 +1,7 @@
 // How a batch of signature checks crosses to a worker thread (signature-pool.ts, signature-worker.ts): every check
-// in one byte array that is moved, not copied or cloned. A message of objects (each check's version and keys, its
-// bytes and their offsets) cost about twice as much to post and receive as one flat array of the same checks, and
-// the thread hop is most of what offloading a check costs the main thread. Keys go once per worker, by number, in
+// in one byte array that is moved, not copied or cloned. With a message of objects (each check's version and keys,
+// its bytes and their offsets) the hop cost the main thread about a third more (bench/signature-hop.bench.ts), and
+// the hop is most of what offloading a check costs the main thread. Keys go once per worker, by number, in
 // a message of their own before the batch that first names them, since cloning a KeyObject costs more than the
 // rest of a check's message.
 import type { KeyObject } from 'node:crypto';
