@@ -11,7 +11,7 @@ import { createStartingApp } from './http/starting.js';
 import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
-import { messageOf } from './lib/message-of.js';
+import { messageOf } from './lib/thrown.js';
 import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { firstStart } from './setup/first-start.js';

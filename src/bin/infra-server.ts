@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../config/server-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { createLogger } from '../lib/logger.js';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { VERSION } from '../lib/version.js';
 import { startServer, type RunningServer } from '../server.js';
 

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 import { ApiClient, errorText, parseAnswer, type ApiResponse, type RawResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { CommandError, EXIT } from './output.js';
 
 /** Where requests go and whom they are signed as. */

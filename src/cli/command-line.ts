@@ -2,7 +2,7 @@
 // options, the help asked for at any level, and the usage errors a user sees before anything is sent. Common
 // options may come before or after the command's words.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { type Command, commonOptions, flag, type OptionSpec, str, type Tool, type Values } from './framework.js';
 import { commandHelp, groupHelp, mainHelp } from './help.js';
 import {

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { jobCreatedSchema, type JobStartBody } from '../api/push-jobs.js';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import type { Cli } from './cli-connection.js';
 import { formatJobReport, jobFailure } from './job-report.js';
 import { waitForJob, type WaitOptions } from './job-watch.js';

@@ -2,7 +2,7 @@
 // routing id for both, CurveZMQ when the server offers it. Every message is signed, and every received one
 // checked (frames, size, header, HMAC, schema, skew, sequence) before it is handed on.
 import { Dealer } from 'zeromq';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';

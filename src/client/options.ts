@@ -1,5 +1,5 @@
 // push-jobs-client's command line (spec 4.5) and how it overrides client.rb: the settings the client runs with.
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { VERSION } from '../lib/version.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

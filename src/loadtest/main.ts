@@ -9,7 +9,7 @@ import { writeKeyFile } from '../client/registration.js';
 import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
 import { fitLine } from '../cli/progress.js';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import { assignBehaviours } from './behaviour.js';
 import { Fleet } from './fleet.js';
 import type { Figures, JobPhases, Mismatch } from './figures.js';

@@ -6,7 +6,7 @@ import { principalNameSchema, splitServerUrl } from '../config/client-config.js'
 import { parseOptions } from '../cli/command-line.js';
 import type { OptionSpec, Values } from '../cli/framework.js';
 import { optionLines } from '../cli/help.js';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 
 export const OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', arg: 'URL', help: 'the server to load, http(s)://HOST:PORT[/organizations/ORG]' },

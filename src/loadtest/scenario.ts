@@ -4,7 +4,7 @@
 import type { AnswerSize, ApiClient } from '../auth/api-client.js';
 import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
 import type { z } from 'zod';
-import { messageOf } from '../lib/message-of.js';
+import { messageOf } from '../lib/thrown.js';
 import type { NodeBehaviour } from './behaviour.js';
 import type { CompletionFeed } from './completions.js';
 import { expectOutcome, quorumCount, type Expectation } from './expected.js';

@@ -2,6 +2,7 @@
 // client's and the load tester's. A receive can fail while the socket is still open (an interrupted system
 // call, seen under a profiler's signals; EAGAIN past a receive timeout): the loop reads again instead of
 // stopping, since a channel that stopped for good would leave every node on it unheard.
+import { codeOf } from '../lib/thrown.js';
 
 /** The part of a zeromq socket the loop uses. */
 export interface ReadableSocket {
@@ -56,7 +57,7 @@ export function worthReporting(inARow: number): boolean {
 }
 
 function transient(e: unknown): boolean {
-  const code = e instanceof Error && 'code' in e ? e.code : undefined;
+  const code = codeOf(e);
   return code === 'EINTR' || code === 'EAGAIN';
 }
 

@@ -1,6 +1,7 @@
 // Connecting a ZeroMQ socket, for every process that connects one: the node client, the load tester's nodes and
 // the tests' own.
 import type { Socket } from 'zeromq';
+import { codeOf } from '../lib/thrown.js';
 
 /** How often a connect interrupted by a signal is tried again before its failure is reported. */
 const INTERRUPTED_TRIES = 100;
@@ -16,7 +17,7 @@ export function connectSocket(socket: Pick<Socket, 'connect'>, address: string):
       socket.connect(address);
       return;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EINTR' || tries >= INTERRUPTED_TRIES) throw e;
+      if (codeOf(e) !== 'EINTR' || tries >= INTERRUPTED_TRIES) throw e;
     }
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
-import { messageOf } from '../lib/message-of.js';
+import { codeOf, messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
 import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
 import {
@@ -489,10 +489,6 @@ async function bindRetrying(socket: Router, address: string): Promise<void> {
       await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
     }
   }
-}
-
-function codeOf(e: unknown): unknown {
-  return e instanceof Error && 'code' in e ? e.code : undefined;
 }
 
 function portOf(endpoint: string | null): number {

@@ -2,7 +2,7 @@
 import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { messageOf } from '../../lib/message-of.js';
+import { messageOf } from '../../lib/thrown.js';
 import { CommandError, type Ui } from '../output.js';
 
 /**
