@@ -312,6 +312,7 @@ function effectsOf(d: Draft): JobEffect[] {
   }
   if (d.notes.length > 0) out.push({ type: 'feed', at: d.event.at, notes: d.notes });
   if (d.commit.length > 0) {
+    if (s.voting_deadline === null) throw new Error(`job ${s.id}: commits without a voting deadline`);
     out.push({
       type: 'send',
       message: 'commit',
@@ -320,6 +321,7 @@ function effectsOf(d: Draft): JobEffect[] {
       command: s.command,
       options: s.options,
       run_timeout: s.run_timeout,
+      vote_by: s.voting_deadline,
     });
   }
   if (d.aborts.length > 0) out.push({ type: 'send', message: 'abort', nodes: d.aborts, job_id: s.id });

@@ -77,6 +77,8 @@ export type JobEffect =
       command: string;
       options: JobOptions;
       run_timeout: number;
+      /** The voting deadline: the transport writes the commit again to a node that shows it never got it. */
+      vote_by: number;
     }
   | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }
   | { type: 'arm'; timer: 'voting' | 'run'; at: number }

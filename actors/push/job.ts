@@ -130,9 +130,9 @@ export function spawnJob(
 
   const send = (e: Extract<JobEffect, { type: 'send' }>) => {
     if (e.message === 'commit') {
-      const { job_id, command, run_timeout, options } = e;
+      const { job_id, command, run_timeout, options, vote_by } = e;
       const commit = { type: 'commit' as const, job_id, command, run_timeout, ...options };
-      for (const node of e.nodes) transport.send(org, node, commit);
+      for (const node of e.nodes) transport.send(org, node, commit, vote_by);
     } else {
       const message = { type: e.message, job_id: e.job_id };
       for (const node of e.nodes) transport.send(org, node, message);

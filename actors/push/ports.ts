@@ -61,8 +61,12 @@ export interface PushDescription {
 /** What the push-jobs transport offers the actors. */
 export interface PushTransport {
   readonly settings: PushSettings;
-  /** Signs and writes one message to a node on the command channel; a node not connected misses it. */
-  send(org: string, node: string, message: OutboundMessage): void;
+  /**
+   * Signs and writes one message to a node on the command channel; a node not connected misses it. A commit
+   * carries `voteBy`, when its job stops counting votes: until then it is written again to a node whose
+   * heartbeats show it does not hold the job (the commit, or the node's answer, was lost on the way).
+   */
+  send(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
   /**
    * The node's session key for the config endpoint: the live key while at least half its lifetime remains
    * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out.

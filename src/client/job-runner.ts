@@ -79,9 +79,11 @@ export class JobRunner {
     const { log, send } = this.ports;
     const current = this.held;
     if (current !== null) {
-      if (current.commit.job_id === m.job_id && current.phase === 'committed')
-        send({ type: 'ack_commit', job_id: m.job_id });
-      else this.nack(m, 'busy', `busy with job ${current.commit.job_id}`);
+      // The server asks again when it saw no answer: the ack again once committed; while the commit is still
+      // being checked, nothing, as its answer follows.
+      if (current.commit.job_id !== m.job_id || current.phase === 'running')
+        this.nack(m, 'busy', `busy with job ${current.commit.job_id}`);
+      else if (current.phase === 'committed') send({ type: 'ack_commit', job_id: m.job_id });
       return;
     }
     if (!this.ports.serverOnline()) {

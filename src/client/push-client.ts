@@ -151,10 +151,13 @@ export class PushClient {
     return config;
   }
 
-  /** Replaces the channels; job answers not yet written move to the new ones, signed with the new key. */
+  /**
+   * Replaces the channels; job answers not yet written move to the new ones, signed with the new key. Those
+   * written already get an interval to leave the old ones: closed at once, an ack on its way would be lost.
+   */
   private connect(config: PushConfig): void {
     if (this.stopped) return;
-    const carried = this.connection?.close() ?? [];
+    const carried = this.connection?.close(this.config?.intervalMs ?? 0) ?? [];
     this.config = config;
     this.connection = new Connection(
       config,

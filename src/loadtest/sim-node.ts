@@ -35,12 +35,18 @@ export interface NodeTimings {
 
 type Held = { state: 'idle'; id: null } | { state: 'committed' | 'running'; id: string };
 const IDLE: Held = { state: 'idle', id: null };
+interface Asked {
+  job: string;
+  vote: 'deciding' | 'ack' | 'nack' | 'silent';
+}
 
 export const now = (): number => performance.timeOrigin + performance.now();
 
 export class SimNode {
   private connection: NodeLink | null = null;
   private held: Held = IDLE;
+  /** The last job that asked for this node's vote, and the vote: heartbeats show it held while it is decided. */
+  private asked: Asked | null = null;
   private sequence = 0;
   private sender: Sender;
   private readonly curve: CurveKeys | null;
@@ -86,7 +92,12 @@ export class SimNode {
   heartbeat(): boolean {
     const c = this.connection;
     if (c === null) return false;
-    if (c.sendHeartbeat({ type: 'heartbeat', job_state: this.held.state, job_id: this.held.id })) {
+    const deciding = this.held.id === null && this.asked?.vote === 'deciding' ? this.asked.job : null;
+    const beat =
+      deciding === null
+        ? { job_state: this.held.state, job_id: this.held.id }
+        : { job_state: 'committed' as const, job_id: deciding };
+    if (c.sendHeartbeat({ type: 'heartbeat', ...beat })) {
       this.lastBeatAt = now();
       return true;
     }
@@ -106,6 +117,7 @@ export class SimNode {
     this.crashed = false;
     this.refused = false;
     this.held = IDLE;
+    this.asked = null;
     this.sender = this.newSender();
     this.connect();
   }
@@ -116,6 +128,7 @@ export class SimNode {
     this.connection?.close();
     this.connection = null;
     this.held = IDLE;
+    this.asked = null;
   }
 
   private newSender(): Sender {
@@ -166,17 +179,26 @@ export class SimNode {
   }
 
   private commit(job: string): void {
+    const asked = this.asked;
+    if (asked?.job === job) {
+      // Asked again, as the server saw no answer: the same answer again once there is one, counted once.
+      if (asked.vote === 'ack' && this.held.id === job) this.send({ type: 'ack_commit', job_id: job });
+      else if (asked.vote === 'nack') this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
+      return;
+    }
     this.sink.commit(job, now());
-    if (this.behaviour.vote === 'silent') return;
+    const silent = this.behaviour.vote === 'silent';
+    const vote: Asked = { job, vote: silent ? 'silent' : 'deciding' };
+    this.asked = vote;
+    if (silent) return;
     this.later(this.timings.slowVoteMs, () => {
       if (this.connection === null) return;
-      if (this.held.id !== null && this.held.id !== job) {
-        this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
-        this.sink.voted(job, 'nack', now());
-      } else if (this.behaviour.vote === 'nack') {
+      if ((this.held.id !== null && this.held.id !== job) || this.behaviour.vote === 'nack') {
+        vote.vote = 'nack';
         this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
         this.sink.voted(job, 'nack', now());
       } else {
+        vote.vote = 'ack';
         this.held = { state: 'committed', id: job };
         this.send({ type: 'ack_commit', job_id: job });
         this.sink.voted(job, 'ack', now());

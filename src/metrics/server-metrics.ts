@@ -77,6 +77,12 @@ export class ServerMetrics {
     );
     counterOf(
       registers,
+      'infra_push_commits_resent_total',
+      'Commits written again to nodes whose heartbeats showed they did not hold the job (the commit was lost).',
+      () => [[{}, sources.push()?.commits_resent ?? 0]],
+    );
+    counterOf(
+      registers,
       'infra_push_messages_dropped_total',
       'Push-jobs messages dropped on either channel before reaching a node, by reason (bad_signature, replay, ...).',
       () => Object.entries(sources.push()?.dropped ?? {}).map(([reason, n]) => [{ reason }, n]),

@@ -66,6 +66,18 @@ const BEAT_SLICE = 500;
  */
 const BEAT_SLOT_MS = 100;
 const BIND_RETRY_STEP_MS = 20;
+/**
+ * A commit is written again to a node whose heartbeat, this many intervals after the last write, shows it does not
+ * hold the job: an earlier heartbeat may have left before the commit arrived.
+ */
+const ASK_AGAIN_INTERVALS = 2;
+
+/** A message on its way to a node: `at`, when its job sent it; `voteBy`, a commit's voting deadline. */
+interface Outgoing {
+  message: OutboundMessage;
+  at: number;
+  voteBy: number | undefined;
+}
 
 interface Sockets {
   heartbeat: Router;
@@ -88,6 +100,8 @@ interface Peer {
    */
   lastBeat: number;
   actor: NodeActor;
+  /** The last commit written to the node, until the node answers it, is sent on for the job, or its vote is over. */
+  awaiting: { out: Outgoing; writtenAt: number } | undefined;
 }
 
 export class PushHub implements PushTransport {
@@ -97,6 +111,7 @@ export class PushHub implements PushTransport {
   /** Messages verified and handed to their node actor, for GET /_status and load figures. */
   private accepted = 0;
   private heartbeats = 0;
+  private commitsResent = 0;
   private readonly sessions: SessionKeys;
   private readonly peers = new Map<string, Map<string, Peer>>();
   private curve: CurveKeys | null = null;
@@ -105,7 +120,7 @@ export class PushHub implements PushTransport {
   /** Which client process holds each node, for both channels (see IncarnationOwners). */
   private readonly owners: IncarnationOwners;
   /** Messages to nodes not reachable yet, by `org\0node`, written when they are (see keepUnsent). */
-  private readonly unsent = new Map<string, Array<{ message: OutboundMessage; at: number }>>();
+  private readonly unsent = new Map<string, Outgoing[]>();
   /** When the channels began reading: no node can be heard before. */
   private readingSince = Infinity;
   /** When each refused node was last told so. */
@@ -188,11 +203,12 @@ export class PushHub implements PushTransport {
     this.ticker = setInterval(() => this.beat(slots), this.config.heartbeat_interval / slots);
   }
 
-  send(org: string, node: string, message: OutboundMessage): void {
+  send(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
     if (!this.sockets) return;
     const identity = this.peers.get(org)?.get(node)?.identity;
-    if (identity) this.write(org, node, identity, message, this.now());
-    else this.keepUnsent(org, node, message, this.now());
+    const out = { message, at: this.now(), voteBy };
+    if (identity) this.write(org, node, identity, out);
+    else this.keepUnsent(org, node, out);
   }
 
   /**
@@ -204,35 +220,57 @@ export class PushHub implements PushTransport {
    * the channels began reading. A fleet reconnecting to a restarted server is heard over seconds, and a node
    * whose command connection comes up late keeps heartbeating meanwhile.
    */
-  private keepUnsent(org: string, node: string, message: OutboundMessage, at: number): void {
+  private keepUnsent(org: string, node: string, out: Outgoing): void {
     const unsentKey = nodeKey(org, node);
+    const { message } = out;
     // A message sent again (a rehab abort, once an interval) replaces its earlier copy instead of crowding out
     // the others.
-    const same = (w: { message: OutboundMessage }) =>
-      w.message.type === message.type && w.message.job_id === message.job_id;
+    const same = (w: Outgoing) => w.message.type === message.type && w.message.job_id === message.job_id;
     const waiting = (this.unsent.get(unsentKey) ?? []).filter((w) => !same(w));
-    waiting.push({ message, at });
+    waiting.push(out);
     if (waiting.length > UNSENT_PER_NODE) waiting.shift();
     this.unsent.set(unsentKey, waiting);
   }
 
-  private write(org: string, node: string, identity: Buffer, message: OutboundMessage, at: number): void {
+  private write(org: string, node: string, identity: Buffer, out: Outgoing): void {
     const key = this.sessions.keyFor(org, node);
     if (!key || !this.sockets) return; // no session: the job's timers deal with silence
-    const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, this.now());
+    const now = this.now();
+    const { message } = out;
+    const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, now);
     this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)], () =>
-      this.unroutable(org, node, identity, message, at),
+      this.unroutable(org, node, identity, out),
     );
+    const peer = this.peers.get(org)?.get(node);
+    if (!peer) return;
+    if (message.type === 'commit' && out.voteBy !== undefined) peer.awaiting = { out, writtenAt: now };
+    else if (peer.awaiting?.out.message.job_id === message.job_id) peer.awaiting = undefined;
+  }
+
+  /**
+   * A heartbeat shows the job the node holds: one still awaited from a commit written a while ago was lost on the
+   * way, with a restart or a reconnect (the node's channels replaced while it was in flight), and is written again.
+   * A node that answers, or that holds the job while it decides, is not asked twice.
+   */
+  private askAgain(org: string, node: string, peer: Peer, held: string | null, at: number): void {
+    const awaited = peer.awaiting;
+    if (!awaited || !peer.identity || held === awaited.out.message.job_id) return;
+    if (at >= (awaited.out.voteBy ?? 0)) peer.awaiting = undefined;
+    else if (at - awaited.writtenAt >= ASK_AGAIN_INTERVALS * this.config.heartbeat_interval) {
+      this.commitsResent += 1;
+      this.write(org, node, peer.identity, awaited.out);
+    }
   }
 
   /**
    * No command connection has the routing id the node was heard from: the message waits again, and the node's
    * next message (a heartbeat, most likely) writes it, once its command connection may be up.
    */
-  private unroutable(org: string, node: string, identity: Buffer, message: OutboundMessage, at: number): void {
+  private unroutable(org: string, node: string, identity: Buffer, out: Outgoing): void {
     const peer = this.peers.get(org)?.get(node);
     if (peer?.identity?.equals(identity)) peer.identity = undefined;
-    this.keepUnsent(org, node, message, at);
+    if (peer?.awaiting?.out === out) peer.awaiting = undefined;
+    this.keepUnsent(org, node, out);
   }
 
   /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
@@ -255,7 +293,13 @@ export class PushHub implements PushTransport {
 
   /** Nodes heartbeating within the offline window (those not down, which the server still heartbeats), and drops
    * by reason, for GET /_status. */
-  status(): { connected_nodes: number; accepted: number; heartbeats: number; dropped: Record<string, number> } {
+  status(): {
+    connected_nodes: number;
+    accepted: number;
+    heartbeats: number;
+    commits_resent: number;
+    dropped: Record<string, number>;
+  } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
     for (const nodes of this.peers.values())
@@ -264,6 +308,7 @@ export class PushHub implements PushTransport {
       connected_nodes: connected,
       accepted: this.accepted,
       heartbeats: this.heartbeats,
+      commits_resent: this.commitsResent,
       dropped: this.drops.snapshot(),
     };
   }
@@ -309,7 +354,7 @@ export class PushHub implements PushTransport {
     const waiting = this.unsent.get(key);
     if (!waiting) return;
     this.unsent.delete(key);
-    for (const { message, at } of waiting) if (this.stillWaits(at, now)) this.write(org, node, identity, message, at);
+    for (const out of waiting) if (this.stillWaits(out.at, now)) this.write(org, node, identity, out);
   }
 
   /** Whether a message kept since `at` still waits for its node (see keepUnsent). */
@@ -320,6 +365,8 @@ export class PushHub implements PushTransport {
 
   nodeDown(org: string, node: string): void {
     this.unsent.delete(nodeKey(org, node));
+    const peer = this.peers.get(org)?.get(node);
+    if (peer) peer.awaiting = undefined;
   }
 
   close(): void {
@@ -390,8 +437,12 @@ export class PushHub implements PushTransport {
     if (m.type === 'heartbeat') {
       peer.lastBeat = at;
       this.heartbeats += 1;
+      this.askAgain(m.org, m.node, peer, m.job_id, at);
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
-    } else peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
+    } else {
+      if (peer.awaiting?.out.message.job_id === m.job_id) peer.awaiting = undefined;
+      peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
+    }
   }
 
   /** The peer of a verified sender, with its node actor spawned on its first message. */
@@ -405,7 +456,7 @@ export class PushHub implements PushTransport {
       nodes = new Map();
       this.peers.set(org, nodes);
     }
-    const peer: Peer = { identity: undefined, lastBeat: 0, actor };
+    const peer: Peer = { identity: undefined, lastBeat: 0, actor, awaiting: undefined };
     nodes.set(node, peer);
     return peer;
   }

@@ -5,7 +5,7 @@ import { httpDate } from '../../src/lib/clock.js';
 import { parseHttpDate } from '../../src/lib/clock.js';
 import { startTestServer } from '../support/server.js';
 import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
-import { ack, poll, replay, startTestNode, tamper, type Script, type TestNode } from '../support/test-node.js';
+import { ack, ignore, poll, replay, startTestNode, tamper, type Script, type TestNode } from '../support/test-node.js';
 
 // Eight intervals of silence before `down`: short enough for quick tests, long enough that a machine busy with
 // other test files does not see nodes flap.
@@ -162,11 +162,18 @@ t.test('push-jobs transport', async (t) => {
       const job = await waitForJob(s.admin, id, 'quorum_failed');
       t.same(job.nodes, { unavailable: [...names].sort() }, 'no tampered ack made a node ready');
       const deltas = await dropsSince(before, 'skew', 1);
+      // Each node was asked again while its heartbeats showed no job held, and answered the same way each time.
       t.same(
-        deltas,
-        Object.fromEntries(kinds.map(([, reason]) => [reason, 1])),
+        Object.keys(deltas).sort(),
+        kinds.map(([, reason]) => reason).sort(),
         'each drop is counted under its reason',
       );
+      for (const [how, reason] of kinds) {
+        const commits = started
+          .find((n) => n.name === `tm-${how.replace('_', '-')}`)
+          ?.received.filter((m) => m.type === 'commit').length;
+        t.equal(deltas[reason], commits, `${reason}: one drop per commit answered`);
+      }
     },
   );
 
@@ -318,6 +325,31 @@ t.test('push-jobs transport', async (t) => {
   t.test('a commit waits past the offline window for a node that keeps heartbeating', (t) =>
     commitReachesLateCommandChannel(t, 'later-command', 1300),
   );
+  t.test('a commit the node never got is sent again once its heartbeats show it does not hold the job', async (t) => {
+    let asked = 0;
+    const n = await node(t, 'lost-commit', { commit: () => (++asked === 1 ? ignore() : ack()) });
+    const resentBefore = (await pushStatus(s)).commits_resent;
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['lost-commit'] });
+    const job = await waitForJob(s.admin, id, (j) => j.status !== 'new' && j.status !== 'voting');
+    t.not(job.status, 'quorum_failed', 'the node voted within voting_timeout');
+    const commits = n.received.flatMap((m, i) => (m.type === 'commit' ? [n.receivedAt[i]!] : []));
+    t.equal(commits.length, 2, 'the commit came again once');
+    const gap = commits[1]! - commits[0]!;
+    t.ok(gap >= 2 * FAST.heartbeat_interval - 20, `two intervals after the first (${gap} ms)`);
+    t.equal((await pushStatus(s)).commits_resent - resentBefore, 1, 'GET /_status counts it');
+    t.same(n.problems, []);
+  });
+  t.test('a node that never answers is asked again until voting ends, then no more', async (t) => {
+    const n = await node(t, 'mute-commit', { commit: ignore() });
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['mute-commit'] });
+    const job = await waitForJob(s.admin, id, 'quorum_failed');
+    t.same(job.nodes, { unavailable: ['mute-commit'] });
+    const asked = n.received.filter((m) => m.type === 'commit').length;
+    const most = Math.floor((FAST.voting_timeout * 1000) / (2 * FAST.heartbeat_interval)) + 1;
+    t.ok(asked >= 2 && asked <= most, `asked ${asked} times, every two intervals at most`);
+    await new Promise((r) => setTimeout(r, 5 * FAST.heartbeat_interval));
+    t.equal(n.received.filter((m) => m.type === 'commit').length, asked, 'no commit once the vote is over');
+  });
   t.test('a commit waiting for a node that goes down is let go, and its rehab abort waits as one copy', async (t) => {
     const n = await node(t, 'gone-command');
     n.reconnect(3000);

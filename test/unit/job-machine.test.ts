@@ -339,6 +339,7 @@ t.test('a job runs start to finish: commit, run, results, complete', async (t) =
         command: 'chef-client',
         options: { capture: true, dir: '/tmp' },
         run_timeout: RUN_TIMEOUT,
+        vote_by: VOTING_DEADLINE,
       },
       { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
     ],
@@ -534,6 +535,7 @@ t.test('restored after a server restart', async (t) => {
           command: 'chef-client',
           options: { capture: true, dir: '/tmp' },
           run_timeout: RUN_TIMEOUT,
+          vote_by: VOTING_DEADLINE,
         },
         { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
       ],
@@ -588,6 +590,7 @@ t.test('restored after a server restart', async (t) => {
         command: 'chef-client',
         options: { capture: true, dir: '/tmp' },
         run_timeout: RUN_TIMEOUT,
+        vote_by: VOTING_DEADLINE,
       },
       { type: 'arm', timer: 'voting', at: VOTING_DEADLINE },
     ]);
