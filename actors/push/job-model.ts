@@ -77,7 +77,7 @@ export type JobEffect =
       command: string;
       options: JobOptions;
       run_timeout: number;
-      /** The voting deadline: the transport writes the commit again to a node that shows it never got it. */
+      /** The voting deadline: until then the transport writes the commit again to a node that has not answered it. */
       vote_by: number;
     }
   | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }

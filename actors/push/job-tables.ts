@@ -61,10 +61,12 @@ export const VOTING = {
 } satisfies Record<NodeEventType | 'voting_timeout' | 'quorum_failed' | 'abort', Record<VoteBucket, Cell>>;
 
 // Reference 5.5, except: nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
-// would be false), and `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion").
+// would be false), `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion"), and
+// a second ack_commit from a node that holds the job is a duplicate, not a crash: a commit whose answer was slow
+// to arrive is asked again (push-hub.ts), and the node acks it again.
 // Timed-out nodes get no feed event, as in the original; the job's `job_complete` says it.
 export const RUNNING = {
-  ack_commit: { ready: CRASHED_ABORT, running: CRASHED_ABORT, terminal: { ...LATE_HOLDING, note: DIED_RUNNING } },
+  ack_commit: { ready: DUPLICATE, running: DUPLICATE, terminal: { ...LATE_HOLDING, note: DIED_RUNNING } },
   nack_commit: { ready: CRASHED, running: CRASHED, terminal: { ...LATE, note: DIED_RUNNING } },
   ack_run: {
     ready: { to: 'running', note: { event: 'run_start' } },

@@ -63,8 +63,8 @@ export interface PushTransport {
   readonly settings: PushSettings;
   /**
    * Signs and writes one message to a node on the command channel; a node not connected misses it. A commit
-   * carries `voteBy`, when its job stops counting votes: until then it is written again to a node whose
-   * heartbeats show it does not hold the job (the commit, or the node's answer, was lost on the way).
+   * carries `voteBy`, when its job stops counting votes: until then it is written again to a node that is heard
+   * but has not answered it (the commit, or the node's answer, was lost on the way).
    */
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
   /**

@@ -21,8 +21,8 @@ export const serverStatusSchema = z.object({
       accepted: z.int().nonnegative(),
       /** Node heartbeats among the accepted messages. */
       heartbeats: z.int().nonnegative(),
-      /** Commits written again to nodes whose heartbeats showed they never got them. */
-      commits_resent: z.int().nonnegative(),
+      /** Votes lost on the way and recovered: commits written again, and acks read from heartbeats. */
+      votes_recovered: z.object({ commit_resent: z.int().nonnegative(), ack_from_heartbeat: z.int().nonnegative() }),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
     })

@@ -68,10 +68,13 @@ export class JobRunner {
     return this.records.stopLeftovers();
   }
 
-  /** For heartbeats. */
+  /**
+   * For heartbeats. A commit still being checked is not shown: the server reads `committed` with a job it awaits
+   * a vote from as the ack, lost on the way, and this one may still end in a nack.
+   */
   jobState(): { job_state: ClientJobState; job_id: string | null } {
     const h = this.held;
-    if (h === null) return { job_state: 'idle', job_id: null };
+    if (h === null || h.phase === 'committing') return { job_state: 'idle', job_id: null };
     return { job_state: h.phase === 'running' ? 'running' : 'committed', job_id: h.commit.job_id };
   }
 

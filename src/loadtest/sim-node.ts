@@ -45,7 +45,7 @@ export const now = (): number => performance.timeOrigin + performance.now();
 export class SimNode {
   private connection: NodeLink | null = null;
   private held: Held = IDLE;
-  /** The last job that asked for this node's vote, and the vote: heartbeats show it held while it is decided. */
+  /** The last job that asked for this node's vote, and the vote, for a commit asked again. */
   private asked: Asked | null = null;
   private sequence = 0;
   private sender: Sender;
@@ -92,12 +92,7 @@ export class SimNode {
   heartbeat(): boolean {
     const c = this.connection;
     if (c === null) return false;
-    const deciding = this.held.id === null && this.asked?.vote === 'deciding' ? this.asked.job : null;
-    const beat =
-      deciding === null
-        ? { job_state: this.held.state, job_id: this.held.id }
-        : { job_state: 'committed' as const, job_id: deciding };
-    if (c.sendHeartbeat({ type: 'heartbeat', ...beat })) {
+    if (c.sendHeartbeat({ type: 'heartbeat', job_state: this.held.state, job_id: this.held.id })) {
       this.lastBeatAt = now();
       return true;
     }

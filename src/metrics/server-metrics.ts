@@ -77,9 +77,10 @@ export class ServerMetrics {
     );
     counterOf(
       registers,
-      'infra_push_commits_resent_total',
-      'Commits written again to nodes whose heartbeats showed they did not hold the job (the commit was lost).',
-      () => [[{}, sources.push()?.commits_resent ?? 0]],
+      'infra_push_votes_recovered_total',
+      'Votes lost on the way and recovered, by how: commit_resent (the node never got the commit) or ack_from_heartbeat (its ack was lost; its heartbeat says it holds the job).',
+      () => Object.entries(sources.push()?.votes_recovered ?? {}).map(([how, n]) => [{ how }, n]),
+      ['how'],
     );
     counterOf(
       registers,

@@ -18,7 +18,7 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
-import { envelopeFor, type ClientMessage } from '../protocol/messages.js';
+import { envelopeFor, type ClientHeartbeat, type ClientMessage } from '../protocol/messages.js';
 import {
   decodeFrames,
   DropCounter,
@@ -66,11 +66,6 @@ const BEAT_SLICE = 500;
  */
 const BEAT_SLOT_MS = 100;
 const BIND_RETRY_STEP_MS = 20;
-/**
- * A commit is written again to a node whose heartbeat, this many intervals after the last write, shows it does not
- * hold the job: an earlier heartbeat may have left before the commit arrived.
- */
-const ASK_AGAIN_INTERVALS = 2;
 
 /** A message on its way to a node: `at`, when its job sent it; `voteBy`, a commit's voting deadline. */
 interface Outgoing {
@@ -111,7 +106,8 @@ export class PushHub implements PushTransport {
   /** Messages verified and handed to their node actor, for GET /_status and load figures. */
   private accepted = 0;
   private heartbeats = 0;
-  private commitsResent = 0;
+  /** Votes recovered from a lost commit (written again) or a lost ack (read from the node's heartbeat). */
+  private readonly votesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
   private readonly sessions: SessionKeys;
   private readonly peers = new Map<string, Map<string, Peer>>();
   private curve: CurveKeys | null = null;
@@ -248,17 +244,25 @@ export class PushHub implements PushTransport {
   }
 
   /**
-   * A heartbeat shows the job the node holds: one still awaited from a commit written a while ago was lost on the
-   * way, with a restart or a reconnect (the node's channels replaced while it was in flight), and is written again.
-   * A node that answers, or that holds the job while it decides, is not asked twice.
+   * A node heard but silent on a commit written an offline window ago (`offline_threshold` intervals: heartbeats
+   * read later than that would have the node down already) lost the commit or its answer on the way: with a
+   * restart, or its channels replaced while the commit was in flight. Its heartbeat says which. Not holding the job,
+   * it is sent the commit again; holding it committed, it acked, and the heartbeat, signed like any answer, is
+   * taken as that ack.
    */
-  private askAgain(org: string, node: string, peer: Peer, held: string | null, at: number): void {
+  private recoverVote(org: string, node: string, peer: Peer, beat: ClientHeartbeat, at: number): void {
     const awaited = peer.awaiting;
-    if (!awaited || !peer.identity || held === awaited.out.message.job_id) return;
+    const window = this.config.offline_threshold * this.config.heartbeat_interval;
+    if (!awaited || !peer.identity || at - awaited.writtenAt < window) return;
+    const job = awaited.out.message.job_id;
     if (at >= (awaited.out.voteBy ?? 0)) peer.awaiting = undefined;
-    else if (at - awaited.writtenAt >= ASK_AGAIN_INTERVALS * this.config.heartbeat_interval) {
-      this.commitsResent += 1;
+    else if (beat.job_id !== job) {
+      this.votesRecovered.commit_resent += 1;
       this.write(org, node, peer.identity, awaited.out);
+    } else if (beat.job_state === 'committed') {
+      peer.awaiting = undefined;
+      this.votesRecovered.ack_from_heartbeat += 1;
+      peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
     }
   }
 
@@ -297,7 +301,7 @@ export class PushHub implements PushTransport {
     connected_nodes: number;
     accepted: number;
     heartbeats: number;
-    commits_resent: number;
+    votes_recovered: { commit_resent: number; ack_from_heartbeat: number };
     dropped: Record<string, number>;
   } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
@@ -308,7 +312,7 @@ export class PushHub implements PushTransport {
       connected_nodes: connected,
       accepted: this.accepted,
       heartbeats: this.heartbeats,
-      commits_resent: this.commitsResent,
+      votes_recovered: { ...this.votesRecovered },
       dropped: this.drops.snapshot(),
     };
   }
@@ -437,7 +441,7 @@ export class PushHub implements PushTransport {
     if (m.type === 'heartbeat') {
       peer.lastBeat = at;
       this.heartbeats += 1;
-      this.askAgain(m.org, m.node, peer, m.job_id, at);
+      this.recoverVote(m.org, m.node, peer, m, at);
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
     } else {
       if (peer.awaiting?.out.message.job_id === m.job_id) peer.awaiting = undefined;

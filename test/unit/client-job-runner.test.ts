@@ -50,7 +50,7 @@ t.test('a commit asked again while the first is checked gets one ack, once check
   const first = runner.commit(commitOf(JOB));
   await runner.commit(commitOf(JOB));
   t.same(sent, [], 'nothing yet: not busy, the answer follows');
-  t.same(runner.jobState(), { job_state: 'committed', job_id: JOB }, 'heartbeats show the job held meanwhile');
+  t.same(runner.jobState(), { job_state: 'idle', job_id: null }, 'heartbeats show no job held until it is acked');
   release();
   await first;
   t.same(sent, [{ type: 'ack_commit', job_id: JOB }]);

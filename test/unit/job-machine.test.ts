@@ -134,8 +134,8 @@ const votingTable: Record<NodeEventType, Record<'new' | 'ready' | 'terminal', Ex
 
 const runningTable: Record<NodeEventType, Record<'ready' | 'running' | 'terminal', Expect>> = {
   ack_commit: {
-    ready: ran('crashed', { to: 'crashed', abort: true }),
-    running: ran('crashed', { to: 'crashed', abort: true }),
+    ready: DUPLICATE,
+    running: DUPLICATE,
     terminal: ran('client_died_while_running', LATE_ABORT),
   },
   nack_commit: {
