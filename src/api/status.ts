@@ -21,8 +21,13 @@ export const serverStatusSchema = z.object({
       accepted: z.int().nonnegative(),
       /** Node heartbeats among the accepted messages. */
       heartbeats: z.int().nonnegative(),
-      /** Votes lost on the way and recovered: commits written again, and acks read from heartbeats. */
-      votes_recovered: z.object({ commit_resent: z.int().nonnegative(), ack_from_heartbeat: z.int().nonnegative() }),
+      /**
+       * Votes lost on the way and recovered: commits written again, and acks read from heartbeats. Optional for
+       * readers such as the load tester pointed at an earlier server, which does not report it.
+       */
+      votes_recovered: z
+        .object({ commit_resent: z.int().nonnegative(), ack_from_heartbeat: z.int().nonnegative() })
+        .optional(),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
     })

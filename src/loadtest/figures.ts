@@ -76,6 +76,8 @@ export interface Figures {
   server_hb_received_per_s: number;
   dropped: number;
   dropped_by_reason: { server: Record<string, number>; tester: Record<string, number> };
+  /** Votes the server recovered meanwhile (commits lost or acks lost on the way); null when it does not say. */
+  votes_recovered: { commit_resent: number; ack_from_heartbeat: number } | null;
   offline_detect_ms: Spread & { count: number; missed: number };
   server_pid: number | null;
   server_cpu_pct: number | null;
@@ -114,6 +116,11 @@ export function summaryText(f: Figures): string {
       .map(([phase, ms]) => `${phase.replaceAll('_', ' ')} ${num(ms)}`)
       .join(', ')}`,
     `heartbeats: ${f.offered_hb_per_s}/s offered, ${num(f.processed_hb_per_s, '/s')} processed by the server, ${f.server_hb_received_per_s}/s received from it; ${f.dropped} dropped`,
+    `votes recovered by the server: ${
+      f.votes_recovered === null
+        ? 'n/a'
+        : `${f.votes_recovered.commit_resent} commits sent again, ${f.votes_recovered.ack_from_heartbeat} acks read from heartbeats`
+    }`,
     `offline detection: ${show(f.offline_detect_ms)} (${f.offline_detect_ms.count} seen, ${f.offline_detect_ms.missed} missed)`,
     `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,
     `signed GET of a running job: ${num(f.rest_get_job_per_s, '/s')}, p99 ${num(f.rest_get_job_p99_ms, ' ms')}`,

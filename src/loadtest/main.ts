@@ -460,6 +460,13 @@ function figuresOf(x: FigureInputs): Figures {
     server_hb_received_per_s: perSecond(fleet.totals.serverHeartbeats - x.hbBefore.serverHeartbeats),
     dropped: sum(serverDrops) + sum(testerDrops),
     dropped_by_reason: { server: serverDrops, tester: testerDrops },
+    votes_recovered:
+      sa?.votes_recovered && sb?.votes_recovered
+        ? {
+            commit_resent: sa.votes_recovered.commit_resent - sb.votes_recovered.commit_resent,
+            ack_from_heartbeat: sa.votes_recovered.ack_from_heartbeat - sb.votes_recovered.ack_from_heartbeat,
+          }
+        : null,
     offline_detect_ms: {
       ...spread(x.detector.detectedMs),
       count: x.detector.detectedMs.length,

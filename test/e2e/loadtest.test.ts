@@ -26,6 +26,7 @@ const figuresSchema = z.object({
     server: z.record(z.string(), z.int()),
     tester: z.record(z.string(), z.int()),
   }),
+  votes_recovered: z.object({ commit_resent: z.int(), ack_from_heartbeat: z.int() }),
   quorum_outcomes_correct: z.object({
     correct: z.int(),
     total: z.int(),

@@ -330,7 +330,11 @@ t.test('push-jobs transport', async (t) => {
   t.test('a commit waits past the offline window for a node that keeps heartbeating', (t) =>
     commitReachesLateCommandChannel(t, 'later-command', 1300),
   );
-  const recovered = async () => (await pushStatus(s)).votes_recovered;
+  const recovered = async () => {
+    const counts = (await pushStatus(s)).votes_recovered;
+    if (!counts) throw new Error('GET /_status shows no votes_recovered');
+    return counts;
+  };
   const window = FAST.offline_threshold * FAST.heartbeat_interval;
   t.test('a commit the node never got is sent again an offline window later', async (t) => {
     let asked = 0;
