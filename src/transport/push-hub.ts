@@ -240,7 +240,8 @@ export class PushHub implements PushTransport {
     const peer = this.peers.get(org)?.get(node);
     if (!peer) return;
     if (message.type === 'commit' && out.voteBy !== undefined) peer.awaiting = { out, writtenAt: now };
-    else if (peer.awaiting?.out.message.job_id === message.job_id) peer.awaiting = undefined;
+    // Anything else for the job ends the wait, and so does a rehab abort: the node's jobs count it gone.
+    else if (message.job_id === null || peer.awaiting?.out.message.job_id === message.job_id) peer.awaiting = undefined;
   }
 
   /**

@@ -5,7 +5,17 @@ import { httpDate } from '../../src/lib/clock.js';
 import { parseHttpDate } from '../../src/lib/clock.js';
 import { startTestServer } from '../support/server.js';
 import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
-import { ack, ignore, poll, replay, startTestNode, tamper, type Script, type TestNode } from '../support/test-node.js';
+import {
+  ack,
+  ignore,
+  late,
+  poll,
+  replay,
+  startTestNode,
+  tamper,
+  type Script,
+  type TestNode,
+} from '../support/test-node.js';
 
 // Eight intervals of silence before `down`: short enough for quick tests, long enough that a machine busy with
 // other test files does not see nodes flap.
@@ -367,6 +377,23 @@ t.test('push-jobs transport', async (t) => {
     const after = await recovered();
     t.equal(after.ack_from_heartbeat - before.ack_from_heartbeat, 1, 'GET /_status counts it');
     t.equal(after.commit_resent, before.commit_resent);
+  });
+  t.test('a node sent to rehab is not asked again for the vote its job counted lost', async (t) => {
+    const n = await node(t, 'rehab-voter', {
+      commit: (_m, held) => {
+        held.job = { state: 'running', id: 'e'.repeat(32), capture: false }; // a job the server does not run
+        return ignore();
+      },
+    });
+    await node(t, 'slow-voter', { commit: late(1500, ack()) }); // holds the vote open meanwhile
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['rehab-voter', 'slow-voter'] });
+    const job = await waitForJob(s.admin, id, (j) => j.status !== 'new' && j.status !== 'voting');
+    t.same(job.nodes.unavailable, ['rehab-voter'], 'counted gone when it was sent to rehab');
+    t.ok(
+      n.received.some((m) => m.type === 'abort' && m.job_id === null),
+      'the rehab abort came',
+    );
+    t.equal(n.received.filter((m) => m.type === 'commit').length, 1, 'the commit came once');
   });
   t.test('a node that never answers is asked again until voting ends, then no more', async (t) => {
     const n = await node(t, 'mute-commit', { commit: ignore() });
