@@ -23,6 +23,9 @@ const FIRST_BACKOFF_MS = 1000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** How long answers already written may take to leave channels being replaced (a stopping process waits at most
+ * this for them). */
+const REPLACED_LINGER_MS = 1000;
 /** A client refused because another process holds its node says so at most this often. */
 const IN_USE_LOG_EVERY_MS = 60_000;
 
@@ -153,11 +156,11 @@ export class PushClient {
 
   /**
    * Replaces the channels; job answers not yet written move to the new ones, signed with the new key. Those
-   * written already get an interval to leave the old ones: closed at once, an ack on its way would be lost.
+   * written already get a moment to leave the old ones: closed at once, an ack on its way would be lost.
    */
   private connect(config: PushConfig): void {
     if (this.stopped) return;
-    const carried = this.connection?.close(this.config?.intervalMs ?? 0) ?? [];
+    const carried = this.connection?.close(REPLACED_LINGER_MS) ?? [];
     this.config = config;
     this.connection = new Connection(
       config,
