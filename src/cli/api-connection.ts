@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 import { ApiClient, errorText, parseAnswer, type ApiResponse, type RawResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
-import { messageOf } from '../lib/thrown.js';
+import { codeOf, messageOf } from '../lib/thrown.js';
 import { CommandError, EXIT } from './output.js';
 
 /** Where requests go and whom they are signed as. */
@@ -168,7 +168,7 @@ export async function connect(target: ApiTarget, says: ApiWording): Promise<ApiC
   try {
     pem = await readFile(target.keyFile, 'utf8');
   } catch (e) {
-    const code = e instanceof Error && 'code' in e ? String(e.code) : String(e);
+    const code = String(codeOf(e) ?? e);
     throw new CommandError(`cannot read ${says.key} ${target.keyFile} (${code})`, says.keyHelp, EXIT.failed, {
       cause: e,
     });

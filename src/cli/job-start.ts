@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { jobCreatedSchema, type JobStartBody } from '../api/push-jobs.js';
-import { messageOf } from '../lib/thrown.js';
+import { codeOf, messageOf } from '../lib/thrown.js';
 import type { Cli } from './cli-connection.js';
 import { formatJobReport, jobFailure } from './job-report.js';
 import { waitForJob, type WaitOptions } from './job-watch.js';
@@ -107,7 +107,7 @@ async function jobBody(cli: Cli, o: JobStartOptions): Promise<JobStartBody> {
     try {
       body.file = fileField(await readFile(o.file));
     } catch (e) {
-      const code = e instanceof Error && 'code' in e ? String(e.code) : String(e);
+      const code = String(codeOf(e) ?? e);
       throw new CommandError(`--file: cannot read ${o.file} (${code})`, [], 1, { cause: e });
     }
   }

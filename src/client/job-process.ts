@@ -4,6 +4,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { hasCode } from '../lib/thrown.js';
 import { OutputCollector } from './output.js';
 
 export interface ProcessSpec {
@@ -59,7 +60,7 @@ export function groupAlive(pgid: number): boolean {
     process.kill(-pgid, 0);
     return true;
   } catch (e) {
-    return e instanceof Error && 'code' in e && e.code === 'EPERM';
+    return hasCode(e, 'EPERM');
   }
 }
 

@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ApiClient, errorText } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
+import { hasCode } from '../lib/thrown.js';
 import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
 
@@ -22,7 +23,7 @@ async function readIfExists(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (e) {
-    if (e instanceof Error && 'code' in e && e.code === 'ENOENT') return undefined;
+    if (hasCode(e, 'ENOENT')) return undefined;
     throw new StartupError(`cannot read ${file}: ${errorMessage(e)}`, { cause: e });
   }
 }

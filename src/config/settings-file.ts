@@ -1,6 +1,7 @@
 // Reads and validates `setting value` files (push-jobs-server.rb, client.rb, config.rb) against a zod schema per file.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { codeOf } from '../lib/thrown.js';
 import { ConfigError } from './config-error.js';
 import { parseSettings, type SettingValue } from './ruby-literals.js';
 
@@ -71,7 +72,7 @@ export function readSettingsFile<S extends z.ZodObject>(
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = err instanceof Error && 'code' in err ? String(err.code) : String(err);
+    const code = String(codeOf(err) ?? err);
     throw new ConfigError(file, 0, undefined, code === 'ENOENT' ? 'no such file' : `cannot read the file (${code})`, {
       cause: err,
     });

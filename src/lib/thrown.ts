@@ -9,3 +9,8 @@ export function messageOf(e: unknown): string {
 export function codeOf(e: unknown): unknown {
   return e instanceof Error && 'code' in e ? e.code : undefined;
 }
+
+/** A system error of the given code (`ENOENT`, …). */
+export function hasCode(e: unknown, code: string): boolean {
+  return codeOf(e) === code;
+}

@@ -59,8 +59,3 @@ export function parseFieldLines(text: string, path: string): Map<string, unknown
 export function foldFieldLines(text: string, path: string): string {
   return fieldsLine([...parseFieldLines(text, path)]);
 }
-
-/** A system error of the given code (`ENOENT`...). */
-export function hasCode(err: unknown, code: string): boolean {
-  return err instanceof Error && 'code' in err && err.code === code;
-}

@@ -17,8 +17,8 @@ import {
 import { randomBytes } from 'node:crypto';
 import { dirname, join, sep } from 'node:path';
 import { parentPort } from 'node:worker_threads';
-import { messageOf } from '../lib/thrown.js';
-import { foldFieldLines, hasCode, type FileOp, type FileThreadReply, type FileThreadRequest } from './file-ops.js';
+import { hasCode, messageOf } from '../lib/thrown.js';
+import { foldFieldLines, type FileOp, type FileThreadReply, type FileThreadRequest } from './file-ops.js';
 
 /** Lines appended to each field map since this thread first touched it or last compacted it. */
 const appended = new Map<string, number>();

@@ -5,7 +5,7 @@
 // and deletes them. After a crash, the logs left are read back in order and made again.
 import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hasCode } from './file-ops.js';
+import { hasCode } from '../lib/thrown.js';
 
 const LOG = /^(\d{15})\.log$/;
 
