@@ -23,8 +23,7 @@ const FIRST_BACKOFF_MS = 1000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** How long answers already written may take to leave channels being replaced (a stopping process waits at most
- * this for them). */
+/** How long answers already written may take to leave channels being replaced; a stopping process waits as long. */
 const REPLACED_LINGER_MS = 1000;
 /** A client refused because another process holds its node says so at most this often. */
 const IN_USE_LOG_EVERY_MS = 60_000;

@@ -96,7 +96,7 @@ interface Peer {
   lastBeat: number;
   actor: NodeActor;
   /** The last commit written to the node, until the node answers it, is sent on for the job, or its vote is over. */
-  awaiting: { out: Outgoing; writtenAt: number } | undefined;
+  awaiting: { out: Outgoing; writtenAt: number; voteBy: number } | undefined;
 }
 
 export class PushHub implements PushTransport {
@@ -201,9 +201,9 @@ export class PushHub implements PushTransport {
 
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
     if (!this.sockets) return;
-    const identity = this.peers.get(org)?.get(node)?.identity;
+    const peer = this.peers.get(org)?.get(node);
     const out = { message, at: this.now(), voteBy };
-    if (identity) this.write(org, node, identity, out);
+    if (peer?.identity) this.write(org, node, peer, peer.identity, out);
     else this.keepUnsent(org, node, out);
   }
 
@@ -228,7 +228,8 @@ export class PushHub implements PushTransport {
     this.unsent.set(unsentKey, waiting);
   }
 
-  private write(org: string, node: string, identity: Buffer, out: Outgoing): void {
+  /** `peer`: the node's, which keeps the commit awaiting an answer; `identity`: where to write. */
+  private write(org: string, node: string, peer: Peer, identity: Buffer, out: Outgoing): void {
     const key = this.sessions.keyFor(org, node);
     if (!key || !this.sockets) return; // no session: the job's timers deal with silence
     const now = this.now();
@@ -237,9 +238,8 @@ export class PushHub implements PushTransport {
     this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)], () =>
       this.unroutable(org, node, identity, out),
     );
-    const peer = this.peers.get(org)?.get(node);
-    if (!peer) return;
-    if (message.type === 'commit' && out.voteBy !== undefined) peer.awaiting = { out, writtenAt: now };
+    if (message.type === 'commit' && out.voteBy !== undefined)
+      peer.awaiting = { out, writtenAt: now, voteBy: out.voteBy };
     // Anything else for the job ends the wait, and so does a rehab abort: the node's jobs count it gone.
     else if (message.job_id === null || peer.awaiting?.out.message.job_id === message.job_id) peer.awaiting = undefined;
   }
@@ -253,13 +253,13 @@ export class PushHub implements PushTransport {
    */
   private recoverVote(org: string, node: string, peer: Peer, beat: ClientHeartbeat, at: number): void {
     const awaited = peer.awaiting;
-    const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    if (!awaited || !peer.identity || at - awaited.writtenAt < window) return;
+    if (!awaited || !peer.identity) return;
+    if (at - awaited.writtenAt < this.config.offline_threshold * this.config.heartbeat_interval) return;
     const job = awaited.out.message.job_id;
-    if (at >= (awaited.out.voteBy ?? 0)) peer.awaiting = undefined;
+    if (at >= awaited.voteBy) peer.awaiting = undefined;
     else if (beat.job_id !== job) {
       this.votesRecovered.commit_resent += 1;
-      this.write(org, node, peer.identity, awaited.out);
+      this.write(org, node, peer, peer.identity, awaited.out);
     } else if (beat.job_state === 'committed') {
       peer.awaiting = undefined;
       this.votesRecovered.ack_from_heartbeat += 1;
@@ -354,12 +354,12 @@ export class PushHub implements PushTransport {
   }
 
   /** What waited for a node that had not been heard yet, if it is still fresh. */
-  private writeUnsent(org: string, node: string, identity: Buffer, now: number): void {
+  private writeUnsent(org: string, node: string, peer: Peer, identity: Buffer, now: number): void {
     const key = nodeKey(org, node);
     const waiting = this.unsent.get(key);
     if (!waiting) return;
     this.unsent.delete(key);
-    for (const out of waiting) if (this.stillWaits(out.at, now)) this.write(org, node, identity, out);
+    for (const out of waiting) if (this.stillWaits(out.at, now)) this.write(org, node, peer, identity, out);
   }
 
   /** Whether a message kept since `at` still waits for its node (see keepUnsent). */
@@ -436,7 +436,7 @@ export class PushHub implements PushTransport {
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
       return;
     }
-    if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, identity, at);
+    if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, peer, identity, at);
     peer.identity = identity;
     this.accepted += 1;
     if (m.type === 'heartbeat') {
