@@ -8,6 +8,13 @@ import { z } from 'zod';
  */
 export const SERVER_STATUSES = ['pong', 'starting', 'degraded'] as const;
 
+/** Votes lost on the way and recovered: commits written again, and acks read from heartbeats. */
+const votesRecoveredSchema = z.object({
+  commit_resent: z.int().nonnegative(),
+  ack_from_heartbeat: z.int().nonnegative(),
+});
+export type VotesRecovered = z.infer<typeof votesRecoveredSchema>;
+
 export const serverStatusSchema = z.object({
   status: z.enum(SERVER_STATUSES),
   version: z.string(),
@@ -21,13 +28,8 @@ export const serverStatusSchema = z.object({
       accepted: z.int().nonnegative(),
       /** Node heartbeats among the accepted messages. */
       heartbeats: z.int().nonnegative(),
-      /**
-       * Votes lost on the way and recovered: commits written again, and acks read from heartbeats. Optional for
-       * readers such as the load tester pointed at an earlier server, which does not report it.
-       */
-      votes_recovered: z
-        .object({ commit_resent: z.int().nonnegative(), ack_from_heartbeat: z.int().nonnegative() })
-        .optional(),
+      /** Optional for readers such as the load tester pointed at an earlier server, which does not report it. */
+      votes_recovered: votesRecoveredSchema.optional(),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
     })

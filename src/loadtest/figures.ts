@@ -1,5 +1,6 @@
 // The figures of a run: percentiles, the JSON object printed last with --json, and the summary for people.
 import type { JobStatus } from '../api/push-jobs.js';
+import type { VotesRecovered } from '../api/status.js';
 
 export interface Spread {
   p50: number | null;
@@ -77,7 +78,7 @@ export interface Figures {
   dropped: number;
   dropped_by_reason: { server: Record<string, number>; tester: Record<string, number> };
   /** Votes the server recovered meanwhile (commits lost or acks lost on the way); null when it does not say. */
-  votes_recovered: { commit_resent: number; ack_from_heartbeat: number } | null;
+  votes_recovered: VotesRecovered | null;
   offline_detect_ms: Spread & { count: number; missed: number };
   server_pid: number | null;
   server_cpu_pct: number | null;

@@ -14,6 +14,7 @@ import {
   type PushSettings,
   type SessionGrant,
 } from '../../actors/push/ports.js';
+import type { VotesRecovered } from '../api/status.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
@@ -107,7 +108,7 @@ export class PushHub implements PushTransport {
   private accepted = 0;
   private heartbeats = 0;
   /** Votes recovered from a lost commit (written again) or a lost ack (read from the node's heartbeat). */
-  private readonly votesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
+  private readonly votesRecovered: VotesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
   private readonly sessions: SessionKeys;
   private readonly peers = new Map<string, Map<string, Peer>>();
   private curve: CurveKeys | null = null;
@@ -302,7 +303,7 @@ export class PushHub implements PushTransport {
     connected_nodes: number;
     accepted: number;
     heartbeats: number;
-    votes_recovered: { commit_resent: number; ack_from_heartbeat: number };
+    votes_recovered: VotesRecovered;
     dropped: Record<string, number>;
   } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
