@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isFinished, type JobBody } from '../src/api/push-jobs.js';
+import { serverStatusSchema } from '../src/api/status.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
     const counts = Object.fromEntries(Object.entries(final.nodes).map(([s, names]) => [s, names.length]));
     const resumed = counts.succeeded ?? 0;
     const endedS = (Date.now() - killedAt) / 1000;
-    const status = (await admin.request('GET', '/_status')).body as { push_jobs?: { votes_recovered?: unknown } };
+    const status = serverStatusSchema.parse((await admin.request('GET', '/_status')).body);
     const when =
       KILL_IN === 'voting'
         ? `voting (each node votes ${SLOW_VOTE_MS / 1000} s after its commit, then runs a ${RUN_MS / 1000} s command)`
