@@ -7,6 +7,7 @@ import { serverConfigSchema, type ServerConfig } from '../src/config/server-conf
 import { parseHeader, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
+import { receiveIntoOwnMemory } from '../src/protocol/zmq-context.js';
 import type { startServer } from '../src/server.js';
 import { Outbox } from '../src/transport/outbox.js';
 
@@ -82,7 +83,9 @@ export interface Floor {
  */
 export async function startFloor(count: number, intervalMs: number, opts: { command: boolean }): Promise<Floor> {
   const curve = curveKeyPair();
-  // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send.
+  // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send. Messages
+  // are read into memory of their own, as the server's are.
+  receiveIntoOwnMemory();
   const router = () => new Router({ linger: 0, sendTimeout: 0, curveServer: true, curveSecretKey: curve.secretKey });
   const heartbeat = router();
   await heartbeat.bind('tcp://127.0.0.1:*');

@@ -8,6 +8,7 @@ import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import type { PushConfig } from '../client/push-config.js';
+import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SharedLink } from './shared-link.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
 import { tallyOf } from './tally.js';
@@ -121,6 +122,8 @@ class Worker {
     // Two sockets a connection, and a few spare: zeromq's default of 1023 would stop a worker at about 500 nodes.
     const connections = Math.ceil(i.nodes.length / i.nodesPerConnection);
     context.maxSockets = Math.min(context.maxSocketsLimit, Math.max(context.maxSockets, connections * 2 + 64));
+    // As the server: a commit or run read from each of thousands of connections would each hold a read buffer.
+    receiveIntoOwnMemory();
     const clientKey = readPrivateKey(i.clientKeyPem);
     const target: ProvisionTarget = {
       baseUrl: i.baseUrl,

@@ -32,6 +32,7 @@ import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
+import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SessionKeys } from './session-keys.js';
 
 type HubConfig = Pick<
@@ -164,6 +165,8 @@ export class PushHub implements PushTransport {
       heartbeatTimeout: this.config.idle_timeout * 1000,
       ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
     };
+    if (!receiveIntoOwnMemory())
+      this.log.info('libzmq lacks ZMQ_ZERO_COPY_RECV: each message read holds its read buffer until it is collected');
     const heartbeat = new Router(options);
     // Mandatory: a command for a routing id with no connection on this channel fails instead of vanishing. A
     // node is often heard on the heartbeat channel before its command connection is up (after a restart, its

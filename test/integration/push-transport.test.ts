@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap';
 import { httpDate } from '../../src/lib/clock.js';
 import { parseHttpDate } from '../../src/lib/clock.js';
+import { receivesIntoOwnMemory } from '../../src/protocol/zmq-context.js';
 import { startTestServer } from '../support/server.js';
 import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
 import {
@@ -31,6 +32,8 @@ interface NodeStateView {
 
 t.test('push-jobs transport', async (t) => {
   const s = await startTestServer(t, 'file', FAST);
+  // Read into shared buffers, a burst of answers held a read buffer each until collected (zmq-context.test.ts).
+  t.ok(receivesIntoOwnMemory(), "the server's channels read each message into memory of its own");
   const started: TestNode[] = [];
   const node = async (t: Test, name: string, script?: Script): Promise<TestNode> => {
     const n = await startTestNode(s, name, script);
