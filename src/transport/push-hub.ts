@@ -97,8 +97,18 @@ interface Peer {
    */
   lastBeat: number;
   actor: NodeActor;
-  /** The last commit written to the node, until the node answers it, is sent on for the job, or its vote is over. */
-  awaiting: { out: Outgoing; writtenAt: number; voteBy: number } | undefined;
+  /**
+   * The commits written to the node, by job, until the node answers one, is sent on for its job, or its vote is
+   * over; undefined when none waits (most nodes, most of the time).
+   */
+  awaiting: Map<string, AwaitedVote> | undefined;
+}
+
+/** A commit written to a node: when, and its job's voting deadline. */
+interface AwaitedVote {
+  out: Outgoing;
+  writtenAt: number;
+  voteBy: number;
 }
 
 export class PushHub implements PushTransport {
@@ -243,9 +253,10 @@ export class PushHub implements PushTransport {
       this.unroutable(org, node, identity, out),
     );
     if (message.type === 'commit' && out.voteBy !== undefined)
-      peer.awaiting = { out, writtenAt: now, voteBy: out.voteBy };
+      (peer.awaiting ??= new Map()).set(message.job_id, { out, writtenAt: now, voteBy: out.voteBy });
     // Anything else for the job ends the wait, and so does a rehab abort: the node's jobs count it gone.
-    else if (message.job_id === null || peer.awaiting?.out.message.job_id === message.job_id) peer.awaiting = undefined;
+    else if (message.job_id === null) peer.awaiting = undefined;
+    else answered(peer, message.job_id);
   }
 
   /**
@@ -256,18 +267,19 @@ export class PushHub implements PushTransport {
    * taken as that ack.
    */
   private recoverVote(org: string, node: string, peer: Peer, beat: ClientHeartbeat, at: number): void {
-    const awaited = peer.awaiting;
-    if (!awaited || !peer.identity) return;
-    if (at - awaited.writtenAt < this.config.offline_threshold * this.config.heartbeat_interval) return;
-    const job = awaited.out.message.job_id;
-    if (at >= awaited.voteBy) peer.awaiting = undefined;
-    else if (beat.job_id !== job) {
-      this.votesRecovered.commit_resent += 1;
-      this.write(org, node, peer, peer.identity, awaited.out);
-    } else if (beat.job_state === 'committed') {
-      peer.awaiting = undefined;
-      this.votesRecovered.ack_from_heartbeat += 1;
-      peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
+    if (!peer.awaiting || !peer.identity) return;
+    const window = this.config.offline_threshold * this.config.heartbeat_interval;
+    for (const [job, awaited] of peer.awaiting) {
+      if (at - awaited.writtenAt < window) continue;
+      if (at >= awaited.voteBy) answered(peer, job);
+      else if (beat.job_id !== job) {
+        this.votesRecovered.commit_resent += 1;
+        this.write(org, node, peer, peer.identity, awaited.out);
+      } else if (beat.job_state === 'committed') {
+        answered(peer, job);
+        this.votesRecovered.ack_from_heartbeat += 1;
+        peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
+      }
     }
   }
 
@@ -278,7 +290,8 @@ export class PushHub implements PushTransport {
   private unroutable(org: string, node: string, identity: Buffer, out: Outgoing): void {
     const peer = this.peers.get(org)?.get(node);
     if (peer?.identity?.equals(identity)) peer.identity = undefined;
-    if (peer?.awaiting?.out === out) peer.awaiting = undefined;
+    const job = out.message.job_id;
+    if (peer && job !== null && peer.awaiting?.get(job)?.out === out) answered(peer, job);
     this.keepUnsent(org, node, out);
   }
 
@@ -449,7 +462,7 @@ export class PushHub implements PushTransport {
       this.recoverVote(m.org, m.node, peer, m, at);
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
     } else {
-      if (peer.awaiting?.out.message.job_id === m.job_id) peer.awaiting = undefined;
+      if (m.job_id !== null) answered(peer, m.job_id);
       peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
     }
   }
@@ -520,6 +533,12 @@ export class PushHub implements PushTransport {
       }
     }
   }
+}
+
+/** The node's vote in `job` is no longer awaited. */
+function answered(peer: Peer, job: string): void {
+  peer.awaiting?.delete(job);
+  if (peer.awaiting?.size === 0) peer.awaiting = undefined;
 }
 
 /** The key of a node in the hub's maps by organization and node. */

@@ -9,6 +9,7 @@ import { pushStatus, startJob, waitForJob } from '../support/push-api.js';
 import {
   ack,
   ignore,
+  nack,
   late,
   poll,
   replay,
@@ -363,6 +364,30 @@ t.test('push-jobs transport', async (t) => {
     const after = await recovered();
     t.equal(after.commit_resent - before.commit_resent, 1, 'GET /_status counts it');
     t.equal(after.ack_from_heartbeat, before.ack_from_heartbeat);
+    t.same(n.problems, []);
+  });
+  t.test('a lost commit is sent again while a later job has the node', async (t) => {
+    let lost: string | undefined;
+    const n = await node(t, 'lost-first', {
+      commit: (m, held) => {
+        if (lost === undefined) {
+          lost = m.job_id; // the first job's commit never arrives
+          return ignore();
+        }
+        return held.job.id !== null && held.job.id !== m.job_id ? nack('busy') : ack();
+      },
+    });
+    const before = await recovered();
+    const first = await startJob(s.admin, { command: 'chef-client', nodes: ['lost-first'] });
+    await n.waitFor('commit', { after: 0, timeoutMs: 2000 });
+    const second = await startJob(s.admin, { command: 'chef-client', nodes: ['lost-first'] });
+    const done = (j: { status: string }) => j.status !== 'new' && j.status !== 'voting' && j.status !== 'running';
+    t.equal((await waitForJob(s.admin, second, done)).status, 'complete', 'the later job ran');
+    const job = await waitForJob(s.admin, first, done);
+    t.equal(job.status, 'complete', 'the first job got its vote within voting_timeout');
+    t.equal(n.received.filter((m) => m.type === 'commit' && m.job_id === first).length, 2, 'its commit came again');
+    const after = await recovered();
+    t.equal(after.commit_resent - before.commit_resent, 1, 'GET /_status counts it');
     t.same(n.problems, []);
   });
   t.test('a node whose heartbeat says it holds the job committed, its ack lost, counts as ready', async (t) => {
