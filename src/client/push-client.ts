@@ -5,6 +5,7 @@ import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
+import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { DropCounter, ReplayGuard } from '../protocol/receive.js';
 import { Connection, measureAnswer, type Channel, type Sender } from './connection.js';
 import { newLiveness, stepLiveness, type Liveness, type LivenessEffect } from './heartbeat.js';
@@ -192,6 +193,15 @@ export class PushClient {
     this.log.info(
       `connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`,
     );
+    // ZeroMQ keeps trying a host it cannot resolve, without a word: say so at each connection (the original client
+    // checked the heartbeat host the same way, and only logged).
+    void unresolvedEndpoints([config.heartbeatAddr, config.commandAddr]).then((unresolved) => {
+      if (this.stopped) return;
+      for (const endpoint of unresolved)
+        this.log.warn(
+          `cannot resolve the host of ${endpoint} (the server's server_name): the server will not hear this node until it resolves`,
+        );
+    });
     this.tick();
   }
 

@@ -8,6 +8,7 @@ import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import type { PushConfig } from '../client/push-config.js';
+import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SharedLink } from './shared-link.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
@@ -135,11 +136,13 @@ class Worker {
     };
     let done = 0;
     let reused = 0;
+    const endpoints = new Set<string>();
     const progress = setInterval(() => void send({ type: 'provisioned', done, reused }), PROGRESS_MS);
     try {
       const known = await listKnown(target.admin, i.org);
       await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
         const p = await provisionNode(target, name, known);
+        endpoints.add(p.config.heartbeatAddr).add(p.config.commandAddr);
         this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, this.linkFor(p.config)));
         done += 1;
         if (p.reused) reused += 1;
@@ -148,6 +151,12 @@ class Worker {
       clearInterval(progress);
     }
     await send({ type: 'provisioned', done, reused });
+    const unresolved = await unresolvedEndpoints(endpoints);
+    if (unresolved.length > 0)
+      throw new Error(
+        `the server names ${unresolved.join(' and ')} for its ZeroMQ channels, and this machine cannot resolve ` +
+          `that host: give the server a server_name its nodes can reach`,
+      );
     this.slots = this.nodes.map((node) => ({ node, visits: 0, pausedUntil: 0, nextPauseAt: 0, restartAt: 0 }));
     this.schedule();
     this.flusher = setInterval(() => void this.flush(), BATCH_MS);
