@@ -11,7 +11,7 @@ import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
 import { fitLine } from '../cli/progress.js';
 import { messageOf } from '../lib/thrown.js';
 import { assignBehaviours } from './behaviour.js';
-import { Fleet } from './fleet.js';
+import { Fleet, type FleetTotals } from './fleet.js';
 import type { Figures, JobPhases, Mismatch } from './figures.js';
 import { medians, percentile, round, spread, summaryText } from './figures.js';
 import type { WorkerInit } from './ipc.js';
@@ -170,7 +170,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     const t0 = now();
     progress.say(`provisioning ${o.nodes} nodes over ${o.workers} workers at ${baseUrl}`);
     await Promise.race([fleet.start(shares), until(stop)]);
-    if (stop.over) throw new Error('--timeout passed while provisioning');
+    if (stop.over) throw new Error(`--timeout passed while provisioning${unheardHint(fleet.totals)}`);
     const provisionS = round((now() - t0) / 1000);
     progress.say(`${o.nodes} nodes provisioned and connected in ${provisionS} s (${fleet.reused} reused)`);
     const t1 = now();
@@ -317,6 +317,15 @@ function heldText(t: Fleet['totals']): string {
   return t.held > 0 && left > 0 ? `, ${t.held} held by an earlier process for up to ${left} s more` : '';
 }
 
+/** What to check when no node and the server have heard each other at all; empty once any has. */
+function unheardHint(t: FleetTotals): string {
+  if (t.serverHeartbeats > 0 || t.nodesHeard > 0) return '';
+  return (
+    '; no node and the server heard each other over ZeroMQ: check that the host the server names (server_name) ' +
+    'and its ports (server_heartbeat_port, command_port) are reachable from here'
+  );
+}
+
 /** Polls node_states until every one of `names` is up and available. */
 async function waitAvailable(
   api: ApiClient,
@@ -352,7 +361,9 @@ async function waitAvailable(
     if (ready === names.size && t.nodesHeard >= names.size) return;
     if (stop.over) {
       const hint =
-        t.held > 0 ? `; the server refused ${t.held} as held by another process: play other nodes with --prefix` : '';
+        t.held > 0
+          ? `; the server refused ${t.held} as held by another process: play other nodes with --prefix`
+          : unheardHint(t);
       throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available${hint}`);
     }
     await Promise.race([sleep(pollMs), fleet.failure$]);

@@ -1,6 +1,7 @@
 // A server whose server_name this machine cannot resolve (the default is the host's own name, often unknown to
 // others): libzmq would retry such a host for ever without a word, so the load tester stops at once naming the
-// cause, and push-jobs-client, which keeps trying as the original did, says why the server does not hear it.
+// cause, and push-jobs-client, which keeps trying as the original did, says why the server does not hear it. A
+// name that resolves to where nothing listens: the tester says what to check when its --timeout passes.
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -57,3 +58,21 @@ t.test('push-jobs-client logs that it cannot resolve the host, and keeps running
   t.match(log, `cannot resolve the host of tcp://${NOWHERE}:${server.ports.command}`);
   t.equal(child.exitCode, null, 'still running, as libzmq keeps trying');
 });
+
+t.test(
+  'a name that resolves to where nothing listens: the tester says what to check when --timeout passes',
+  async (t) => {
+    // The server listens on 127.0.0.1 only; 127.0.0.2 is loopback too, and refuses.
+    const elsewhere = await startServerProcess(t, {
+      settings: { server_name: '127.0.0.2', queue_listen_address: 'tcp://127.0.0.1' },
+    });
+    const run = await runBin(
+      'infra-loadtest',
+      ['--server', elsewhere.url, '--key', join(elsewhere.dataDir, 'admin.pem'), '--nodes', '2', '--timeout', '5'],
+      { timeoutMs: 60_000 },
+    );
+    t.equal(run.code, 1);
+    t.match(run.stderr, '--timeout passed');
+    t.match(run.stderr, /server_name.*server_heartbeat_port, command_port.*reachable from here/);
+  },
+);
