@@ -58,7 +58,10 @@ export class Fleet {
     this.failed.catch(() => undefined);
   }
 
-  /** Forks one worker per share and resolves once every node is provisioned and connected. */
+  /**
+   * Forks one worker per share and resolves once every node is provisioned and its connections are opened (libzmq
+   * connects in the background).
+   */
   async start(shares: WorkerInit[]): Promise<void> {
     const ready = shares.map((init) => {
       const child = fork(workerFile(), [], {

@@ -172,7 +172,9 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     await Promise.race([fleet.start(shares), until(stop)]);
     if (stop.over) throw new Error(`--timeout passed while provisioning${unheardHint(fleet.totals)}`);
     const provisionS = round((now() - t0) / 1000);
-    progress.say(`${o.nodes} nodes provisioned and connected in ${provisionS} s (${fleet.reused} reused)`);
+    progress.say(
+      `${o.nodes} nodes provisioned and their connections opened in ${provisionS} s (${fleet.reused} reused)`,
+    );
     const t1 = now();
     await waitAvailable(api, o.org, new Set(names), stop, progress, fleet);
     const readyS = round((now() - t1) / 1000);
