@@ -142,7 +142,15 @@ class Worker {
       const known = await listKnown(target.admin, i.org);
       await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
         const p = await provisionNode(target, name, known);
-        endpoints.add(p.config.heartbeatAddr).add(p.config.commandAddr);
+        // Checked with the first node that names them, before the rest of the fleet is provisioned for nothing.
+        const named = [p.config.heartbeatAddr, p.config.commandAddr].filter((e) => !endpoints.has(e));
+        for (const e of named) endpoints.add(e);
+        const unresolved = await unresolvedEndpoints(named);
+        if (unresolved.length > 0)
+          throw new Error(
+            `the server names ${unresolved.join(' and ')} for its ZeroMQ channels, and this machine cannot resolve ` +
+              `that host: give the server a server_name its nodes can reach`,
+          );
         this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, this.linkFor(p.config)));
         done += 1;
         if (p.reused) reused += 1;
@@ -151,12 +159,6 @@ class Worker {
       clearInterval(progress);
     }
     await send({ type: 'provisioned', done, reused });
-    const unresolved = await unresolvedEndpoints(endpoints);
-    if (unresolved.length > 0)
-      throw new Error(
-        `the server names ${unresolved.join(' and ')} for its ZeroMQ channels, and this machine cannot resolve ` +
-          `that host: give the server a server_name its nodes can reach`,
-      );
     this.slots = this.nodes.map((node) => ({ node, visits: 0, pausedUntil: 0, nextPauseAt: 0, restartAt: 0 }));
     this.schedule();
     this.flusher = setInterval(() => void this.flush(), BATCH_MS);
