@@ -73,15 +73,23 @@ export async function serverLoad(s: Server, count: number): Promise<Load> {
 export interface Floor {
   load: Load;
   accepted(): number;
+  /** Verified `aborted` answers read on the command channel (with `rehab`). */
+  answers(): number;
   stop(): Promise<void>;
 }
 
 /**
  * The floor: bare ZeroMQ routers configured as the server's (CurveZMQ, libzmq's defaults) that receive,
  * parse and verify each heartbeat and send a signed heartbeat back to every node each interval, and do nothing
- * else. With `command`, a second router takes the nodes' command connections, as the server's does.
+ * else. With `command`, a second router takes the nodes' command connections, as the server's does. With `rehab`
+ * too, the floor also makes the exchange every server makes with a node it hears for the first time: a signed
+ * `abort` written on the command channel, and the node's `aborted` read there, parsed and verified.
  */
-export async function startFloor(count: number, intervalMs: number, opts: { command: boolean }): Promise<Floor> {
+export async function startFloor(
+  count: number,
+  intervalMs: number,
+  opts: { command: boolean; rehab?: boolean },
+): Promise<Floor> {
   const curve = curveKeyPair();
   // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send. Messages
   // are read into memory of their own, as the server's are.
@@ -93,6 +101,7 @@ export async function startFloor(count: number, intervalMs: number, opts: { comm
   await command?.bind('tcp://127.0.0.1:*');
   // A router takes one send at a time when a peer's pipe is full: the floor queues as the server does.
   const out = new Outbox(heartbeat, () => undefined);
+  const rehab = opts.rehab === true && command !== undefined ? new Outbox(command, () => undefined) : undefined;
   const names = Array.from({ length: count }, (_, i) => `node-${i}`);
   const keys = new Map(names.map((n) => [n, newSessionKey()]));
   const heard = new Map<string, Buffer>();
@@ -113,16 +122,30 @@ export async function startFloor(count: number, intervalMs: number, opts: { comm
       out.push([id, ...signedText(body, key)]);
     }
   }, intervalMs);
+  /** The node and key of a signed message, once verified. */
+  const verified = (header: Buffer, body: Buffer): { node: string; key: Buffer } | undefined => {
+    const h = parseHeader(header);
+    const msg = JSON.parse(body.toString('utf8')) as { node: string };
+    const key = keys.get(msg.node);
+    return h.ok && key && hmacVerify(key, body, h.signature) ? { node: msg.node, key } : undefined;
+  };
   const receiving = (async () => {
     for await (const [id, header, body] of heartbeat) {
       if (!id || !header || !body) continue;
-      const h = parseHeader(header);
-      const msg = JSON.parse(body.toString('utf8')) as { node: string };
-      const key = keys.get(msg.node);
-      if (!h.ok || !key || !hmacVerify(key, body, h.signature)) continue;
-      heard.set(msg.node, id);
+      const from = verified(header, body);
+      if (!from) continue;
+      if (rehab && !heard.has(from.node)) {
+        const abort = { type: 'abort', ...envelopeFor('default', from.node, incarnation, ++sequence, Date.now()) };
+        rehab.push([id, ...signedText({ ...abort, job_id: null }, from.key)]);
+      }
+      heard.set(from.node, id);
       accepted += 1;
     }
+  })();
+  let answers = 0;
+  const answering = (async () => {
+    if (!rehab || !command) return;
+    for await (const [id, header, body] of command) if (id && header && body && verified(header, body)) answers += 1;
   })();
   return {
     load: {
@@ -132,11 +155,12 @@ export async function startFloor(count: number, intervalMs: number, opts: { comm
       nodes: names.map((name) => ({ name, key: keys.get(name)?.toString('base64') ?? '' })),
     },
     accepted: () => accepted,
+    answers: () => answers,
     stop: async () => {
       clearInterval(beat);
       heartbeat.close();
       command?.close();
-      await receiving.catch(() => undefined);
+      await Promise.all([receiving.catch(() => undefined), answering.catch(() => undefined)]);
     },
   };
 }
