@@ -107,6 +107,11 @@ function measure(which: Role): Promise<Figure> {
     const child = fork(fileURLToPath(import.meta.url), [which]);
     child.once('message', (m: Figure | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
     child.once('error', reject);
+    // A child that dies first (libzmq aborts on a failed assertion) would otherwise leave nothing to wait for, and
+    // this process would end without a word.
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the ${which} process exited (${signal ?? `code ${code}`}) before reporting`)),
+    );
   });
 }
 

@@ -35,7 +35,9 @@ export function play(load: Load, how: Play): Promise<number> {
     );
     child.once('error', reject);
     // A child that dies first (say, the benchmarks are not compiled: run `npm run bench`) must not hang the run.
-    child.once('exit', (code) => reject(new Error(`the node player exited with code ${code} before reporting`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the node player exited (${signal ?? `code ${code}`}) before reporting`)),
+    );
   });
 }
 
