@@ -75,7 +75,7 @@ export async function serverLoad(s: Server, count: number): Promise<Load> {
 export interface Floor {
   load: Load;
   accepted(): number;
-  /** Verified `aborted` answers read on the command channel (with `rehab`). */
+  /** Nodes whose verified `aborted` was read on the command channel (with `rehab`). */
   answers(): number;
   stop(): Promise<void>;
 }
@@ -110,8 +110,21 @@ export async function startFloor(
   const incarnation = '00000000-0000-4000-8000-000000000000';
   let accepted = 0;
   let sequence = 0;
+  /** Nodes sent an abort and not yet heard answering it. */
+  const inRehab = new Set<string>();
+  const sendAbort = (outbox: Outbox, node: string, id: Buffer, key: Buffer): void => {
+    const envelope = envelopeFor('default', node, incarnation, ++sequence, Date.now());
+    outbox.push([id, ...signedText({ type: 'abort', ...envelope, job_id: null }, key)]);
+  };
   const beat = setInterval(() => {
     const now = Date.now();
+    // As the server, an abort not yet answered is sent again each interval: one written before the node's
+    // command connection was up went nowhere.
+    for (const node of inRehab) {
+      const id = heard.get(node);
+      const key = keys.get(node);
+      if (rehab && id && key) sendAbort(rehab, node, id, key);
+    }
     for (const [node, id] of heard) {
       const key = keys.get(node);
       if (!key) continue;
@@ -137,8 +150,8 @@ export async function startFloor(
       const from = verified(header, body);
       if (!from) continue;
       if (rehab && !heard.has(from.node)) {
-        const abort = { type: 'abort', ...envelopeFor('default', from.node, incarnation, ++sequence, Date.now()) };
-        rehab.push([id, ...signedText({ ...abort, job_id: null }, from.key)]);
+        inRehab.add(from.node);
+        sendAbort(rehab, from.node, id, from.key);
       }
       heard.set(from.node, id);
       accepted += 1;
@@ -147,7 +160,10 @@ export async function startFloor(
   let answers = 0;
   const answering = (async () => {
     if (!rehab || !command) return;
-    for await (const [id, header, body] of command) if (id && header && body && verified(header, body)) answers += 1;
+    for await (const [id, header, body] of command) {
+      const from = id && header && body ? verified(header, body) : undefined;
+      if (from && inRehab.delete(from.node)) answers += 1;
+    }
   })();
   return {
     load: {
