@@ -1,9 +1,9 @@
 // Cost of the heartbeat hot path: encode+sign, decode+verify (whole and step by step), and heap bytes per decoded heartbeat.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { encodeMessage, parseHeader } from '../src/protocol/frames.js';
+import { encodeMessage, parseHeader, signedText } from '../src/protocol/frames.js';
 import { parseHttpDate } from '../src/lib/clock.js';
-import { clientMessageSchema, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
+import { clientMessageSchema, enveloped, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard, type DecodeOptions } from '../src/protocol/receive.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 
@@ -92,6 +92,12 @@ console.log('| operation | msgs/s | µs/msg |');
 console.log('|---|---:|---:|');
 let seq = 0;
 row('encode+sign heartbeat (envelope, JSON, HMAC, header)', (i) => encodeMessage(heartbeat(i, ++seq), sampleKey));
+// A job's commit as the server writes it to each of its nodes: one message object for the job, an envelope per
+// node. The spread of both is how it was built before: the same text, serialized about five times slower.
+const commit = { type: 'commit', job_id: 'a'.repeat(32), command: 'chef-client', run_timeout: 3600 } as const;
+const envelopeOf = (i: number) => envelopeFor('acme', `node-${i % NODES}`, incarnation, ++seq, now);
+row('sign a commit for one node (enveloped)', (i) => signedText(enveloped(commit, envelopeOf(i)), sampleKey));
+row('  the same built with { ...commit, ...envelope }', (i) => signedText({ ...commit, ...envelopeOf(i) }, sampleKey));
 row('decode+verify heartbeat (decodeFrames, all checks)', decodeAt);
 row('  step: parseHeader', () => parseHeader(sampleHeader));
 row('  step: JSON.parse of the body', () => JSON.parse(sampleBody.toString('utf8')));

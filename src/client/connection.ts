@@ -4,7 +4,7 @@
 import { Dealer } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
-import { envelopeFor, type ServerMessage } from '../protocol/messages.js';
+import { enveloped, envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { connectSocket } from '../protocol/socket-connect.js';
@@ -50,7 +50,7 @@ export interface HeartbeatBody {
 /** The encoded size of `answer` with the longest envelope this sender can produce. */
 export function measureAnswer(sender: Sender, answer: JobAnswer): number {
   const envelope = envelopeFor(sender.org, sender.node, sender.incarnationId, Number.MAX_SAFE_INTEGER, sender.now());
-  return Buffer.byteLength(JSON.stringify({ ...answer, ...envelope }));
+  return Buffer.byteLength(JSON.stringify(enveloped(answer, envelope)));
 }
 
 /** The options of both of a client's Dealers; only their queue depth differs. */
@@ -76,7 +76,7 @@ export function dealerOptions(config: PushConfig, routingId: string, curve: Curv
 /** One message from `sender`: its envelope with the next sequence, signed with `key`. */
 export function signedFrames(sender: Sender, key: Buffer, body: object): [string, string] {
   const { org, node, incarnationId, nextSequence, now } = sender;
-  return signedText({ ...body, ...envelopeFor(org, node, incarnationId, nextSequence(), now()) }, key);
+  return signedText(enveloped(body, envelopeFor(org, node, incarnationId, nextSequence(), now())), key);
 }
 
 export class Connection {

@@ -19,7 +19,7 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
-import { envelopeFor, type ClientHeartbeat, type ClientMessage } from '../protocol/messages.js';
+import { enveloped, envelopeFor, type ClientHeartbeat, type ClientMessage } from '../protocol/messages.js';
 import {
   decodeFrames,
   DropCounter,
@@ -249,7 +249,7 @@ export class PushHub implements PushTransport {
     const now = this.now();
     const { message } = out;
     const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, now);
-    this.sockets.commandOut.push([identity, ...signedText({ ...message, ...envelope }, key)], () =>
+    this.sockets.commandOut.push([identity, ...signedText(enveloped(message, envelope), key)], () =>
       this.unroutable(org, node, identity, out),
     );
     if (message.type === 'commit' && out.voteBy !== undefined)

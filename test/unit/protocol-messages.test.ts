@@ -3,6 +3,7 @@ import t from 'tap';
 import { httpDate, parseHttpDate } from '../../src/lib/clock.js';
 import {
   clientMessageSchema,
+  enveloped,
   envelopeFor,
   MAX_JOB_ID_LENGTH,
   NACK_COMMIT_REASONS,
@@ -57,6 +58,20 @@ t.test('envelopeFor stamps the HTTP-date of the send time', async (t) => {
     sequence: 7,
     timestamp: 'Sat, 21 Nov 2026 10:35:19 GMT',
   });
+});
+
+t.test('enveloped writes the message fields first, then the envelope, leaving both inputs as they were', async (t) => {
+  const commit = { type: 'commit', job_id: 'a'.repeat(32), command: 'chef-client', run_timeout: 60 };
+  const text = JSON.stringify(enveloped(commit, env));
+  t.equal(
+    text,
+    '{"type":"commit","job_id":"' +
+      'a'.repeat(32) +
+      '","command":"chef-client","run_timeout":60,"org":"acme","node":"web01",' +
+      '"incarnation_id":"6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f","sequence":7,"timestamp":"Sat, 21 Nov 2026 10:35:19 GMT"}',
+  );
+  t.same(Object.keys(commit), ['type', 'job_id', 'command', 'run_timeout'], 'the message is not changed');
+  t.ok(serverMessageSchema.safeParse(JSON.parse(text)).success, 'what it writes is a valid server message');
 });
 
 t.test('every server message survives JSON and the server union unchanged', async (t) => {
