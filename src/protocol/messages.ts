@@ -4,12 +4,12 @@ import { httpDate, parseHttpDate } from '../lib/clock.js';
 
 /** Longest job id accepted on the wire (reference 2.7: longer ids are invalid). */
 export const MAX_JOB_ID_LENGTH = 64;
-const MAX_NAME_LENGTH = 255;
-const MAX_PATH_LENGTH = 4096;
+export const MAX_NAME_LENGTH = 255;
+export const MAX_PATH_LENGTH = 4096;
 /** The longest text field (env value, file, stdout, stderr) a message may carry. */
 export const MAX_TEXT_LENGTH = 65536;
 /** Seconds; a year is far beyond any sane run_timeout and keeps the figure within timer range once in ms. */
-const MAX_RUN_TIMEOUT = 366 * 24 * 3600;
+export const MAX_RUN_TIMEOUT = 366 * 24 * 3600;
 
 export const CLIENT_JOB_STATES = ['idle', 'committed', 'running'] as const;
 export type ClientJobState = (typeof CLIENT_JOB_STATES)[number];
@@ -25,7 +25,7 @@ export type NackCommitReason = (typeof NACK_COMMIT_REASONS)[number];
 
 const name = z.string().min(1).max(MAX_NAME_LENGTH);
 const jobId = z.string().min(1).max(MAX_JOB_ID_LENGTH);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // org and node already named a session key before any schema runs, so a length bound is all they need here.
 const envelope = {
@@ -66,6 +66,8 @@ export function enveloped<T extends object>(body: T, envelope: Envelope): T & En
 }
 
 // Server to client.
+/** A commit's file is its content, prefixed by how it is written. */
+export const FILE_CONTENT = /^(raw|base64):/;
 export const serverHeartbeatSchema = z.strictObject({
   type: z.literal('heartbeat'),
   ...envelope,
@@ -83,11 +85,7 @@ export const commitSchema = z.strictObject({
   user: name.optional(),
   dir: z.string().min(1).max(MAX_PATH_LENGTH).optional(),
   env: z.record(name, z.string().max(MAX_TEXT_LENGTH)).optional(),
-  file: z
-    .string()
-    .max(MAX_TEXT_LENGTH)
-    .regex(/^(raw|base64):/)
-    .optional(),
+  file: z.string().max(MAX_TEXT_LENGTH).regex(FILE_CONTENT).optional(),
   capture: z.boolean().optional(),
 });
 export type Commit = z.infer<typeof commitSchema>;
