@@ -15,9 +15,17 @@ import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/server.js';
-import { benchConfig, childOrMain, play, serverLoad, startFloor, type Load, type Play } from './heartbeat-play.js';
+import {
+  benchConfig,
+  childOrMain,
+  compiledBench,
+  play,
+  serverLoad,
+  startFloor,
+  type Load,
+  type Play,
+} from './heartbeat-play.js';
 import { median } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
@@ -101,10 +109,13 @@ async function server(): Promise<Figure> {
   }
 }
 
-/** Each measure runs in a fresh process of its own, so neither inherits the other's heap or timers. */
+/**
+ * Each measure runs in a fresh process of its own, so neither inherits the other's heap or timers, and compiled, as
+ * a server runs in production (compiledBench says why).
+ */
 function measure(which: Role): Promise<Figure> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [which]);
+    const child = fork(compiledBench('heartbeat-cpu.bench'), [which], { execArgv: [] });
     child.once('message', (m: Figure | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
     child.once('error', reject);
     // A child that dies first (libzmq aborts on a failed assertion) would otherwise leave nothing to wait for, and

@@ -11,6 +11,17 @@ import { receiveIntoOwnMemory } from '../src/protocol/zmq-context.js';
 import type { startServer } from '../src/server.js';
 import { Outbox } from '../src/transport/outbox.js';
 
+/**
+ * The compiled benchmark module `name` (npm run bench compiles them first), whether this one runs from the sources
+ * or from dist/bench. Processes that are measured run compiled, as a server does in production: run from the
+ * sources, each of the server's worker threads would load its modules through the TypeScript loader, with a
+ * loader thread of its own, and those threads' start and later collections would be counted as the server's.
+ */
+export function compiledBench(name: string): string {
+  const fromSources = import.meta.url.endsWith('.ts');
+  return fileURLToPath(new URL(fromSources ? `../dist/bench/${name}.js` : `./${name}.js`, import.meta.url));
+}
+
 export interface Load {
   addr: string;
   commandAddr?: string;
@@ -28,7 +39,7 @@ export interface Play {
 /** Plays the nodes; resolves with how many heartbeats were sent. */
 export function play(load: Load, how: Play): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('../dist/bench/heartbeat-flood.js', import.meta.url)));
+    const child = fork(compiledBench('heartbeat-flood'), { execArgv: [] });
     child.send({ ...load, org: 'default', dealers: how.dealers, seconds: how.seconds, rate: how.rate });
     child.once('message', (m: { sent?: number; error?: string }) =>
       m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
