@@ -45,10 +45,11 @@ interface Field {
   optional?: true;
 }
 
-const NAME = 'a name of 1 to 255 characters';
-const TEXT = 'text of at most 65536 characters';
-const JOB_ID: Field = { key: 'job_id', check: jobId, detail: 'an id of 1 to 64 characters' };
-const JOB_ID_OR_NULL: Field = { key: 'job_id', check: jobIdOrNull, detail: 'null or an id of 1 to 64 characters' };
+const NAME = `a name of 1 to ${MAX_NAME_LENGTH} characters`;
+const TEXT = `text of at most ${MAX_TEXT_LENGTH} characters`;
+const ID = `an id of 1 to ${MAX_JOB_ID_LENGTH} characters`;
+const JOB_ID: Field = { key: 'job_id', check: jobId, detail: ID };
+const JOB_ID_OR_NULL: Field = { key: 'job_id', check: jobIdOrNull, detail: `null or ${ID}` };
 const COMPLETION: readonly Field[] = [
   JOB_ID,
   {
