@@ -47,10 +47,13 @@ export async function askUsers(c: Ctx, system: InfraSystem, op: UserOp): Promise
 export function route(app: Hono<AuthEnv>, path: string, handlers: Partial<Record<Method, Handler>>): void {
   for (const [method, h] of Object.entries(handlers) as Array<[Method, Handler]>) app.on(method, path, h);
   const allowed = Object.keys(handlers).join(', ');
-  app.all(path, (c) => {
-    c.header('Allow', allowed);
-    return c.json({ error: [`Method ${c.req.method} not allowed on ${c.req.path}`] }, 405);
-  });
+  app.all(path, (c) => notAllowed(c, allowed));
+}
+
+/** The 405 of a method a path does not serve, naming those it does. */
+export function notAllowed(c: Ctx, allowed: string): Response {
+  c.header('Allow', allowed);
+  return c.json({ error: [`Method ${c.req.method} not allowed on ${c.req.path}`] }, 405);
 }
 
 /** A path parameter, decoded by the router. */

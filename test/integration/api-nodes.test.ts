@@ -65,7 +65,25 @@ t.test('node documents and their ACLs', async (t) => {
   t.equal((await s.admin.request('POST', `${ORG}/data/creds`, { id: 'db', password: 'x' })).status, 201);
   t.same((await s.admin.request('GET', `${ORG}/data/creds/db`)).body, { id: 'db', password: 'x' });
   t.same((await s.admin.request('GET', `${ORG}/data/creds`)).body, { db: `${s.url}${ORG}/data/creds/db` });
-  t.equal((await s.admin.request('GET', `${ORG}/data/creds/_acl`)).status, 200);
+  // A bag's ACL is read and written beside its items' paths, and answers only its own methods.
+  const bagAcl = await s.admin.request('GET', `${ORG}/data/creds/_acl`);
+  t.equal(bagAcl.status, 200);
+  t.match(bagAcl.body, { read: { actors: Array, groups: Array }, grant: { groups: ['admins'] } });
+  const readers = { read: { actors: ['admin'], groups: ['admins'] } };
+  t.equal((await s.admin.request('PUT', `${ORG}/data/creds/_acl/read`, readers)).status, 200);
+  t.match((await s.admin.request('GET', `${ORG}/data/creds/_acl`)).body, {
+    read: { actors: ['admin'], groups: ['admins'] },
+  });
+  t.equal((await s.admin.request('PUT', `${ORG}/data/creds/_acl/wield`, readers)).status, 400);
+  const putAcl = await s.admin.request('PUT', `${ORG}/data/creds/_acl`, { id: '_acl' });
+  t.equal(putAcl.status, 405);
+  t.equal(putAcl.headers.get('allow'), 'GET');
+  t.equal((await s.admin.request('DELETE', `${ORG}/data/creds/_acl`)).status, 405);
+  t.equal((await s.admin.request('GET', `${ORG}/data/creds/_acl/read`)).status, 405);
+  t.equal((await s.admin.request('PUT', `${ORG}/data/creds/db/read`, readers)).status, 404);
+  t.equal((await s.admin.request('GET', `${ORG}/data/creds/db/read`)).status, 404);
+  t.equal((await s.admin.request('PATCH', `${ORG}/data/creds/db`)).headers.get('allow'), 'GET, PUT, DELETE');
+  t.same((await s.admin.request('GET', `${ORG}/data/creds/db`)).body, { id: 'db', password: 'x' });
 });
 
 t.test('a user account ACL: read and replaced by its owner, refused to others', async (t) => {

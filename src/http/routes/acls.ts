@@ -9,7 +9,8 @@ import { ApiError } from '../errors.js';
 import { askOrg, param, route, type Ctx } from '../respond.js';
 import { acePutSchema } from '../object-schemas.js';
 
-const KINDS: AclKind[] = ['nodes', 'roles', 'environments', 'data', 'clients', 'groups', 'containers'];
+/** Data bags are not here: their items' routes serve their ACL (objects.ts). */
+const KINDS: AclKind[] = ['nodes', 'roles', 'environments', 'clients', 'groups', 'containers'];
 
 function permOf(c: Ctx): Permission {
   const p = param(c, 'perm');
@@ -18,7 +19,8 @@ function permOf(c: Ctx): Permission {
   return p as Permission;
 }
 
-function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promise<Response> {
+/** PUT of one permission's ACE. */
+export function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promise<Response> {
   const perm = permOf(c);
   const body = parseBody(c, acePutSchema(perm));
   const ace = body[perm];
@@ -32,18 +34,22 @@ function putAce(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promi
   return askOrg(c, system, { type: 'put_acl', kind, name, perm, ace: input });
 }
 
+/** GET of an ACL; `?detail=granular` splits its actors into users and clients. */
+export function getAcl(c: Ctx, system: InfraSystem, kind: AclKind, name: string): Promise<Response> {
+  return askOrg(c, system, { type: 'get_acl', kind, name, granular: c.req.query('detail') === 'granular' });
+}
+
 /** Registered before the object routes so `_acl` never reads as an object name. */
 export function aclRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
-  const granular = (c: Ctx) => c.req.query('detail') === 'granular';
   route(app, '/organizations/:org/organizations/_acl', {
-    GET: (c) => askOrg(c, system, { type: 'get_acl', kind: 'organization', name: '', granular: granular(c) }),
+    GET: (c) => getAcl(c, system, 'organization', ''),
   });
   route(app, '/organizations/:org/organizations/_acl/:perm', {
     PUT: (c) => putAce(c, system, 'organization', ''),
   });
   for (const kind of KINDS) {
     route(app, `/organizations/:org/${kind}/:name/_acl`, {
-      GET: (c) => askOrg(c, system, { type: 'get_acl', kind, name: param(c, 'name'), granular: granular(c) }),
+      GET: (c) => getAcl(c, system, kind, param(c, 'name')),
     });
     route(app, `/organizations/:org/${kind}/:name/_acl/:perm`, {
       PUT: (c) => putAce(c, system, kind, param(c, 'name')),

@@ -6,7 +6,8 @@ import type { ObjectKind } from '../../../actors/org/ops/objects.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
-import { askOrg, param, route, type Ctx } from '../respond.js';
+import { askOrg, notAllowed, param, route, type Ctx } from '../respond.js';
+import { getAcl, putAce } from './acls.js';
 import { dataBagItemSchema, dataBagSchema, environmentSchema, nodeSchema, roleSchema } from '../object-schemas.js';
 
 type DocSchema = z.ZodType<{ name: string } & Record<string, unknown>>;
@@ -57,11 +58,27 @@ export function objectRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     },
     DELETE: (c) => askOrg(c, system, { type: 'delete_object', kind: 'data', name: param(c, 'bag') }),
   });
-  route(app, '/organizations/:org/data/:bag/:item', {
-    GET: (c) => askOrg(c, system, { type: 'get_item', bag: param(c, 'bag'), id: param(c, 'item') }),
-    PUT: (c) => updateItem(c, system),
-    DELETE: (c) => askOrg(c, system, { type: 'delete_item', bag: param(c, 'bag'), id: param(c, 'item') }),
-  });
+  // A bag's `_acl` and `_acl/PERM` share the item's routes, as the item `_acl`: the router takes no fixed segment
+  // beside a parameter (app.ts). They answer as when they had routes of their own (acls.ts).
+  const item = '/organizations/:org/data/:bag/:item';
+  const isAcl = (c: Ctx) => param(c, 'item') === '_acl';
+  app.get(item, (c) =>
+    isAcl(c)
+      ? getAcl(c, system, 'data', param(c, 'bag'))
+      : askOrg(c, system, { type: 'get_item', bag: param(c, 'bag'), id: param(c, 'item') }),
+  );
+  app.put(item, (c) => (isAcl(c) ? notAllowed(c, 'GET') : updateItem(c, system)));
+  app.delete(item, (c) =>
+    isAcl(c)
+      ? notAllowed(c, 'GET')
+      : askOrg(c, system, { type: 'delete_item', bag: param(c, 'bag'), id: param(c, 'item') }),
+  );
+  app.all(item, (c) => notAllowed(c, isAcl(c) ? 'GET' : 'GET, PUT, DELETE'));
+  const notFound = () => {
+    throw ApiError.of(404, 'not found');
+  };
+  app.put(`${item}/:perm`, (c) => (isAcl(c) ? putAce(c, system, 'data', param(c, 'bag')) : notFound()));
+  app.all(`${item}/:perm`, (c) => (isAcl(c) ? notAllowed(c, 'PUT') : notFound()));
 }
 
 function updateItem(c: Ctx, system: InfraSystem): Promise<Response> {
