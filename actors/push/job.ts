@@ -78,9 +78,21 @@ export function answerAbout(s: JobState, request: 'get' | 'abort', rejected: boo
   return rejected && request === 'abort' ? cannotAbort(s) : ok(body);
 }
 
+/** A job as it ended, and its answer to GET once asked for: serialized once, however often it is read. */
+export interface FinishedJob {
+  body: JobBody;
+  shown?: Reply;
+}
+
 /** The answer about a finished job, from how it looked when it ended. */
-export function answerFinished(body: JobBody, request: 'get' | 'abort'): Reply {
-  return request === 'abort' ? cannotAbort(body) : ok(body);
+export function answerFinished(job: FinishedJob, request: 'get' | 'abort'): Reply {
+  if (request === 'abort') return cannotAbort(job.body);
+  return (job.shown ??= keptAnswer(job.body));
+}
+
+/** An answer sent many times: its body is serialized to UTF-8 once (and compressed once, see src/http/respond.ts). */
+function keptAnswer(body: JobBody): Reply {
+  return { ...ok(body), json: new TextEncoder().encode(JSON.stringify(body)) };
 }
 
 function cannotAbort(s: { id: string; status: string }): Reply {
@@ -263,7 +275,7 @@ export function spawnJob(
       version: saver.version,
       status: stored.status,
       at: now,
-      reply: { ...ok(shownBody), json: new TextEncoder().encode(JSON.stringify(shownBody)) },
+      reply: keptAnswer(shownBody),
     };
     return storedAnswer.reply;
   };

@@ -15,7 +15,7 @@ import {
 } from '../../src/store/collections.js';
 import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
-import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
+import { answerAbout, answerFinished, spawnJob, type FinishedJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
 import { isFinished } from '../../src/api/push-jobs.js';
@@ -68,7 +68,7 @@ export class PushRuntime {
   private readonly jobs = new Map<string, JobHandle>();
   private readonly nodes = new Map<string, NodeActor>();
   /** How finished jobs answer, newest last, until the cache holds FINISHED_CACHE_NODES nodes. */
-  private readonly finished = new Map<string, JobBody>();
+  private readonly finished = new Map<string, FinishedJob>();
   private finishedNodes = 0;
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
@@ -266,7 +266,7 @@ export class PushRuntime {
     });
     await store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, records);
     await store.putMany(jobsCollection(this.org), [...this.data.headers]);
-    for (const [id, body] of this.finished) {
+    for (const [id, { body }] of this.finished) {
       const fields = Object.entries(body.nodes).flatMap(([status, names]) =>
         names.map((n) => [n, { status, at: parseHttpDate(body.node_updated_at[n] ?? body.created_at) ?? 0 }] as const),
       );
@@ -374,20 +374,19 @@ export class PushRuntime {
   }
 
   private forget(id: string): void {
-    const body = this.finished.get(id);
-    if (body === undefined) return;
+    const job = this.finished.get(id);
+    if (job === undefined) return;
     this.finished.delete(id);
-    this.finishedNodes -= Object.values(body.nodes).reduce((n, names) => n + names.length, 0);
+    this.finishedNodes -= nodeCount(job.body);
   }
 
   private remember(id: string, body: JobBody): void {
-    const size = (b: JobBody) => Object.values(b.nodes).reduce((n, names) => n + names.length, 0);
-    this.finished.set(id, body);
-    this.finishedNodes += size(body);
+    this.finished.set(id, { body });
+    this.finishedNodes += nodeCount(body);
     for (const [oldest, old] of this.finished) {
       if (this.finishedNodes <= FINISHED_CACHE_NODES || oldest === id) break;
       this.finished.delete(oldest);
-      this.finishedNodes -= size(old);
+      this.finishedNodes -= nodeCount(old.body);
     }
   }
 
@@ -415,4 +414,8 @@ export class PushRuntime {
     this.jobs.set(job.id, handle);
     return handle.ref;
   }
+}
+
+function nodeCount(body: JobBody): number {
+  return Object.values(body.nodes).reduce((n, names) => n + names.length, 0);
 }

@@ -3,6 +3,8 @@
 import type { KeyObject } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { promisify } from 'node:util';
+import { gunzip as zlibGunzip } from 'node:zlib';
 import { isoSeconds } from '../lib/clock.js';
 import { readPrivateKey } from './keys.js';
 import { signRequest, type SignOptions, type SignVersion } from './signed-headers.js';
@@ -116,13 +118,13 @@ export class ApiClient {
     const payload = body === undefined ? '' : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
     const url = new URL(path, this.o.baseUrl);
     const headers: Record<string, string> = {
-      Accept: 'application/json',
+      ...ACCEPT,
       ...this.signed(method, url, payload),
       ...extraHeaders,
     };
     if (payload !== '') headers['Content-Type'] = 'application/json';
     const res = await exchange({ url, method, headers, payload, timeoutMs: this.o.timeoutMs ?? 30_000, keep: true });
-    return { status: res.status, bytes: res.bytes ?? Buffer.alloc(0), headers: res.headers };
+    return { status: res.status, bytes: await decoded(res), headers: res.headers };
   }
 
   /**
@@ -131,7 +133,7 @@ export class ApiClient {
    */
   async measure(method: string, path: string): Promise<AnswerSize> {
     const url = new URL(path, this.o.baseUrl);
-    const headers = { Accept: 'application/json', ...this.signed(method, url, '') };
+    const headers = { ...ACCEPT, ...this.signed(method, url, '') };
     const res = await exchange({
       url,
       method,
@@ -196,6 +198,19 @@ export class ApiClient {
     if (res.status >= 300) throw new ApiRequestError(res.status, res.body, method, path);
     return res.body;
   }
+}
+
+/** Large JSON answers come gzipped when asked for (a 10,000-node job: 600 KB, 60 KB gzipped), as Chef's clients ask. */
+const ACCEPT = { Accept: 'application/json', 'Accept-Encoding': 'gzip' } as const;
+const gunzip = promisify(zlibGunzip);
+
+/** The answer's bytes as the server meant them: a gzipped answer is unpacked; one that does not unpack is broken. */
+async function decoded(res: Exchanged): Promise<Buffer> {
+  const bytes = res.bytes ?? Buffer.alloc(0);
+  if (res.headers.get('content-encoding')?.toLowerCase() !== 'gzip') return bytes;
+  return gunzip(bytes).catch((e: unknown) => {
+    throw new ApiNetworkError('the gzipped answer did not unpack', { cause: e });
+  });
 }
 
 /** Methods that may be sent again: the same request twice leaves the server as once. */

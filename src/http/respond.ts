@@ -1,6 +1,8 @@
 // The few moves every route makes: send a request to the owning actor with the authenticated context,
 // turn its reply into a response, and answer 405 for methods a path does not serve.
 import type { Context, Hono } from 'hono';
+import { promisify } from 'node:util';
+import { constants as zlibConstants, gzip as zlibGzip } from 'node:zlib';
 import type { Ref } from 'nact';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ask, type InfraSystem } from '../../actors/system.js';
@@ -11,18 +13,56 @@ import type { AuthEnv } from './authenticate.js';
 import { ApiError } from './errors.js';
 
 export type Ctx = Context<AuthEnv>;
+
+/**
+ * JSON answers of this size or more go gzipped to a client that accepts it, as the original server's nginx front
+ * sent them: a 10,000-node job is 600 KB, 60 KB compressed. Smaller ones cost more to compress than they save.
+ */
+export const GZIP_MIN_BYTES = 8192;
+const gzip = promisify(zlibGzip);
+const gzipJson = (json: string | Uint8Array): Promise<Buffer> => gzip(json, { level: zlibConstants.Z_BEST_SPEED });
+/** An answer kept and sent many times (a large running job, polled) is compressed once. */
+const keptGzips = new WeakMap<Uint8Array, Promise<Buffer>>();
+function keptGzip(json: Uint8Array): Promise<Buffer> {
+  let gzipped = keptGzips.get(json);
+  if (gzipped === undefined) keptGzips.set(json, (gzipped = gzipJson(json)));
+  return gzipped;
+}
+
+/** Whether an Accept-Encoding header takes gzip: named, or else covered by `*`, without `q=0`. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const weights = new Map<string, number>();
+  for (const part of header.split(',')) {
+    const [coding = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    weights.set(coding, q === undefined ? 1 : Number(q.slice(2)));
+  }
+  const weight = weights.get('gzip') ?? weights.get('x-gzip') ?? weights.get('*') ?? 0;
+  return weight > 0;
+}
 type Handler = (c: Ctx) => Promise<Response>;
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-export function send(c: Ctx, reply: Reply): Response {
+export async function send(c: Ctx, reply: Reply): Promise<Response> {
   if (reply.location !== undefined) c.header('Location', reply.location);
+  const status = reply.status as ContentfulStatusCode;
   if (reply.raw === true && typeof reply.body === 'string') {
     if (reply.truncated === true) c.header('X-Output-Truncated', 'true');
-    return c.body(reply.body, reply.status as ContentfulStatusCode, { 'Content-Type': 'application/octet-stream' });
+    return c.body(reply.body, status, { 'Content-Type': 'application/octet-stream' });
   }
-  if (reply.json !== undefined)
-    return c.body(reply.json, reply.status as ContentfulStatusCode, { 'Content-Type': 'application/json' });
-  return c.json(reply.body as object, reply.status as ContentfulStatusCode);
+  const json = reply.json ?? JSON.stringify(reply.body);
+  if (json.length < GZIP_MIN_BYTES) return c.body(json, status, { 'Content-Type': 'application/json' });
+  c.header('Vary', 'Accept-Encoding');
+  if (!acceptsGzip(c.req.header('accept-encoding')))
+    return c.body(json, status, { 'Content-Type': 'application/json' });
+  const gzipped = await (reply.json === undefined ? gzipJson(json) : keptGzip(reply.json));
+  // zlib's output is never shared memory.
+  const bytes = new Uint8Array(gzipped.buffer as ArrayBuffer, gzipped.byteOffset, gzipped.length);
+  return c.body(bytes, status, {
+    'Content-Type': 'application/json',
+    'Content-Encoding': 'gzip',
+  });
 }
 
 /** The organization's reply to `op`, for handlers that must look at it before answering. */

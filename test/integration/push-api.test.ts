@@ -1,5 +1,7 @@
 // The push-jobs REST API around the jobs (spec 4.1, 7; reference 3, 6): bad bodies, rights, organizations,
 // and the config endpoint a node bootstraps from.
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { createMember, createOrg, createUser, keyPair, rawRequest, signedHeaders } from '../support/api-fixtures.js';
@@ -97,6 +99,46 @@ t.test('push-jobs API', async (t) => {
     );
   });
 
+  t.test('a large answer goes gzipped to a client that asks, as it is to one that does not', async (t) => {
+    const nodes = Array.from({ length: 300 }, (_, i) => `gzip-node-${String(i).padStart(3, '0')}`);
+    const id = await startJob(s.admin, { command: 'chef-client', nodes });
+    const path = `${PUSHY}/jobs/${id}`;
+    const job = await waitForJob(s.admin, id, 'quorum_failed');
+    const key = await s.keyOf('admin');
+    const get = (p: string, extra: Record<string, string>) =>
+      plainGet(s.url, p, { ...signedHeaders({ privateKey: key, userId: 'admin', path: p }), ...extra });
+
+    // Chef's Ruby client asks this way.
+    const ruby = await get(path, { 'Accept-Encoding': 'gzip;q=1.0,deflate;q=0.6,identity;q=0.3' });
+    t.equal(ruby.status, 200);
+    t.equal(ruby.headers['content-encoding'], 'gzip');
+    t.equal(ruby.headers.vary, 'Accept-Encoding');
+    const unpacked = gunzipSync(ruby.bytes);
+    t.ok(ruby.bytes.length * 4 < unpacked.length, `${ruby.bytes.length} bytes for ${unpacked.length}`);
+    t.same(JSON.parse(unpacked.toString('utf8')), job, 'the same job, unpacked');
+    const again = await get(path, { 'Accept-Encoding': 'gzip' });
+    t.same(again.bytes, ruby.bytes, 'asked again, the same bytes');
+
+    for (const [what, extra] of [
+      ['no Accept-Encoding', {}],
+      ['gzip refused', { 'Accept-Encoding': 'gzip;q=0, identity' }],
+      ['only deflate', { 'Accept-Encoding': 'deflate' }],
+    ] as const) {
+      const plain = await get(path, extra);
+      t.equal(plain.headers['content-encoding'], undefined, `${what}: not compressed`);
+      t.equal(plain.headers.vary, 'Accept-Encoding', `${what}: caches are told it varies`);
+      t.same(JSON.parse(plain.bytes.toString('utf8')), job, `${what}: the same job`);
+    }
+
+    const small = await get('/organizations/default/nodes', { 'Accept-Encoding': 'gzip' });
+    t.equal(small.status, 200);
+    t.equal(small.headers['content-encoding'], undefined, 'a small answer is sent as it is');
+
+    const viaClient = await s.admin.request('GET', path);
+    t.equal(viaClient.headers.get('content-encoding'), 'gzip', 'the API client asks for gzip');
+    t.same(viaClient.body, job, 'and unpacks it');
+  });
+
   t.test("the config endpoint: a node's own client, or a reader; never another node's client", async (t) => {
     const pair = await keyPair(0);
     const n = await startTestNode(s, 'cfg-1', { run: ack() });
@@ -143,3 +185,21 @@ t.test('push-jobs API', async (t) => {
     t.same(n.problems, [], "the node still verifies the server's messages");
   });
 });
+
+/** A GET over node:http, which neither asks for nor unpacks any encoding by itself: the answer's bytes as sent. */
+function plainGet(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(path, base), { headers: { Accept: 'application/json', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
