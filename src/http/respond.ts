@@ -41,6 +41,7 @@ export function acceptsGzip(header: string | undefined): boolean {
   const weight = weights.get('gzip') ?? weights.get('x-gzip') ?? weights.get('*') ?? 0;
   return weight > 0;
 }
+
 type Handler = (c: Ctx) => Promise<Response>;
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
