@@ -1,9 +1,10 @@
 // The signed API client over real HTTP: the headers it sends for each request, as a server records them, verify
 // for that request, including those of a bodiless request made again within its second, which the client signs
 // once and sends again; an answer measured without being kept is counted whole; and a kept connection reset as a
-// request goes out costs an idempotent request nothing.
+// request goes out costs an idempotent request nothing; a gzipped answer is unpacked, a broken one refused.
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
@@ -134,3 +135,27 @@ t.test(
     t.same(seen, ['GET /first', 'GET /second'], 'and was not sent again');
   },
 );
+
+t.test('a gzipped answer is unpacked, and one that does not unpack is a clear error', async (t) => {
+  const pair = await generateKeyPair();
+  const json = JSON.stringify({ nodes: Array.from({ length: 1000 }, (_, i) => `node-${i}`) });
+  let acceptEncoding: string | undefined;
+  const server = createServer((req, res) => {
+    acceptEncoding = req.headers['accept-encoding'];
+    const body = req.url === '/broken' ? Buffer.from('not gzip at all') : gzipSync(json);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => server.close());
+  const api = new ApiClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    userId: 'admin',
+    key: pair.privateKeyPem,
+  });
+
+  const good = await api.request('GET', '/good');
+  t.equal(acceptEncoding, 'gzip', 'the client asks for gzip');
+  t.same(good.body, JSON.parse(json), 'and reads the answer unpacked');
+  await t.rejects(api.request('GET', '/broken'), { name: 'ApiNetworkError', message: /gzipped answer did not unpack/ });
+});
