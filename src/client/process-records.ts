@@ -1,7 +1,7 @@
 // Each running command's process group, written under file_dir while it runs. A client killed with -9 cannot
 // stop its command; the next client on the same file_dir finds the record and stops the group before it takes
 // any job, so a restart never leaves the old command running beside a new one (the original did, reference 11).
-import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { groupAlive, stopGroup } from './job-process.js';
@@ -16,6 +16,9 @@ const recordSchema = z.object({
   leader_start: z.string(),
 });
 type ProcessRecord = z.infer<typeof recordSchema>;
+
+/** The suffix of a record being written. */
+const PARTIAL = '.partial';
 
 /** Leftovers get this long after SIGTERM before SIGKILL. */
 const LEFTOVER_GRACE_MS = 3000;
@@ -46,7 +49,11 @@ export class ProcessRecords {
       leader_start: leader.start,
     };
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await writeFile(this.file(pgid), JSON.stringify(entry), { mode: 0o600 });
+    // Written aside and renamed: a client killed mid-write must not leave a half record, which the next client
+    // could not read and whose command it would then leave running.
+    const partial = `${this.file(pgid)}${PARTIAL}`;
+    await writeFile(partial, JSON.stringify(entry), { mode: 0o600 });
+    await rename(partial, this.file(pgid));
   }
 
   /** Removes the record, and the folder once empty, so a finished job leaves file_dir as it found it. */
@@ -70,6 +77,8 @@ export class ProcessRecords {
       } else if (!entry.success) this.log.warn(`ignoring unreadable process record ${path}`);
       await rm(path, { force: true });
     }
+    // Records a killed client never finished writing: their command had only just started (see `record`).
+    for (const name of names.filter((n) => n.endsWith(PARTIAL))) await rm(join(this.dir, name), { force: true });
     await rmdir(this.dir).catch(() => undefined);
     return stopped;
   }

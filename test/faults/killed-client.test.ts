@@ -59,8 +59,10 @@ t.test('a restarted client stops what its killed predecessor left running, then 
   const id = await startJob(s.admin, { command: 'tree', nodes: ['k1'], env: { PID_FILE: pidFile } });
   await waitForJob(s.admin, id, 'running');
   const leftover = await pidFrom(pidFile);
-  // The client acks the run as soon as the command is spawned and records its group a moment later.
-  const recorded = () => readdir(join(k1.dir, 'files', 'running')).catch(() => []);
+  // The client acks the run as soon as the command is spawned and records its group a moment later (written
+  // aside, then renamed to PGID.json).
+  const recorded = async () =>
+    (await readdir(join(k1.dir, 'files', 'running')).catch(() => [])).filter((n) => n.endsWith('.json'));
   await until('the command to be recorded', async () => ((await recorded()).length > 0 ? true : undefined), 5000);
   t.equal((await recorded()).length, 1, 'the running command is recorded under file_dir');
   await kill9(k1);
