@@ -2,7 +2,8 @@
 // event loop: heartbeats of many nodes over a few dealers, either as fast as the sockets take them or paced at
 // one heartbeat per node per second. It takes its job and answers over the IPC channel. Given the server's command
 // address it also answers the server's `abort` with `aborted`, as every client does once its node comes up (the
-// server holds a node in rehab, resending the abort every interval, until it does).
+// server holds a node in rehab, resending the abort every interval, until it does); with `jobs`, it also acks
+// every `commit` and answers every `run` with `ack_run` and `succeeded`, as a client running a no-op command.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Context, curveKeyPair, Dealer } from 'zeromq';
 import { encodeMessage, signedText } from '../src/protocol/frames.js';
@@ -20,6 +21,8 @@ interface Job {
   seconds: number;
   /** Heartbeats per node per second; 0 floods. */
   rate: number;
+  /** Answer commits and runs too, not only aborts. */
+  jobs?: boolean;
 }
 
 async function main(job: Job): Promise<number> {
@@ -52,7 +55,7 @@ async function main(job: Job): Promise<number> {
       const command = new Dealer({ ...options });
       connectSocket(command, job.commandAddr);
       commands.push(command);
-      void answerAborts(command, byName, job.org);
+      void answerCommands(command, byName, job.org, job.jobs === true);
     }
     return d;
   });
@@ -86,20 +89,36 @@ async function main(job: Job): Promise<number> {
   return sent;
 }
 
-/** `aborted` for every `abort` the server sends (unverified: the load generator trusts its own server). */
-async function answerAborts(
+/**
+ * `aborted` for every `abort` the server sends, and with `jobs` a no-op command's answers to `commit` and `run`
+ * (unverified: the load generator trusts its own server).
+ */
+async function answerCommands(
   command: Dealer,
   byName: Map<string, { key: Buffer; incarnation: string; seq: number }>,
   org: string,
+  jobs: boolean,
 ): Promise<void> {
+  const answers: Record<string, readonly string[]> = {
+    abort: ['aborted'],
+    ...(jobs ? { commit: ['ack_commit'], run: ['ack_run', 'succeeded'] } : {}),
+  };
   try {
     for await (const [, body] of command) {
-      const m = JSON.parse(String(body)) as { type?: string; node?: string };
+      const m = JSON.parse(String(body)) as { type?: string; node?: string; job_id?: string | null };
       const n = m.node === undefined ? undefined : byName.get(m.node);
-      if (m.type !== 'abort' || n === undefined || m.node === undefined) continue;
-      n.seq += 1;
-      const answer = { type: 'aborted', ...envelopeFor(org, m.node, n.incarnation, n.seq, Date.now()), job_id: null };
-      await command.send(signedText(answer, n.key));
+      const types = m.type === undefined ? undefined : answers[m.type];
+      if (types === undefined || n === undefined || m.node === undefined) continue;
+      for (const type of types) {
+        n.seq += 1;
+        const answer = {
+          type,
+          ...envelopeFor(org, m.node, n.incarnation, n.seq, Date.now()),
+          job_id: m.job_id ?? null,
+          ...(type === 'succeeded' ? { exit_status: 0 } : {}),
+        };
+        await command.send(signedText(answer, n.key));
+      }
     }
   } catch {
     // closed at the end of the run

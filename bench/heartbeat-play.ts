@@ -1,6 +1,7 @@
 // What the heartbeat benchmarks share: a server configured for them, sessions opened for its nodes, and the
 // nodes played by heartbeat-flood.ts in a child process of its own.
 import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { curveKeyPair, Router } from 'zeromq';
 import { serverConfigSchema, type ServerConfig } from '../src/config/server-config.js';
@@ -34,21 +35,26 @@ export interface Play {
   seconds: number;
   /** Heartbeats per node per second; 0 floods. */
   rate: number;
+  /** The nodes also ack commits and run a no-op command for each `run`. */
+  jobs?: boolean;
 }
 
-/** Plays the nodes; resolves with how many heartbeats were sent. */
-export function play(load: Load, how: Play): Promise<number> {
+/** Plays the nodes; resolves with how many heartbeats were sent (0 when `stop` cut the play short). */
+export function play(load: Load, how: Play, stop?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = fork(compiledBench('heartbeat-flood'), { execArgv: [] });
-    child.send({ ...load, org: 'default', dealers: how.dealers, seconds: how.seconds, rate: how.rate });
+    child.send({ ...load, org: 'default', ...how });
     child.once('message', (m: { sent?: number; error?: string }) =>
       m.error ? reject(new Error(m.error)) : resolve(m.sent ?? 0),
     );
     child.once('error', reject);
     // A child that dies first (say, the benchmarks are not compiled: run `npm run bench`) must not hang the run.
     child.once('exit', (code, signal) =>
-      reject(new Error(`the node player exited (${signal ?? `code ${code}`}) before reporting`)),
+      stop?.aborted
+        ? resolve(0)
+        : reject(new Error(`the node player exited (${signal ?? `code ${code}`}) before reporting`)),
     );
+    stop?.addEventListener('abort', () => child.kill(), { once: true });
   });
 }
 
@@ -88,6 +94,12 @@ export interface Floor {
   accepted(): number;
   /** Nodes whose verified `aborted` was read on the command channel (with `rehab`). */
   answers(): number;
+  /**
+   * A job as bare as it gets, over every node heard: a signed `commit` to each on the command channel, every
+   * `ack_commit` read and verified, then a signed `run` to each, and every `ack_run` and `succeeded` read and
+   * verified; nothing decided, kept or saved. Resolves when the last node has succeeded.
+   */
+  job(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -114,7 +126,8 @@ export async function startFloor(
   await command?.bind('tcp://127.0.0.1:*');
   // A router takes one send at a time when a peer's pipe is full: the floor queues as the server does.
   const out = new Outbox(heartbeat, () => undefined);
-  const rehab = opts.rehab === true && command !== undefined ? new Outbox(command, () => undefined) : undefined;
+  const commands = command === undefined ? undefined : new Outbox(command, () => undefined);
+  const rehab = opts.rehab === true ? commands : undefined;
   const names = Array.from({ length: count }, (_, i) => `node-${i}`);
   const keys = new Map(names.map((n) => [n, newSessionKey()]));
   const heard = new Map<string, Buffer>();
@@ -123,10 +136,12 @@ export async function startFloor(
   let sequence = 0;
   /** Nodes sent an abort and not yet heard answering it. */
   const inRehab = new Set<string>();
-  const sendAbort = (outbox: Outbox, node: string, id: Buffer, key: Buffer): void => {
+  const send = (outbox: Outbox, node: string, id: Buffer, key: Buffer, body: Record<string, unknown>): void => {
     const envelope = envelopeFor('default', node, incarnation, ++sequence, Date.now());
-    outbox.push([id, ...signedText({ type: 'abort', ...envelope, job_id: null }, key)]);
+    outbox.push([id, ...signedText({ type: body.type, ...envelope, ...body }, key)]);
   };
+  const sendAbort = (outbox: Outbox, node: string, id: Buffer, key: Buffer): void =>
+    send(outbox, node, id, key, { type: 'abort', job_id: null });
   const beat = setInterval(() => {
     const now = Date.now();
     // As the server, an abort not yet answered is sent again each interval: one written before the node's
@@ -148,12 +163,12 @@ export async function startFloor(
       out.push([id, ...signedText(body, key)]);
     }
   }, intervalMs);
-  /** The node and key of a signed message, once verified. */
-  const verified = (header: Buffer, body: Buffer): { node: string; key: Buffer } | undefined => {
+  /** The type, node and key of a signed message, once verified. */
+  const verified = (header: Buffer, body: Buffer): { type: string; node: string; key: Buffer } | undefined => {
     const h = parseHeader(header);
-    const msg = JSON.parse(body.toString('utf8')) as { node: string };
+    const msg = JSON.parse(body.toString('utf8')) as { type: string; node: string };
     const key = keys.get(msg.node);
-    return h.ok && key && hmacVerify(key, body, h.signature) ? { node: msg.node, key } : undefined;
+    return h.ok && key && hmacVerify(key, body, h.signature) ? { type: msg.type, node: msg.node, key } : undefined;
   };
   const receiving = (async () => {
     for await (const [id, header, body] of heartbeat) {
@@ -169,13 +184,27 @@ export async function startFloor(
     }
   })();
   let answers = 0;
+  /** The job's phase under way: the answer it waits for, and the nodes that have not sent it yet. */
+  let phase: { answer: string; left: Set<string>; done: () => void } | undefined;
   const answering = (async () => {
-    if (!rehab || !command) return;
+    if (!command) return;
     for await (const [id, header, body] of command) {
       const from = id && header && body ? verified(header, body) : undefined;
-      if (from && inRehab.delete(from.node)) answers += 1;
+      if (!from) continue;
+      if (from.type === 'aborted' && inRehab.delete(from.node)) answers += 1;
+      if (phase?.answer === from.type && phase.left.delete(from.node) && phase.left.size === 0) phase.done();
     }
   })();
+  /** Sends `body` to every node heard and resolves once each has sent back `answer`. */
+  const fanOut = (body: Record<string, unknown>, answer: string): Promise<void> =>
+    new Promise((done) => {
+      if (!commands) throw new Error('a job needs the command channel');
+      phase = { answer, left: new Set(heard.keys()), done };
+      for (const [node, id] of heard) {
+        const key = keys.get(node);
+        if (key) send(commands, node, id, key, body);
+      }
+    });
   return {
     load: {
       addr: heartbeat.lastEndpoint ?? '',
@@ -185,6 +214,11 @@ export async function startFloor(
     },
     accepted: () => accepted,
     answers: () => answers,
+    job: async () => {
+      const job_id = randomUUID();
+      await fanOut({ type: 'commit', job_id, command: 'noop', run_timeout: 3600 }, 'ack_commit');
+      await fanOut({ type: 'run', job_id }, 'succeeded');
+    },
     stop: async () => {
       clearInterval(beat);
       heartbeat.close();
