@@ -69,6 +69,15 @@ async function allUpByCli(): Promise<void> {
   );
 }
 
+/** For a failure: the job as the cli shows it, the restarted server's output and each client's log since it started. */
+async function whatEachSaw(id: string): Promise<string> {
+  const job = await cli(['job', 'status', id, '-F', 'json']);
+  const logs = await Promise.all(nodes.map(async (n) => `--- ${n.name}\n${(await n.log()).slice(-6000)}`));
+  return [`--- job ${id}\n${job.stdout}${job.stderr}`, `--- server\n${server.output().slice(-6000)}`, ...logs].join(
+    '\n',
+  );
+}
+
 async function jobCompletes(t: Test): Promise<void> {
   await waitForNodes(await server.client('admin'), nodes, 'available');
   const r = await cli(['job', 'start', 'ok', ...ALL, ...FAST]);
@@ -100,7 +109,9 @@ t.test('a job running when the server stops runs to its end; the clients return 
 
   server = await server.restart();
   await allUpByCli();
-  const resumed = await cliWaitForJob(cli, id);
+  const resumed = await cliWaitForJob(cli, id).catch(async (e: unknown) => {
+    throw new Error(`${String(e)}\n${await whatEachSaw(id)}`);
+  });
   t.equal(resumed.status, 'complete', 'the restarted server resumed the job');
   t.same(resumed.nodes.succeeded, ALL, 'the results sent while the server was away arrive');
   await jobCompletes(t);
