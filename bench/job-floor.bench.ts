@@ -20,6 +20,7 @@ import { ApiClient } from '../src/auth/api-client.js';
 import { CompletionFeed } from '../src/loadtest/completions.js';
 import { startServer } from '../src/server.js';
 import { benchConfig, childOrMain, compiledBench, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
+import { until } from '../test/support/deadline.js';
 import { median } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
@@ -36,15 +37,9 @@ interface Figure {
   cpuMs: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
+/** Polls `check` until it holds (every 200 ms: each poll of the server is a GET of every node's state). */
+const ready = (what: string, check: () => Promise<boolean> | boolean): Promise<true> =>
+  until(what, async () => ((await check()) ? true : undefined), READY_TIMEOUT_MS, 200);
 
 /** Plays the nodes, with jobs answered, until `stop` is aborted. */
 function playNodes(load: Load, stop: AbortSignal): Promise<number> {
@@ -93,7 +88,7 @@ async function floor(): Promise<Figure> {
   const stop = new AbortController();
   const playing = playNodes(f.load, stop.signal);
   try {
-    await until('every node to answer its abort', () => f.answers() >= NODES, READY_TIMEOUT_MS);
+    await ready('every node to answer its abort', () => f.answers() >= NODES);
     return await timed(() => f.job());
   } finally {
     stop.abort();
@@ -120,7 +115,7 @@ async function server(): Promise<Figure> {
       const rows = Array.isArray(res.body) ? (res.body as Array<{ availability?: string }>) : [];
       return rows.filter((r) => r.availability === 'available').length >= NODES;
     };
-    await until('every node to be available', available, READY_TIMEOUT_MS);
+    await ready('every node to be available', available);
     const feed = await CompletionFeed.open(admin, 'default');
     if (!feed.live) throw new Error('the server does not serve the job feed');
     const ids: string[] = [];
