@@ -11,7 +11,6 @@
 // the figures above. INFRA_BENCH_METRICS=1 turns the server's metrics listener on and
 // scrapes it every second while the nodes play, to price the metrics with a scrape rate well above the usual (the
 // scraping fetch runs in the measured process, so its own cost is counted too).
-import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import { startServer } from '../src/server.js';
 import {
   benchConfig,
   childOrMain,
-  compiledBench,
+  measureInChild,
   play,
   serverLoad,
   startFloor,
@@ -109,21 +108,9 @@ async function server(): Promise<Figure> {
   }
 }
 
-/**
- * Each measure runs in a fresh process of its own, so neither inherits the other's heap or timers, and compiled, as
- * a server runs in production (compiledBench says why).
- */
+/** Each measure runs compiled, as a server runs in production (compiledBench says why). */
 function measure(which: Role): Promise<Figure> {
-  return new Promise((resolve, reject) => {
-    const child = fork(compiledBench('heartbeat-cpu.bench'), [which], { execArgv: [] });
-    child.once('message', (m: Figure | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
-    child.once('error', reject);
-    // A child that dies first (libzmq aborts on a failed assertion) would otherwise leave nothing to wait for, and
-    // this process would end without a word.
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the ${which} process exited (${signal ?? `code ${code}`}) before reporting`)),
-    );
-  });
+  return measureInChild<Figure>('heartbeat-cpu.bench', which);
 }
 
 type Role = 'floor' | 'rehab-floor' | 'server';

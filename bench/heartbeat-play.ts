@@ -229,6 +229,24 @@ export async function startFloor(
 }
 
 /**
+ * Runs the compiled benchmark `bench` (see compiledBench) as a measuring child in role `role`, in a fresh process
+ * of its own so that no measure inherits another's heap or timers, and resolves with the figure it sends
+ * (childOrMain is the other side).
+ */
+export function measureInChild<T extends object>(bench: string, role: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = fork(compiledBench(bench), [role], { execArgv: [] });
+    child.once('message', (m: T | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
+    child.once('error', reject);
+    // A child that dies first (libzmq aborts on a failed assertion) would otherwise leave nothing to wait for, and
+    // the parent would end without a word.
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the ${role} process exited (${signal ?? `code ${code}`}) before reporting`)),
+    );
+  });
+}
+
+/**
  * Runs `child` when this file was started as a measuring child (`process.argv[2]` one of `roles`), sending its
  * figure to the parent; else runs `main`.
  */

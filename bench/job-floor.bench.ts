@@ -11,7 +11,6 @@
 // from the first commit sent (floor) or the POST (server) to the last result taken in, and the measured process's
 // CPU in that time; the server's ratios are to the floor of the same round. With INFRA_BENCH_CPU_PROF_DIR set,
 // each side writes a CPU profile of its jobs alone there (`ROLE-PID.cpuprofile`, for Chrome's DevTools).
-import { fork } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,7 @@ import { join } from 'node:path';
 import { ApiClient } from '../src/auth/api-client.js';
 import { CompletionFeed } from '../src/loadtest/completions.js';
 import { startServer } from '../src/server.js';
-import { benchConfig, childOrMain, compiledBench, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
+import { benchConfig, childOrMain, measureInChild, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
 import { until } from '../test/support/deadline.js';
 import { median } from './support.js';
 
@@ -150,16 +149,9 @@ async function server(): Promise<Figure> {
 type Role = 'floor' | 'server';
 const ROLES: readonly Role[] = ['floor', 'server'];
 
-/** Each side runs in a fresh process of its own, compiled, as heartbeat-cpu.bench.ts says why. */
+/** Each side runs compiled, as heartbeat-cpu.bench.ts says why. */
 function measure(which: Role): Promise<Figure> {
-  return new Promise((resolve, reject) => {
-    const child = fork(compiledBench('job-floor.bench'), [which], { execArgv: [] });
-    child.once('message', (m: Figure | { error: string }) => ('error' in m ? reject(new Error(m.error)) : resolve(m)));
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the ${which} process exited (${signal ?? `code ${code}`}) before reporting`)),
-    );
-  });
+  return measureInChild<Figure>('job-floor.bench', which);
 }
 
 async function main(): Promise<void> {
