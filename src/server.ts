@@ -2,6 +2,7 @@
 // transport, actor tree, first-start setup. The HTTP port is bound first and answers `starting` until everything
 // else is up.
 import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
+import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -18,6 +19,8 @@ import { firstStart } from './setup/first-start.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { WatchedStore } from './store/watched-store.js';
+import { RedisStore } from './store/redis-store.js';
+import { ClusterMember } from './cluster/cluster-member.js';
 import { PushHub } from './transport/push-hub.js';
 import { startSystem, type InfraSystem } from '../actors/system.js';
 
@@ -40,6 +43,11 @@ export interface StartOptions {
   store?: Store;
   /** Replaces the logger made from log_level and log_format (tests keep quiet or read the lines). */
   logger?: Logger;
+  /**
+   * Another process took over leases this one held (it was paused or cut off from Redis past the lease): this one
+   * has stopped serving. The executable exits; a supervisor may start it again as a standby.
+   */
+  steppedDown?: () => void;
 }
 
 /** `env` carries Node's own request and response (@hono/node-server), which the routes read headers from. */
@@ -49,7 +57,14 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const logger = opts.logger ?? createLogger({ level: config.log_level, format: config.log_format });
   const httpLog = logger.child({ component: 'http' });
   let store = opts.store;
-  let fetch: Fetch = createStartingApp({ log: httpLog, store: () => store }).fetch;
+  let member: ClusterMember | undefined;
+  const waiting = createStartingApp({
+    log: httpLog,
+    store: () => store,
+    cluster: () => member?.status(),
+    reason: () => WAITING_REASONS[member?.role ?? 'active'],
+  });
+  let fetch: Fetch = waiting.fetch;
   const http = await listen((req, env) => fetch(req, env), config).catch(async (e) => {
     await opts.store?.close();
     throw e;
@@ -58,6 +73,21 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   logger.debug('HTTP port bound; it answers 503 until the server has started', { url });
 
   const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
+  /** Stops whatever started, in order; once only, whether the server is closed or steps down. */
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> =>
+    (stopping ??= (async () => {
+      standing.abort();
+      await closeHttp(http);
+      await signatures.close();
+      await started.metrics?.close();
+      started.hub?.close();
+      // The system owns the store once it runs, and closes it when it stops: its writes settle before the
+      // leases they were fenced by are let go.
+      await (started.system ? started.system.stop() : store?.close());
+      await member?.leave();
+    })());
+  const standing = new AbortController();
   const counters = new Counters();
   const signatures = new SignaturePool({
     threads: config.signature_threads,
@@ -88,6 +118,24 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     // store_timeout as every operation after it is: on a busy machine it takes seconds, and the server would
     // have given up on the first write of a healthy store.
     await store.state();
+    if (store instanceof RedisStore) {
+      member = new ClusterMember(store, {
+        id: randomUUID(),
+        url,
+        ttlMs: config.lease_ttl * 1000,
+        log: logger.child({ component: 'cluster' }),
+        // Nothing may be answered from memory once another process may write: the port answers 503 from now on,
+        // the nodes' channels close (their clients fetch their config again and find the new owner), and the
+        // actors stop; whatever they still write is refused by the fence.
+        lost: () => {
+          fetch = waiting.fetch;
+          void stopAll().then(opts.steppedDown);
+        },
+      });
+      await member.join();
+      await member.takeEverything(standing.signal);
+      logger.info('this server holds the store: it runs every organization', { member: member.id });
+    }
     const watched = new WatchedStore(store, config.store_timeout * 1000, {
       observeWrite: metrics?.observeStoreWrite,
     });
@@ -126,6 +174,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       uiSessionSeconds: config.ui_session_timeout,
       observeRequest: metrics?.observeRequest,
       signatures,
+      ...(member ? { cluster: () => (member as ClusterMember).status() } : {}),
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -141,24 +190,20 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       system,
       logger,
       setupFiles,
-      close: async () => {
-        await closeHttp(http);
-        await signatures.close();
-        await started.metrics?.close();
-        hub.close();
-        await system.stop();
-      },
+      close: stopAll,
     };
   } catch (e) {
-    await closeHttp(http);
-    await signatures.close();
-    await started.metrics?.close();
-    started.hub?.close();
-    // The system owns the store once it runs, and closes it when it stops.
-    await (started.system ? started.system.stop() : store?.close());
+    await stopAll();
     throw e;
   }
 }
+
+/** What every path but /_status answers while this process does not run the organizations. */
+const WAITING_REASONS = {
+  active: 'The server is starting',
+  standby: 'This server stands by: another server sharing its store runs the organizations',
+  stepped_down: 'This server stepped down: another server sharing its store took over',
+} as const;
 
 function storeConfig(config: ServerConfig): { redis_url?: string; data_dir: string } {
   return config.redis_url === undefined

@@ -4,9 +4,32 @@ import { z } from 'zod';
 
 /**
  * `starting` (503) until first-start setup and restore are done; `degraded` (503) while the store does not answer
- * or its operations fail: reads are answered from memory, writes refused, and pending saves wait for it.
+ * or its operations fail: reads are answered from memory, writes refused, and pending saves wait for it. On a Redis
+ * store shared by several processes, `standby` (503): another process runs the organizations and this one waits
+ * to take over; `stepped_down` (503): another process took over leases this one held, so it serves nothing.
  */
-export const SERVER_STATUSES = ['pong', 'starting', 'degraded'] as const;
+export const SERVER_STATUSES = ['pong', 'starting', 'degraded', 'standby', 'stepped_down'] as const;
+
+/** This process as a member of the processes sharing a Redis store (absent on the file store). */
+export const clusterStatusSchema = z.object({
+  member: z.string(),
+  role: z.enum(['active', 'standby', 'stepped_down']),
+  /** The live members and how many partitions each holds. */
+  members: z.array(
+    z.object({
+      id: z.string(),
+      url: z.string(),
+      host: z.string(),
+      pid: z.int(),
+      partitions: z.int().nonnegative(),
+    }),
+  ),
+  /** Partitions this process holds, the global one included. */
+  partitions: z.int().nonnegative(),
+  lease_ttl_ms: z.int().positive(),
+  redis_mode: z.enum(['single', 'cluster', 'sentinel']),
+});
+export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
 
 /** Votes lost on the way and recovered: commits written again, and acks read from heartbeats. */
 const votesRecoveredSchema = z.object({
@@ -34,6 +57,7 @@ export const serverStatusSchema = z.object({
       dropped: z.record(z.string(), z.int().nonnegative()),
     })
     .nullable(),
+  cluster: clusterStatusSchema.optional(),
   /** What the actors met since start: crashes by actor kind, and events they chose not to act on, by reason. */
   actors: z
     .object({

@@ -22,6 +22,7 @@ function isQueueAddress(v: string): boolean {
 }
 
 function isRedisUrl(v: string): boolean {
+  if (/^rediss?\+sentinel:\/\/([^@/]*@)?[^/@]+(,[^/@]+)*\/[^/]+(\/\d+)?$/.test(v)) return true;
   try {
     const url = new URL(v);
     return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
@@ -51,7 +52,11 @@ export const serverConfigSchema = z.strictObject({
   metrics_port: z.number().int().min(1).max(65535).describe('a port number from 1 to 65535').optional(),
   metrics_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('127.0.0.1'),
   data_dir: z.string().min(1).describe('a directory path').default('.infra-data'),
-  redis_url: z.string().refine(isRedisUrl).describe('a redis:// or rediss:// URL').optional(),
+  redis_url: z
+    .string()
+    .refine(isRedisUrl)
+    .describe('a redis:// or rediss:// URL, or redis+sentinel://HOST:PORT[,HOST:PORT]/MASTER_NAME')
+    .optional(),
   default_orgname: z
     .string()
     .regex(orgNamePattern)
@@ -73,6 +78,7 @@ export const serverConfigSchema = z.strictObject({
   curve_encryption: z.boolean().describe('true or false').default(true),
   session_key_lifetime: positive('seconds', 3600),
   store_timeout: z.number().positive().max(600).describe('a number of seconds greater than 0, at most 600').default(2),
+  lease_ttl: z.number().min(1).max(60).describe('a number of seconds from 1 to 60').default(5),
   job_retention_days: z.number().nonnegative().describe('a number of days, 0 to keep every job').default(30),
   keep_alive_time: positive('seconds', 15),
   org_feed_expiration: positive('seconds', 60),
@@ -100,7 +106,12 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   { name: 'metrics_port', default: 'none', meaning: 'Port of GET /metrics (Prometheus); unset, nothing listens' },
   { name: 'metrics_listen_address', default: '127.0.0.1', meaning: 'Address the metrics port binds to' },
   { name: 'data_dir', default: '.infra-data', meaning: 'Folder for server data, relative to the working folder' },
-  { name: 'redis_url', default: '$REDIS_URL', meaning: 'Redis server (redis:// or rediss://); unset uses data_dir' },
+  {
+    name: 'redis_url',
+    default: '$REDIS_URL',
+    meaning:
+      'Redis (redis://, rediss://, any node of a Redis Cluster, or redis+sentinel://HOST:PORT/MASTER); unset uses data_dir',
+  },
   {
     name: 'default_orgname',
     default: 'default',
@@ -123,6 +134,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     name: 'store_timeout',
     default: '2',
     meaning: 'Seconds a store operation may take before writes are refused (503)',
+  },
+  {
+    name: 'lease_ttl',
+    default: '5',
+    meaning: "Seconds a server's leases on a Redis store outlive it: how soon a standby takes over",
   },
   { name: 'job_retention_days', default: '30', meaning: 'Days a finished job and its output are kept; 0 keeps them' },
   { name: 'keep_alive_time', default: '15', meaning: 'Seconds a quiet event feed waits before a keepalive comment' },

@@ -3,6 +3,7 @@
 import { Hono } from 'hono';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { InfraSystem } from '../../actors/system.js';
+import type { ClusterStatus } from '../api/status.js';
 import { SignaturePool } from '../auth/signature-pool.js';
 import type { Logger } from '../lib/logger.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
@@ -42,6 +43,8 @@ export interface AppOptions {
   observeRequest?: RequestObserver;
   /** Where signatures are checked; inline when not given. */
   signatures?: SignaturePool;
+  /** This process among the others sharing its Redis store (absent on the file store). */
+  cluster?: () => Promise<ClusterStatus>;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -56,7 +59,7 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   app.notFound((c) => c.json({ error: ['not found'] }, 404));
 
   app.get('/_status', async (c) => {
-    const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false);
+    const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false, opts.cluster);
     return c.json(answer.body, answer.code);
   });
   const now = opts.now ?? Date.now;

@@ -1,19 +1,29 @@
 // What the HTTP port answers while the server starts: GET /_status says `starting`, every other path 503. The
 // port is bound this early so that a script waiting on /_status sees the start, not a refused connection.
 import { Hono } from 'hono';
+import type { ClusterStatus } from '../api/status.js';
 import type { Logger } from '../lib/logger.js';
 import type { Store } from '../store/store.js';
 import type { AuthEnv } from './authenticate.js';
 import { requestLog } from './request-log.js';
 import { startingStatus } from './status.js';
 
-export function createStartingApp(opts: { log: Logger; store: () => Store | undefined }): Hono<AuthEnv> {
+export interface StartingOptions {
+  log: Logger;
+  store: () => Store | undefined;
+  /** This process among the others sharing its Redis store, once it joined them. */
+  cluster?: () => Promise<ClusterStatus> | undefined;
+  /** What every other path answers (the server is starting, standing by, or stepped down). */
+  reason?: () => string;
+}
+
+export function createStartingApp(opts: StartingOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   app.use('*', requestLog(opts.log));
   app.get('/_status', async (c) => {
-    const answer = await startingStatus(opts.store());
+    const answer = await startingStatus(opts.store(), opts.cluster);
     return c.json(answer.body, answer.code);
   });
-  app.all('*', (c) => c.json({ error: ['The server is starting'] }, 503));
+  app.all('*', (c) => c.json({ error: [opts.reason?.() ?? 'The server is starting'] }, 503));
   return app;
 }

@@ -2,7 +2,7 @@
 // then `pong`, or `degraded` while the store does not answer or its operations fail (reads are answered from
 // memory, writes refused). 503 unless `pong`, so a waiting script keeps waiting.
 import type { InfraSystem } from '../../actors/system.js';
-import type { ServerStatusBody } from '../api/status.js';
+import type { ClusterStatus, ServerStatusBody } from '../api/status.js';
 import { VERSION } from '../lib/version.js';
 import type { Store } from '../store/store.js';
 
@@ -17,12 +17,14 @@ export async function runningStatus(
   system: InfraSystem,
   push: { status(): PushFigures } | undefined,
   storeFailing: boolean,
+  cluster?: () => Promise<ClusterStatus>,
 ): Promise<StatusAnswer> {
-  const state = await system.store.state();
-  const healthy = state === 'ok' && !storeFailing;
+  const [state, member] = await Promise.all([system.store.state(), cluster?.()]);
+  const steppedDown = member?.role === 'stepped_down';
+  const healthy = state === 'ok' && !storeFailing && !steppedDown;
   return {
     body: {
-      status: healthy ? 'pong' : 'degraded',
+      status: steppedDown ? 'stepped_down' : healthy ? 'pong' : 'degraded',
       version: VERSION,
       store: { kind: system.store.kind, state },
       organizations: system.orgNames().length,
@@ -32,21 +34,27 @@ export async function runningStatus(
         job_ignored: system.counters.snapshot('job_ignored'),
         node_ignored: system.counters.snapshot('node_ignored'),
       },
+      ...(member ? { cluster: member } : {}),
     },
     code: healthy ? 200 : 503,
   };
 }
 
-/** `store` is undefined until it is open. */
-export async function startingStatus(store: Store | undefined): Promise<StatusAnswer> {
+/** `store` is undefined until it is open; `cluster`, until this process joined the others on it. */
+export async function startingStatus(
+  store: Store | undefined,
+  cluster?: () => Promise<ClusterStatus> | undefined,
+): Promise<StatusAnswer> {
+  const member = await cluster?.();
   return {
     body: {
-      status: 'starting',
+      status: member?.role === 'standby' ? 'standby' : member?.role === 'stepped_down' ? 'stepped_down' : 'starting',
       version: VERSION,
       store: store ? { kind: store.kind, state: await store.state() } : null,
       organizations: 0,
       push_jobs: null,
       actors: null,
+      ...(member ? { cluster: member } : {}),
     },
     code: 503,
   };

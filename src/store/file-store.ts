@@ -92,6 +92,14 @@ export class FileStore implements Store {
     return isHashed(path) ? unwrap(found.doc, path).doc : found.doc;
   }
 
+  /** One process writes a file store: nobody can create the document between the look and the write. */
+  async putIfAbsent(collection: CollectionName, id: string, doc: unknown): Promise<unknown> {
+    const stored = await this.get(collection, id);
+    if (stored !== undefined) return stored;
+    await this.put(collection, id, doc);
+    return doc;
+  }
+
   /** Writes `<collection>/<id>.json` through a temporary file and a rename. */
   put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
     return this.apply([{ collection, id, doc }]);

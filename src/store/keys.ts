@@ -1,4 +1,6 @@
 // Store layout: the collection-name rule and document encoding both stores share, and every Redis key name.
+// Every Redis key carries its partition's hash tag (partitions.ts).
+import { hashTag, type Partition } from './partitions.js';
 import type { CollectionName } from './store.js';
 
 const SEGMENT = /^[a-z0-9_.-]+$/;
@@ -28,19 +30,55 @@ export function encodeDoc(doc: unknown): string {
   return json;
 }
 
-/** Hash holding one collection: field = document id, value = the document as JSON. */
-export function collectionKey(prefix: string, collection: CollectionName): string {
-  return `${prefix}c:${collection}`;
+/**
+ * Every key of a partition starts with this: the prefix, then the partition's hash tag, so Redis Cluster keeps
+ * them in one slot and one script may touch any of them.
+ */
+export function partitionPrefix(prefix: string, partition: Partition): string {
+  return `${prefix}${hashTag(partition)}:`;
+}
+
+/** Hash holding one collection's documents of one partition: field = document id, value = the document as JSON. */
+export function collectionKey(prefix: string, partition: Partition, collection: CollectionName): string {
+  return `${partitionPrefix(prefix, partition)}c:${collection}`;
 }
 
 /** Hash holding one field map of a collection: field = the map's field, value = its value as JSON. */
-export function fieldsKey(prefix: string, collection: CollectionName, id: string): string {
-  return `${prefix}f:${collection}:${id}`;
+export function fieldsKey(prefix: string, partition: Partition, collection: CollectionName, id: string): string {
+  return `${partitionPrefix(prefix, partition)}f:${collection}:${id}`;
 }
 
 /** Set of the ids of a collection's field maps, so drop finds them without SCAN. */
-export function fieldMapsKey(prefix: string, collection: CollectionName): string {
-  return `${prefix}fm:${collection}`;
+export function fieldMapsKey(prefix: string, partition: Partition, collection: CollectionName): string {
+  return `${partitionPrefix(prefix, partition)}fm:${collection}`;
+}
+
+/** Set of every collection name written in a partition, so drop finds sub-collections without SCAN. */
+export function registryKey(prefix: string, partition: Partition): string {
+  return `${partitionPrefix(prefix, partition)}collections`;
+}
+
+/** The partition's lease: the token of the process that owns it, with a time to live (src/cluster/leases.ts). */
+export function leaseKey(prefix: string, partition: Partition): string {
+  return `${partitionPrefix(prefix, partition)}lease`;
+}
+
+/**
+ * The partition's fencing epoch, raised by every new lease and never expiring: missing, it says Redis lost the
+ * partition's data.
+ */
+export function epochKey(prefix: string, partition: Partition): string {
+  return `${partitionPrefix(prefix, partition)}epoch`;
+}
+
+/** Hash of the live members' descriptions, by member id (src/cluster/members.ts). */
+export function membersKey(prefix: string): string {
+  return `${partitionPrefix(prefix, 'global')}members`;
+}
+
+/** Sorted set of member ids scored by when each member's registration runs out (Redis's own clock, ms). */
+export function memberExpiryKey(prefix: string): string {
+  return `${partitionPrefix(prefix, 'global')}member-expiry`;
 }
 
 /**
@@ -48,10 +86,24 @@ export function fieldMapsKey(prefix: string, collection: CollectionName): string
  * (restarted without persistence, or flushed) while the server held it in memory.
  */
 export function markerKey(prefix: string): string {
-  return `${prefix}marker`;
+  return `${partitionPrefix(prefix, 'global')}marker`;
 }
 
-/** Set of every collection name written through this prefix, so drop finds sub-collections without SCAN. */
-export function registryKey(prefix: string): string {
-  return `${prefix}collections`;
+/** The key layout's version under this prefix: `2` once keys carry partition hash tags (redis-migrate.ts). */
+export function layoutKey(prefix: string): string {
+  return `${partitionPrefix(prefix, 'global')}layout`;
+}
+
+/** Keys of the first layout (no hash tags), read once to migrate a store written by an earlier version. */
+export const LEGACY = {
+  collection: (prefix: string, collection: CollectionName) => `${prefix}c:${collection}`,
+  fields: (prefix: string, collection: CollectionName, id: string) => `${prefix}f:${collection}:${id}`,
+  fieldMaps: (prefix: string, collection: CollectionName) => `${prefix}fm:${collection}`,
+  registry: (prefix: string) => `${prefix}collections`,
+  marker: (prefix: string) => `${prefix}marker`,
+};
+
+/** Throws a RangeError for a key prefix with a brace: it would take the place of the partitions' hash tags. */
+export function checkPrefix(prefix: string): void {
+  if (/[{}]/.test(prefix)) throw new RangeError(`invalid Redis key prefix ${JSON.stringify(prefix)}: no braces`);
 }

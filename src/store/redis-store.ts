@@ -1,219 +1,210 @@
-// RedisStore: the persistence port over Redis, one hash per collection and per field map, plus a registry of
-// collection names.
-import { Redis } from 'ioredis';
-import type { ChainableCommander } from 'ioredis';
+// RedisStore: the persistence port over Redis (one Redis, a Redis Cluster, or a master through Sentinel). Each
+// collection is one hash per partition, each field map one hash, and every key carries its partition's hash tag
+// (partitions.ts), so every write is one script on one slot: the script checks the writer's lease first
+// (fencing.ts), and writes all of its commands or none.
 import {
   checkCollection,
+  checkPrefix,
   collectionKey,
   encodeDoc,
   fieldMapsKey,
   fieldsKey,
-  isWithin,
+  leaseKey,
   markerKey,
+  partitionPrefix,
   registryKey,
 } from './keys.js';
+import { FencedError, type Fencing } from './fencing.js';
+import { partitionOfDoc, partitionsOfCollection, type Partition } from './partitions.js';
+import { connectRedis, openRedis, RedisUnavailableError, type OpenedRedis } from './redis-connection.js';
+import { migrateLayout } from './redis-migrate.js';
+import { isFenced, withScripts, type RedisClient, type ScriptCommands } from './redis-scripts.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
+
+export { RedisUnavailableError };
 
 const CONNECT_TIMEOUT_MS = 5000;
 /** How often the marker is looked for besides each reconnect: a FLUSHALL loses data without a reconnect. */
 const LOSS_CHECK_MS = 5000;
 const PING_TIMEOUT_MS = 1000;
 
-/** Redis did not become ready in time; the message names the URL (without password) and the last error. */
-export class RedisUnavailableError extends Error {
-  override name = 'RedisUnavailableError';
-}
+/** Until the server's leases fence it, a store writes nothing. */
+const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined };
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
-  readonly #redis: Redis;
-  readonly #url: string;
-  #lastError: Error | undefined;
+  readonly #opened: OpenedRedis;
+  readonly #redis: RedisClient & ScriptCommands;
+  #fencing: Fencing = UNFENCED;
   #lossTimer: NodeJS.Timeout | undefined;
 
-  /** Connects in the background; commands wait in ioredis's offline queue until Redis is ready. */
-  constructor(
-    url: string,
-    readonly keyPrefix: string = 'infra:',
+  private constructor(
+    opened: OpenedRedis,
+    readonly keyPrefix: string,
   ) {
-    this.#url = url;
-    // Fail fast while Redis is away: with no offline queue a command is refused at once instead of waiting, and
-    // none is resent after a reconnect, so a write refused to its caller never lands later behind its back.
-    this.#redis = new Redis(url, { enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
-    // Without a listener ioredis prints every failed reconnect; keep the last one for messages.
-    this.#redis.on('error', (err: Error) => {
-      this.#lastError = err;
-    });
+    this.#opened = opened;
+    this.#redis = withScripts(opened.redis);
   }
 
-  /** A store whose connection is ready, or a RedisUnavailableError after `timeoutMs`. */
+  /**
+   * A store whose connection is ready and whose keys are in the current layout (an earlier version's keys are
+   * moved first), or a RedisUnavailableError after `timeoutMs`. It writes once `fenceWith` gave it its leases.
+   */
   static async connect(url: string, keyPrefix = 'infra:', timeoutMs = CONNECT_TIMEOUT_MS): Promise<RedisStore> {
-    const store = new RedisStore(url, keyPrefix);
+    checkPrefix(keyPrefix);
+    const opened = await connectRedis(url, timeoutMs);
+    const store = new RedisStore(opened, keyPrefix);
     try {
-      await store.#whenReady(timeoutMs);
-      await store.#redis.set(markerKey(keyPrefix), 'written by infra-server', 'NX');
+      await migrateLayout(opened.redis, keyPrefix);
+      await opened.redis.set(markerKey(keyPrefix), 'written by infra-server', 'NX');
     } catch (err) {
-      store.#redis.disconnect();
+      opened.redis.disconnect();
       throw err;
     }
     return store;
   }
 
+  /** A store whose connection is tried in the background (state() tells whether it answers). */
+  static openLazily(url: string, keyPrefix = 'infra:'): RedisStore {
+    checkPrefix(keyPrefix);
+    return new RedisStore(openRedis(url), keyPrefix);
+  }
+
+  /** The connection, with the scripts defined on it: the cluster's leases and members share it. */
+  get redis(): RedisClient & ScriptCommands {
+    return this.#redis;
+  }
+
+  get mode(): OpenedRedis['mode'] {
+    return this.#opened.mode;
+  }
+
+  /** From now on every write of a partition carries the token `fencing` holds for it. */
+  fenceWith(fencing: Fencing): void {
+    this.#fencing = fencing;
+  }
+
   /** Watches the marker: on each reconnect and every LOSS_CHECK_MS. */
   onLost(writeBack: () => Promise<void>): void {
     let busy = false;
+    const redis = this.#redis;
     const check = async () => {
-      if (busy || this.#redis.status !== 'ready') return;
+      if (busy || redis.status !== 'ready') return;
       busy = true;
       try {
-        if ((await this.#redis.exists(markerKey(this.keyPrefix))) === 0) {
+        if ((await redis.exists(markerKey(this.keyPrefix))) === 0) {
           await writeBack();
-          await this.#redis.set(markerKey(this.keyPrefix), 'written by infra-server');
+          await redis.set(markerKey(this.keyPrefix), 'written by infra-server');
         }
-      } catch (e) {
-        this.#lastError = e instanceof Error ? e : new Error(String(e));
+      } catch {
+        // Looked for again at the next check.
       } finally {
         busy = false;
       }
     };
-    this.#redis.on('ready', () => void check());
+    redis.on('ready', () => void check());
     this.#lossTimer = setInterval(() => void check(), LOSS_CHECK_MS);
     this.#lossTimer.unref();
   }
 
-  /** HGETALL of the collection's hash; a missing hash is an empty map. */
+  /** HGETALL of the collection's hash, in every partition its documents may be in. */
   async load(collection: CollectionName): Promise<Map<string, unknown>> {
-    const key = this.#key(collection);
-    const fields = await this.#redis.hgetall(key);
+    checkCollection(collection);
     const docs = new Map<string, unknown>();
-    for (const [id, json] of Object.entries(fields)) docs.set(id, decode(json, key, id));
+    const parts = await Promise.all(
+      partitionsOfCollection(collection).map(async (p) => {
+        const key = collectionKey(this.keyPrefix, p, collection);
+        return [key, await this.#redis.hgetall(key)] as const;
+      }),
+    );
+    for (const [key, fields] of parts)
+      for (const [id, json] of Object.entries(fields)) docs.set(id, decode(json, key, id));
     return docs;
   }
 
   /** HGET of one field of the collection's hash; undefined when absent. */
   async get(collection: CollectionName, id: string): Promise<unknown> {
-    const key = this.#key(collection);
+    checkCollection(collection);
+    const key = collectionKey(this.keyPrefix, partitionOfDoc(collection, id), collection);
     const json = await this.#redis.hget(key, id);
     return json === null ? undefined : decode(json, key, id);
   }
 
-  /** HSET of one field, with SADD of the collection to the registry, in one MULTI. */
   async put(collection: CollectionName, id: string, doc: unknown): Promise<void> {
-    const key = this.#key(collection);
-    const json = encodeDoc(doc);
-    await execAll(this.#redis.multi().sadd(registryKey(this.keyPrefix), collection).hset(key, id, json));
+    await this.apply([{ collection, id, doc }]);
   }
 
-  /** One HSET carrying every field, with SADD to the registry, in one MULTI. */
   async putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
-    const key = this.#key(collection);
-    if (docs.length === 0) return;
-    const fields = new Map<string, string>();
-    for (const [id, doc] of docs) fields.set(id, encodeDoc(doc));
-    await execAll(this.#redis.multi().sadd(registryKey(this.keyPrefix), collection).hset(key, fields));
+    await this.apply(docs.map(([id, doc]) => ({ collection, id, doc })));
   }
 
-  /** HSET and HDEL of the field map's hash, with SADDs to the registry and the collection's field maps, in one MULTI. */
   async putFields(
     collection: CollectionName,
     id: string,
     fields: ReadonlyArray<readonly [string, unknown]>,
   ): Promise<void> {
-    checkCollection(collection);
-    if (fields.length === 0) return;
-    await execAll(this.#setFields(this.#redis.multi(), collection, id, fields));
-  }
-
-  #setFields(
-    chain: ChainableCommander,
-    collection: CollectionName,
-    id: string,
-    fields: ReadonlyArray<readonly [string, unknown]>,
-  ): ChainableCommander {
-    const set = new Map<string, string>();
-    const removed: string[] = [];
-    for (const [field, value] of fields) {
-      if (value === null) {
-        set.delete(field);
-        removed.push(field);
-      } else set.set(field, encodeDoc(value));
-    }
-    const key = fieldsKey(this.keyPrefix, collection, id);
-    chain.sadd(registryKey(this.keyPrefix), collection).sadd(fieldMapsKey(this.keyPrefix, collection), id);
-    // Removals first: a field removed then set again in one call ends set.
-    const gone = removed.filter((f) => !set.has(f));
-    if (gone.length > 0) chain.hdel(key, ...gone);
-    if (set.size > 0) chain.hset(key, set);
-    return chain;
+    if (fields.length > 0) await this.apply([{ collection, id, fields }]);
   }
 
   /** HGETALL of the field map's hash. */
   async getFields(collection: CollectionName, id: string): Promise<Map<string, unknown>> {
     checkCollection(collection);
-    const key = fieldsKey(this.keyPrefix, collection, id);
+    const key = fieldsKey(this.keyPrefix, partitionOfDoc(collection, id), collection, id);
     const fields = new Map<string, unknown>();
     for (const [field, json] of Object.entries(await this.#redis.hgetall(key)))
       fields.set(field, decode(json, key, field));
     return fields;
   }
 
-  /** DEL of the field map's hash and SREM of its id. */
   async removeFields(collection: CollectionName, id: string): Promise<void> {
-    checkCollection(collection);
-    await execAll(
-      this.#redis
-        .multi()
-        .del(fieldsKey(this.keyPrefix, collection, id))
-        .srem(fieldMapsKey(this.keyPrefix, collection), id),
-    );
+    await this.apply([{ collection, id, removeFields: true }]);
+  }
+
+  async remove(collection: CollectionName, id: string): Promise<void> {
+    await this.apply([{ collection, id, remove: true }]);
   }
 
   /**
-   * Every HSET and HDEL (of documents and of field map fields) and every DEL of a field map in one MULTI, with the
-   * registry's SADDs and SREMs: Redis runs all or none.
+   * One fenced script per partition the ops touch: the ops of one partition land all or none. Every write of the
+   * server keeps to one partition (an organization's, or the global one), so for it the whole call is atomic.
    */
   async apply(ops: readonly StoreOp[]): Promise<void> {
-    if (ops.length === 0) return;
-    const chain = this.#redis.multi();
+    const byPartition = new Map<Partition, ScriptBuilder>();
     for (const op of ops) {
-      if ('fields' in op) {
-        checkCollection(op.collection);
-        if (op.fields.length > 0) this.#setFields(chain, op.collection, op.id, op.fields);
-      } else if ('removeFields' in op) {
-        checkCollection(op.collection);
-        chain
-          .del(fieldsKey(this.keyPrefix, op.collection, op.id))
-          .srem(fieldMapsKey(this.keyPrefix, op.collection), op.id);
-      } else if ('remove' in op) chain.hdel(this.#key(op.collection), op.id);
-      else
-        chain.sadd(registryKey(this.keyPrefix), op.collection).hset(this.#key(op.collection), op.id, encodeDoc(op.doc));
+      checkCollection(op.collection);
+      const p = partitionOfDoc(op.collection, op.id);
+      let script = byPartition.get(p);
+      if (!script) byPartition.set(p, (script = new ScriptBuilder(this.keyPrefix, p)));
+      script.add(op);
     }
-    await execAll(chain);
+    await Promise.all([...byPartition].map(([p, script]) => (script.empty ? undefined : this.#run(p, script))));
   }
 
-  /** HDEL of one field. */
-  async remove(collection: CollectionName, id: string): Promise<void> {
-    await this.#redis.hdel(this.#key(collection), id);
-  }
-
-  /** Reads the registry and the field map ids, then DELs every hash at or below `collection` and SREMs their names. */
+  /** Removes the collection and everything below it, in each partition it may have documents in. */
   async drop(collection: CollectionName): Promise<void> {
     checkCollection(collection);
-    const registry = registryKey(this.keyPrefix);
-    const names = (await this.#redis.smembers(registry)).filter((name) => isWithin(name, collection));
-    if (names.length === 0) return;
-    const keys = names.flatMap((name) => [collectionKey(this.keyPrefix, name), fieldMapsKey(this.keyPrefix, name)]);
-    for (const name of names) {
-      for (const id of await this.#redis.smembers(fieldMapsKey(this.keyPrefix, name))) {
-        keys.push(fieldsKey(this.keyPrefix, name, id));
-      }
-    }
-    await execAll(
-      this.#redis
-        .multi()
-        .del(...keys)
-        .srem(registry, ...names),
+    await Promise.all(
+      partitionsOfCollection(collection).map((p) =>
+        this.#fenced(p, (token) =>
+          this.#redis.fencedDrop(
+            leaseKey(this.keyPrefix, p),
+            registryKey(this.keyPrefix, p),
+            token,
+            partitionPrefix(this.keyPrefix, p),
+            collection,
+          ),
+        ),
+      ),
     );
+  }
+
+  /** Writes the document unless one is stored; answers the stored one. Needs no lease (see createDoc). */
+  async putIfAbsent(collection: CollectionName, id: string, doc: unknown): Promise<unknown> {
+    checkCollection(collection);
+    const p = partitionOfDoc(collection, id);
+    const key = collectionKey(this.keyPrefix, p, collection);
+    const json = await this.#redis.createDoc(key, registryKey(this.keyPrefix, p), id, encodeDoc(doc), collection);
+    return decode(json, key, id);
   }
 
   /** PING answered within PING_TIMEOUT_MS. */
@@ -235,40 +226,100 @@ export class RedisStore implements Store {
   /** QUIT when connected (pending replies arrive first), otherwise drops the connection attempt. */
   async close(): Promise<void> {
     clearInterval(this.#lossTimer);
-    if (this.#redis.status === 'end') return;
-    if (this.#redis.status !== 'ready') {
-      this.#redis.disconnect();
+    const redis = this.#redis;
+    if (redis.status === 'end') return;
+    if (redis.status !== 'ready') {
+      redis.disconnect();
       return;
     }
-    await this.#redis.quit().catch(() => this.#redis.disconnect());
+    await redis.quit().catch(() => redis.disconnect());
   }
 
-  #key(collection: CollectionName): string {
-    checkCollection(collection);
-    return collectionKey(this.keyPrefix, collection);
+  #run(p: Partition, script: ScriptBuilder): Promise<unknown> {
+    return this.#fenced(p, (token) => this.#redis.fencedWrite(script.keys, [token, ...script.args]));
   }
 
-  #whenReady(timeoutMs: number): Promise<void> {
-    const redis = this.#redis;
-    if (redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const finish = (err?: Error): void => {
-        clearTimeout(timer);
-        redis.off('ready', onReady);
-        redis.off('end', onEnd);
-        if (err) reject(err);
-        else resolve();
-      };
-      const fail = (why: string): void => {
-        const last = this.#lastError ? ` (${this.#lastError.message})` : '';
-        finish(new RedisUnavailableError(`Redis at ${redact(this.#url)} ${why}${last}`, { cause: this.#lastError }));
-      };
-      const onReady = (): void => finish();
-      const onEnd = (): void => fail('closed the connection');
-      const timer = setTimeout(() => fail(`did not answer within ${timeoutMs / 1000} s`), timeoutMs);
-      redis.on('ready', onReady);
-      redis.on('end', onEnd);
-    });
+  /** Runs a fenced script under this process's token for the partition; a refusal becomes a FencedError. */
+  async #fenced<T>(p: Partition, run: (token: string) => Promise<T>): Promise<T> {
+    const token = this.#fencing.tokenFor(p);
+    if (token === undefined) throw new FencedError(p);
+    try {
+      return await run(token);
+    } catch (e) {
+      if (!isFenced(e)) throw e;
+      this.#fencing.refused(p, token);
+      throw new FencedError(p);
+    }
+  }
+}
+
+/** The keys and flat arguments of one fenced write (see FENCED_WRITE in redis-scripts.ts). */
+class ScriptBuilder {
+  readonly keys: string[];
+  readonly args: Array<string | number> = [];
+  readonly #index = new Map<string, number>();
+  readonly #registered = new Set<string>();
+  #empty = true;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly partition: Partition,
+  ) {
+    this.keys = [leaseKey(prefix, partition)];
+  }
+
+  get empty(): boolean {
+    return this.#empty;
+  }
+
+  add(op: StoreOp): void {
+    const { prefix, partition } = this;
+    const { collection, id } = op;
+    if ('fields' in op) {
+      if (op.fields.length === 0) return;
+      this.#register(collection);
+      this.#command('S', fieldMapsKey(prefix, partition, collection), [id]);
+      const key = fieldsKey(prefix, partition, collection, id);
+      const set = new Map<string, string>();
+      const removed: string[] = [];
+      for (const [field, value] of op.fields) {
+        if (value === null) {
+          set.delete(field);
+          removed.push(field);
+        } else set.set(field, encodeDoc(value));
+      }
+      // Removals first: a field removed then set again in one call ends set.
+      const gone = removed.filter((f) => !set.has(f));
+      if (gone.length > 0) this.#command('D', key, gone);
+      if (set.size > 0) this.#command('H', key, [...set].flat());
+    } else if ('removeFields' in op) {
+      this.#command('X', fieldsKey(prefix, partition, collection, id), []);
+      this.#command('R', fieldMapsKey(prefix, partition, collection), [id]);
+    } else if ('remove' in op) this.#command('D', collectionKey(prefix, partition, collection), [id]);
+    else {
+      this.#register(collection);
+      this.#command('H', collectionKey(prefix, partition, collection), [id, encodeDoc(op.doc)]);
+    }
+  }
+
+  #register(collection: CollectionName): void {
+    if (this.#registered.has(collection)) return;
+    this.#registered.add(collection);
+    this.#command('S', registryKey(this.prefix, this.partition), [collection]);
+  }
+
+  #command(code: 'H' | 'D' | 'X' | 'S' | 'R', key: string, values: readonly string[]): void {
+    let index = this.#index.get(key);
+    if (index === undefined) {
+      this.keys.push(key);
+      index = this.keys.length;
+      this.#index.set(key, index);
+    }
+    const width = code === 'H' ? 2 : 1;
+    this.args.push(code, index, values.length / width);
+    // One at a time: a spread of 100,000 node states would pass the engine's limit on arguments.
+    for (const v of values) this.args.push(v);
+    this.#empty = false;
   }
 }
 
@@ -277,24 +328,5 @@ function decode(json: string, key: string, id: string): unknown {
     return JSON.parse(json);
   } catch (err) {
     throw new Error(`corrupt document ${JSON.stringify(id)} in ${key}`, { cause: err });
-  }
-}
-
-/** EXEC, turning the first failed command's error into a rejection. */
-async function execAll(chain: ChainableCommander): Promise<void> {
-  const results = await chain.exec();
-  if (results === null) throw new Error('Redis transaction was aborted');
-  const failed = results.find(([err]) => err !== null);
-  if (failed) throw failed[0];
-}
-
-/** The URL with any password hidden, for error messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the configured URL';
   }
 }

@@ -31,6 +31,12 @@ export interface Store {
   put(collection: CollectionName, id: string, doc: unknown): Promise<void>;
 
   /**
+   * Writes the document unless one is stored, and answers the stored one: processes racing to create the same
+   * thing (the CurveZMQ key pair) all end up with the first one's.
+   */
+  putIfAbsent(collection: CollectionName, id: string, doc: unknown): Promise<unknown>;
+
+  /**
    * Writes several documents of one collection (the write-behind path for node states).
    * Each document is written atomically; the batch as a whole need not be.
    */

@@ -64,6 +64,10 @@ export class WatchedStore implements Store {
     return this.#write('put', () => this.inner.put(collection, id, doc));
   }
 
+  putIfAbsent(collection: CollectionName, id: string, doc: unknown): Promise<unknown> {
+    return this.#write('put', () => this.inner.putIfAbsent(collection, id, doc));
+  }
+
   putMany(collection: CollectionName, docs: ReadonlyArray<readonly [string, unknown]>): Promise<void> {
     return this.#write('putMany', () => this.inner.putMany(collection, docs));
   }
@@ -108,13 +112,14 @@ export class WatchedStore implements Store {
   }
 
   /** A bounded write, timed when someone observes writes. */
-  async #write(what: StoreWriteOp, op: () => Promise<void>): Promise<void> {
+  async #write<T>(what: StoreWriteOp, op: () => Promise<T>): Promise<T> {
     const observe = this.observeWrite;
     if (observe === undefined) return this.#bounded(what, op);
     const started = performance.now();
     try {
-      await this.#bounded(what, op);
+      const value = await this.#bounded(what, op);
       observe(what, (performance.now() - started) / 1000, null);
+      return value;
     } catch (e) {
       observe(what, (performance.now() - started) / 1000, e instanceof StoreUnavailableError ? 'timeout' : 'error');
       throw e;

@@ -20,11 +20,16 @@ export async function saveCurveKeys(store: Store, keys: CurveKeys): Promise<void
   await store.put(PUSH, CURVE_ID, { public_key: keys.publicKey, secret_key: keys.secretKey });
 }
 
-/** The saved key pair, or a new one saved before it is used. */
+/**
+ * The saved key pair, or a new one saved before it is used. Every server process of a cluster presents the same
+ * pair: the first to start creates it, and the others read back the one that was stored.
+ */
 export async function loadCurveKeys(store: Store): Promise<CurveKeys> {
   const saved = curveDocSchema.safeParse(await store.get(PUSH, CURVE_ID));
   if (saved.success) return { publicKey: saved.data.public_key, secretKey: saved.data.secret_key };
   const pair = curveKeyPair();
-  await saveCurveKeys(store, pair);
-  return pair;
+  const stored = curveDocSchema.parse(
+    await store.putIfAbsent(PUSH, CURVE_ID, { public_key: pair.publicKey, secret_key: pair.secretKey }),
+  );
+  return { publicKey: stored.public_key, secretKey: stored.secret_key };
 }

@@ -1,0 +1,180 @@
+// The leases this process holds on partitions, and the tokens its store writes under. A lease is a Redis key with
+// a time to live holding `epoch:member`; the epoch rises with every new lease, and every write checks the token
+// inside Redis (src/store/redis-scripts.ts), so no consensus of our own is needed: Redis is the one place that
+// decides who may write.
+//
+// Locally a lease counts as valid only until its time to live, measured from when the last renewal that succeeded
+// was sent, runs out (less a margin): past that another process may hold it, so this one stops writing before it
+// could have passed. A renewal that finds the epoch unchanged brings the lease back (nobody took it, so nobody
+// else wrote); one that finds another epoch loses it; one that finds no epoch at all says Redis lost the
+// partition's data, and the lease is taken again so that what this process holds can be written back.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { epochKey, leaseKey } from '../store/keys.js';
+import type { Fencing } from '../store/fencing.js';
+import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
+import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
+
+export const DEFAULT_LEASE_TTL_MS = 5000;
+
+export interface LeaseEvents {
+  /** Another process took the lease: nothing of the partition may be served from memory any more. */
+  lost(partition: Partition): void;
+  /**
+   * Redis lost these partitions' data, and this process holds their leases again: what it holds must be written
+   * back before anything else reads the store.
+   */
+  dataLost(partitions: readonly Partition[]): void;
+}
+
+export interface LeaseOptions {
+  ttlMs?: number;
+  /** A monotonic clock in ms (tests step it). */
+  now?: () => number;
+  events?: Partial<LeaseEvents>;
+}
+
+interface Held {
+  token: string;
+  /** Local time until which the token is used: the lease cannot have passed to anyone before. */
+  validUntil: number;
+}
+
+export class Leases implements Fencing {
+  readonly ttlMs: number;
+  private readonly held = new Map<Partition, Held>();
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: RedisClient & ScriptCommands,
+    private readonly prefix: string,
+    readonly member: string,
+    private readonly opts: LeaseOptions = {},
+  ) {
+    this.ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  /** The token while the lease is surely still this process's. */
+  tokenFor(partition: Partition): string | undefined {
+    const held = this.held.get(partition);
+    return held !== undefined && this.now() < held.validUntil ? held.token : undefined;
+  }
+
+  /** Redis refused a write: a renewal tells whether the lease ran out unnoticed (and comes back) or was taken. */
+  refused(partition: Partition, token: string): void {
+    if (this.held.get(partition)?.token === token) void this.renew();
+  }
+
+  /** The partitions held now. */
+  partitions(): Partition[] {
+    return [...this.held.keys()];
+  }
+
+  /** The epoch of the lease held on `partition` (event ids and stream entries carry it), or undefined. */
+  epochOf(partition: Partition): number | undefined {
+    const token = this.held.get(partition)?.token;
+    return token === undefined ? undefined : Number(token.slice(0, token.indexOf(':')));
+  }
+
+  /** Takes the lease if it is free; true when this process holds it afterwards. */
+  async acquire(partition: Partition): Promise<boolean> {
+    if (this.held.has(partition)) return true;
+    const sent = this.now();
+    const token = await this.redis.leaseAcquire(
+      leaseKey(this.prefix, partition),
+      epochKey(this.prefix, partition),
+      this.member,
+      this.ttlMs,
+    );
+    if (token === null) return false;
+    this.held.set(partition, { token, validUntil: this.validFrom(sent) });
+    return true;
+  }
+
+  /** Lets the lease go (after the partition's writes settled), so another process may take it at once. */
+  async release(partition: Partition): Promise<void> {
+    const held = this.held.get(partition);
+    if (!held) return;
+    this.held.delete(partition);
+    await this.redis.leaseRelease(leaseKey(this.prefix, partition), held.token);
+  }
+
+  /** Renews every lease a third of the time to live apart. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.renew(), this.ttlMs / 3);
+    this.timer.unref();
+  }
+
+  /** Stops renewing; with `release`, lets every lease go (a process that stops on purpose). */
+  async stop(release = false): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.renewing;
+    if (release) await Promise.allSettled(this.partitions().map((p) => this.release(p)));
+  }
+
+  /** One round of renewals (one at a time: a round started while one runs waits for it). */
+  renew(): Promise<void> {
+    this.renewing ??= this.renewAll().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private async renewAll(): Promise<void> {
+    const lostData: Partition[] = [];
+    await Promise.all(
+      [...this.held].map(async ([partition, held]) => {
+        const sent = this.now();
+        let answer: number;
+        try {
+          answer = await this.redis.leaseRenew(
+            leaseKey(this.prefix, partition),
+            epochKey(this.prefix, partition),
+            held.token,
+            this.ttlMs,
+          );
+        } catch {
+          return; // Redis away: the token lapses on its own, and the next round asks again.
+        }
+        if (this.held.get(partition) !== held) return; // released meanwhile
+        if (answer === 1) held.validUntil = this.validFrom(sent);
+        else if (answer === 0) this.lose(partition);
+        else {
+          this.held.delete(partition);
+          if (await this.acquire(partition).catch(() => false)) lostData.push(partition);
+          else this.lose(partition);
+        }
+      }),
+    );
+    if (lostData.length > 0) this.opts.events?.dataLost?.(lostData);
+  }
+
+  private lose(partition: Partition): void {
+    this.held.delete(partition);
+    this.opts.events?.lost?.(partition);
+  }
+
+  /** A fifth of the time to live is kept back for the clocks of this host and Redis's to differ in pace. */
+  private validFrom(sent: number): number {
+    return sent + this.ttlMs - this.ttlMs / 5;
+  }
+}
+
+/**
+ * Takes every partition's lease for a process that writes the store alone (a benchmark, a test, a tool), fences
+ * the store with them and keeps them renewed; `stop(true)` on the answer lets them go. Rejects when another
+ * process holds one.
+ */
+export async function holdEveryPartition(
+  store: { redis: RedisClient & ScriptCommands; keyPrefix: string; fenceWith(f: Fencing): void },
+  member = `sole-${randomUUID()}`,
+): Promise<Leases> {
+  const leases = new Leases(store.redis, store.keyPrefix, member);
+  for (const p of ALL_PARTITIONS)
+    if (!(await leases.acquire(p))) throw new Error(`another process holds partition ${partitionName(p)}`);
+  store.fenceWith(leases);
+  leases.start();
+  return leases;
+}

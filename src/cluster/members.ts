@@ -1,0 +1,81 @@
+// The cluster's members: every server process registers itself in Redis with a time to live and refreshes it, and
+// each refresh answers who else is alive. Expiry is judged by Redis's clock, so the hosts' clocks never matter.
+import { z } from 'zod';
+import { memberExpiryKey, membersKey } from '../store/keys.js';
+import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
+
+export const memberSchema = z.object({
+  id: z.string(),
+  /** Where this member's API answers (`http://host:port`). */
+  url: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  /** When the process started, ms since the epoch. */
+  started_at: z.number(),
+});
+export type Member = z.infer<typeof memberSchema>;
+
+export class Members {
+  private live: Member[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly redis: RedisClient & ScriptCommands,
+    private readonly prefix: string,
+    readonly me: Member,
+    private readonly ttlMs: number,
+    private readonly changed: (members: readonly Member[]) => void = () => undefined,
+  ) {}
+
+  /** Registers (or refreshes) this member and answers the live members, sorted by id. */
+  async beat(): Promise<readonly Member[]> {
+    const raw = await this.redis.memberBeat(
+      membersKey(this.prefix),
+      memberExpiryKey(this.prefix),
+      this.me.id,
+      JSON.stringify(this.me),
+      this.ttlMs,
+    );
+    const members = raw
+      .flatMap((json) => {
+        const parsed = memberSchema.safeParse(safeJson(json));
+        return parsed.success ? [parsed.data] : [];
+      })
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const before = this.live.map((m) => m.id).join(',');
+    this.live = members;
+    if (members.map((m) => m.id).join(',') !== before) this.changed(members);
+    return members;
+  }
+
+  /** The members alive at the last refresh. */
+  members(): readonly Member[] {
+    return this.live;
+  }
+
+  /** The member with this id, if alive at the last refresh. */
+  find(id: string): Member | undefined {
+    return this.live.find((m) => m.id === id);
+  }
+
+  /** Refreshes a third of the time to live apart (a failed refresh is tried again at the next). */
+  start(): void {
+    this.timer ??= setInterval(() => void this.beat().catch(() => undefined), this.ttlMs / 3);
+    this.timer.unref();
+  }
+
+  /** Stops refreshing and leaves at once, so the others need not wait for this registration to run out. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.redis.memberLeave(membersKey(this.prefix), memberExpiryKey(this.prefix), this.me.id).catch(() => 0);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,39 @@
+// Which member should own each partition: rendezvous hashing over the live members, so every member computes the
+// same answer from the same member list, and a member joining or leaving moves only the partitions it wins or
+// held. Pure: the coordinator turns the plan into lease acquisitions and hand-overs.
+import { createHash } from 'node:crypto';
+import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
+
+/** The member (by id) that should own `partition`, or undefined when there is none. */
+export function preferredOwner(partition: Partition, members: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = -1n;
+  const name = partitionName(partition);
+  for (const member of members) {
+    const score = createHash('sha1').update(`${name}\u0000${member}`).digest().readBigUInt64BE(0);
+    if (score > bestScore || (score === bestScore && best !== undefined && member < best)) {
+      best = member;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+export interface OwnershipPlan {
+  /** Partitions this member should own and does not hold: try their leases (taken only once free). */
+  acquire: Partition[];
+  /** Partitions this member holds that another live member should own: hand them over. */
+  release: Partition[];
+}
+
+/** What `me` should do, holding `held`, for the live `members` (ids, `me` among them). */
+export function planOwnership(me: string, held: ReadonlySet<Partition>, members: readonly string[]): OwnershipPlan {
+  const acquire: Partition[] = [];
+  const release: Partition[] = [];
+  for (const p of ALL_PARTITIONS) {
+    const owner = preferredOwner(p, members.includes(me) ? members : [...members, me]);
+    if (owner === me && !held.has(p)) acquire.push(p);
+    else if (owner !== me && held.has(p)) release.push(p);
+  }
+  return { acquire, release };
+}

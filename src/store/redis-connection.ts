@@ -1,0 +1,126 @@
+// Opens the connection a `redis_url` names: one Redis, a Redis Cluster (found by asking the node the URL names, so
+// any node of a cluster is enough), or a master through Sentinel (`redis+sentinel://HOST:PORT,HOST:PORT/NAME`).
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisClient } from './redis-scripts.js';
+
+/** Redis did not become ready in time; the message names the URL (without password) and the last error. */
+export class RedisUnavailableError extends Error {
+  override name = 'RedisUnavailableError';
+}
+
+export interface OpenedRedis {
+  redis: RedisClient;
+  mode: 'single' | 'cluster' | 'sentinel';
+  /** The last connection error, for messages. */
+  lastError(): Error | undefined;
+}
+
+/**
+ * Fail fast while Redis is away: with no offline queue a command is refused at once instead of waiting, and none
+ * is resent after a reconnect, so a write refused to its caller never lands later behind its back.
+ */
+const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, autoResendUnfulfilledCommands: false };
+
+/** Connects in the background, as ioredis does; `whenReady` waits for it. */
+export function openRedis(url: string, mode: 'single' | 'cluster' | 'sentinel' = modeOfUrl(url)): OpenedRedis {
+  let last: Error | undefined;
+  let redis: RedisClient;
+  if (mode === 'sentinel') redis = new Redis({ ...sentinelOptions(url), ...FAIL_FAST });
+  else if (mode === 'cluster') {
+    const { host, port, ...node } = nodeOptions(url);
+    const options: ClusterOptions = {
+      enableOfflineQueue: false,
+      redisOptions: { ...node, ...FAIL_FAST },
+      // Every command of the store goes where its key's slot lives; a pipeline of many partitions is split by node.
+      enableAutoPipelining: true,
+    };
+    redis = new Cluster([{ host, port }], options);
+  } else redis = new Redis(url, FAIL_FAST);
+  // Without a listener ioredis prints every failed reconnect; keep the last one for messages.
+  redis.on('error', (err: Error) => {
+    last = err;
+  });
+  return { redis, mode, lastError: () => last };
+}
+
+/**
+ * Connects to what the URL names and asks whether it is a node of a Redis Cluster; if so, the connection returned
+ * is a cluster client seeded with that node.
+ */
+export async function connectRedis(url: string, timeoutMs: number): Promise<OpenedRedis> {
+  const first = openRedis(url);
+  await whenReady(first, url, timeoutMs);
+  if (first.mode !== 'single') return first;
+  const info = await first.redis.info('cluster');
+  if (!/cluster_enabled:1/.test(info)) return first;
+  first.redis.disconnect();
+  const cluster = openRedis(url, 'cluster');
+  await whenReady(cluster, url, timeoutMs);
+  return cluster;
+}
+
+export function whenReady(opened: OpenedRedis, url: string, timeoutMs: number): Promise<void> {
+  const { redis } = opened;
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const finish = (err?: Error): void => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('end', onEnd);
+      if (err) {
+        redis.disconnect();
+        reject(err);
+      } else resolve();
+    };
+    const fail = (why: string): void => {
+      const error = opened.lastError();
+      const last = error ? ` (${error.message})` : '';
+      finish(new RedisUnavailableError(`Redis at ${redact(url)} ${why}${last}`, { cause: error }));
+    };
+    const onReady = (): void => finish();
+    const onEnd = (): void => fail('closed the connection');
+    const timer = setTimeout(() => fail(`did not answer within ${timeoutMs / 1000} s`), timeoutMs);
+    redis.on('ready', onReady);
+    redis.on('end', onEnd);
+  });
+}
+
+function modeOfUrl(url: string): 'single' | 'sentinel' {
+  return url.startsWith('redis+sentinel://') || url.startsWith('rediss+sentinel://') ? 'sentinel' : 'single';
+}
+
+/** Host, port and credentials of a `redis://` or `rediss://` URL. */
+function nodeOptions(url: string): RedisOptions & { host: string; port: number } {
+  const u = new URL(url);
+  return {
+    host: u.hostname || '127.0.0.1',
+    port: Number(u.port || 6379),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/** `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER_NAME[/DB]`. */
+function sentinelOptions(url: string): RedisOptions {
+  const match = /^rediss?\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/]+)\/([^/]+)(?:\/(\d+))?$/.exec(url);
+  if (!match) throw new RangeError(`${redact(url)} is not redis+sentinel://HOST:PORT[,HOST:PORT]/MASTER_NAME`);
+  const [, username, password, hosts = '', name = '', db] = match;
+  const sentinels = hosts.split(',').map((hp) => {
+    const at = hp.lastIndexOf(':');
+    return at === -1 ? { host: hp, port: 26379 } : { host: hp.slice(0, at), port: Number(hp.slice(at + 1)) };
+  });
+  return {
+    sentinels,
+    name: decodeURIComponent(name),
+    ...(username ? { username: decodeURIComponent(username) } : {}),
+    ...(password ? { password: decodeURIComponent(password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(url.startsWith('rediss') ? { tls: {} } : {}),
+  };
+}
+
+/** The URL with any password hidden, for error messages. */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+}

@@ -1,0 +1,159 @@
+// The Lua scripts the Redis store and the cluster leases run. Each touches the keys of one partition only (one hash
+// tag, so one Redis Cluster slot), and every write checks its writer's lease in the same script as the write: an
+// owner that lost its lease (paused, partitioned, replaced) writes nothing.
+import type { Cluster, Redis } from 'ioredis';
+
+/** A connection to a single Redis (or through Sentinel to its master), or to a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * What a fenced script answers when the lease is not (any more) the writer's: an error whose code is FENCED (Redis
+ * prefixes ERR to a message of one word, so it has a second).
+ */
+export const FENCED_REPLY = 'FENCED lease not held by this writer';
+
+// Ops after the token, each `code keyIndex count args...`: H (HSET pairs), D (HDEL fields), X (DEL), S (SADD),
+// R (SREM). Arguments go to Redis in chunks: Lua's unpack has a stack limit of a few thousand values.
+const FENCED_WRITE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('${FENCED_REPLY}') end
+local commands = { H = 'HSET', D = 'HDEL', S = 'SADD', R = 'SREM' }
+local i = 2
+while i <= #ARGV do
+  local code, key, n = ARGV[i], KEYS[tonumber(ARGV[i + 1])], tonumber(ARGV[i + 2])
+  i = i + 3
+  if code == 'X' then
+    redis.call('DEL', key)
+  else
+    local width = code == 'H' and 2 or 1
+    local total = n * width
+    local done = 0
+    while done < total do
+      local take = math.min(total - done, 1000)
+      redis.call(commands[code], key, unpack(ARGV, i + done, i + done + take - 1))
+      done = done + take
+    end
+    i = i + total
+  end
+end
+return 1
+`;
+
+// KEYS: the lease, the partition's registry. ARGV: token, the partition's key prefix, the collection. Removes the
+// collection and every collection below it, their field maps and their names.
+const FENCED_DROP = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('${FENCED_REPLY}') end
+local prefix, root = ARGV[2], ARGV[3]
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if name == root or string.sub(name, 1, #root + 1) == root .. '/' then
+    local maps = prefix .. 'fm:' .. name
+    for _, id in ipairs(redis.call('SMEMBERS', maps)) do redis.call('DEL', prefix .. 'f:' .. name .. ':' .. id) end
+    redis.call('DEL', prefix .. 'c:' .. name, maps)
+    redis.call('SREM', KEYS[2], name)
+  end
+end
+return 1
+`;
+
+// KEYS: the collection's hash, the partition's registry. ARGV: id, the document, the collection. The stored
+// document, whoever wrote it first: needs no lease, as every writer would write an equivalent one.
+const CREATE_DOC = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('SADD', KEYS[2], ARGV[3]) end
+return redis.call('HGET', KEYS[1], ARGV[1])
+`;
+
+// KEYS: the lease, the epoch. ARGV: member id, ttl ms. A free lease is taken with a new epoch, higher than every
+// earlier one and than Redis's clock in ms, so epochs keep rising even after Redis lost the counter. Answers the
+// token `epoch:member`, or false when another holds the lease.
+const LEASE_ACQUIRE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
+redis.call('SET', KEYS[2], string.format('%d', epoch))
+local token = string.format('%d', epoch) .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+return token
+`;
+
+// KEYS: the lease, the epoch. ARGV: token, ttl ms. 1: renewed (also when the lease had run out but nobody took it
+// since: the epoch is still the token's, so nobody else wrote). 0: another took it. -1: the epoch is gone, so
+// Redis lost the partition's data.
+const LEASE_RENEW = `
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then return -1 end
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] or (not holder and string.sub(ARGV[1], 1, #epoch + 1) == epoch .. ':') then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`;
+
+// KEYS: the lease. ARGV: token. Lets the lease go only when it is still the token's.
+const LEASE_RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+// KEYS: the members' descriptions, their expiry set. ARGV: member id, description, ttl ms. Registers or refreshes
+// the member, forgets the members whose registration ran out (by Redis's clock, so hosts' clocks do not matter),
+// and answers the live members' descriptions.
+const MEMBER_BEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+if #gone > 0 then
+  redis.call('ZREM', KEYS[2], unpack(gone))
+  redis.call('HDEL', KEYS[1], unpack(gone))
+end
+if ARGV[2] ~= '' then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+return redis.call('HVALS', KEYS[1])
+`;
+
+// KEYS: as MEMBER_BEAT. ARGV: member id. A member leaving on purpose is forgotten at once.
+const MEMBER_LEAVE = `
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('HDEL', KEYS[1], ARGV[1])
+`;
+
+/** The scripts as commands of a connection (ioredis sends EVALSHA, and the script itself once per server). */
+export interface ScriptCommands {
+  fencedWrite(keys: readonly string[], args: readonly (string | number)[]): Promise<number>;
+  fencedDrop(lease: string, registry: string, token: string, prefix: string, collection: string): Promise<number>;
+  createDoc(key: string, registry: string, id: string, doc: string, collection: string): Promise<string>;
+  leaseAcquire(lease: string, epoch: string, member: string, ttlMs: number): Promise<string | null>;
+  leaseRenew(lease: string, epoch: string, token: string, ttlMs: number): Promise<number>;
+  leaseRelease(lease: string, token: string): Promise<number>;
+  memberBeat(members: string, expiry: string, id: string, description: string, ttlMs: number): Promise<string[]>;
+  memberLeave(members: string, expiry: string, id: string): Promise<number>;
+}
+
+const defined = new WeakSet<RedisClient>();
+
+/** The connection with the scripts defined on it. */
+export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
+  if (!defined.has(redis)) {
+    redis.defineCommand('fencedWriteRaw', { lua: FENCED_WRITE });
+    redis.defineCommand('fencedDrop', { lua: FENCED_DROP, numberOfKeys: 2 });
+    redis.defineCommand('createDoc', { lua: CREATE_DOC, numberOfKeys: 2 });
+    redis.defineCommand('leaseAcquire', { lua: LEASE_ACQUIRE, numberOfKeys: 2 });
+    redis.defineCommand('leaseRenew', { lua: LEASE_RENEW, numberOfKeys: 2 });
+    redis.defineCommand('leaseRelease', { lua: LEASE_RELEASE, numberOfKeys: 1 });
+    redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 2 });
+    redis.defineCommand('memberLeave', { lua: MEMBER_LEAVE, numberOfKeys: 2 });
+    defined.add(redis);
+  }
+  const raw = redis as RedisClient & ScriptCommands & { fencedWriteRaw(...args: unknown[]): Promise<number> };
+  // A variable number of keys: ioredis takes their count as the first argument. Arrays are flattened by ioredis,
+  // not spread here: a spread of 100,000 node states would pass the engine's limit on arguments.
+  raw.fencedWrite = (keys, args) => raw.fencedWriteRaw(keys.length, keys, args);
+  return raw;
+}
+
+/** Whether a script's failure is its fence refusing the write. */
+export function isFenced(e: unknown): boolean {
+  return e instanceof Error && e.message.startsWith('FENCED ');
+}
