@@ -46,6 +46,7 @@ export class ClusterMember {
           log.warn('Redis lost partitions this server held; their leases are taken again', {
             partitions: ps.map(partitionName),
           });
+          void store.checkLoss();
         },
       },
     });

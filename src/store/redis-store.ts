@@ -29,7 +29,7 @@ const LOSS_CHECK_MS = 5000;
 const PING_TIMEOUT_MS = 1000;
 
 /** Until the server's leases fence it, a store writes nothing. */
-const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined };
+const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined, renew: () => Promise.resolve() };
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
@@ -37,6 +37,7 @@ export class RedisStore implements Store {
   readonly #redis: RedisClient & ScriptCommands;
   #fencing: Fencing = UNFENCED;
   #lossTimer: NodeJS.Timeout | undefined;
+  #checkLoss: () => Promise<void> = () => Promise.resolve();
 
   private constructor(
     opened: OpenedRedis,
@@ -84,15 +85,19 @@ export class RedisStore implements Store {
     this.#fencing = fencing;
   }
 
-  /** Watches the marker: on each reconnect and every LOSS_CHECK_MS. */
+  /**
+   * Watches the marker: on each reconnect, every LOSS_CHECK_MS, and when the leases found a partition's data gone
+   * (checkLoss). The leases are taken again before the write-back, whose writes they fence.
+   */
   onLost(writeBack: () => Promise<void>): void {
     let busy = false;
     const redis = this.#redis;
-    const check = async () => {
+    this.#checkLoss = async () => {
       if (busy || redis.status !== 'ready') return;
       busy = true;
       try {
         if ((await redis.exists(markerKey(this.keyPrefix))) === 0) {
+          await this.#fencing.renew();
           await writeBack();
           await redis.set(markerKey(this.keyPrefix), 'written by infra-server');
         }
@@ -102,9 +107,14 @@ export class RedisStore implements Store {
         busy = false;
       }
     };
-    redis.on('ready', () => void check());
-    this.#lossTimer = setInterval(() => void check(), LOSS_CHECK_MS);
+    redis.on('ready', () => void this.checkLoss());
+    this.#lossTimer = setInterval(() => void this.checkLoss(), LOSS_CHECK_MS);
     this.#lossTimer.unref();
+  }
+
+  /** Looks for the marker now (the leases found a partition's data gone). */
+  checkLoss(): Promise<void> {
+    return this.#checkLoss();
   }
 
   /** HGETALL of the collection's hash, in every partition its documents may be in. */

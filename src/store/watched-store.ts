@@ -22,6 +22,8 @@ export class WatchedStore implements Store {
   readonly kind: Store['kind'];
   /** When the store began failing; null while it works. */
   #failingSince: number | null = null;
+  /** When a write-back of what the store lost began, while it runs. */
+  #writingBackSince: number | null = null;
 
   private readonly now: () => number;
   private readonly observeWrite: StoreWriteObserver | undefined;
@@ -36,9 +38,9 @@ export class WatchedStore implements Store {
     this.observeWrite = opts.observeWrite;
   }
 
-  /** Since when operations fail (or time out), or null while they work. */
+  /** Since when operations fail (or time out) or the store is being written back, or null while it is whole. */
   get failingSince(): number | null {
-    return this.#failingSince;
+    return this.#writingBackSince ?? this.#failingSince;
   }
 
   /**
@@ -96,8 +98,16 @@ export class WatchedStore implements Store {
     return this.#write('drop', () => this.inner.drop(collection));
   }
 
+  /** The store counts as failing while the write-back runs: what it answers is not whole before. */
   onLost(writeBack: () => Promise<void>): void {
-    this.inner.onLost(writeBack);
+    this.inner.onLost(async () => {
+      this.#writingBackSince ??= this.now();
+      try {
+        await writeBack();
+      } finally {
+        this.#writingBackSince = null;
+      }
+    });
   }
 
   /** The store's own check; one that answers ends a failing spell as a successful operation would. */
