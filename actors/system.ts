@@ -1,6 +1,7 @@
-// Starts the actor tree: nact, the root actor that owns the organization registry, the global users actor, and
-// one actor per organization, all restored from the store before the first request is taken. Every actor is
-// supervised (shared/supervision.ts); crashes are logged and counted here.
+// Starts the actor tree: nact, the root actor that answers for the organization registry, the global users actor,
+// and one actor per organization this process serves (org-registry.ts), those named at start restored from the
+// store before the first request is taken. Every actor is supervised (shared/supervision.ts); crashes are logged
+// and counted here.
 import { dispatch, query, start, stop, type Ref } from 'nact';
 import { FeedHub, type FeedSettings } from '../src/feeds/feed-hub.js';
 import type { Counters } from '../src/lib/counters.js';
@@ -9,10 +10,11 @@ import { ORGS } from '../src/store/collections.js';
 import type { Store } from '../src/store/store.js';
 import { newOrgWrites, validatorName } from './org/new-org.js';
 import type { NodeStateCount } from './org/ops/push.js';
-import { publishPrincipals, spawnOrg, type OrgHandle, type OrgMsg, type OrgPorts } from './org/org.js';
+import { publishPrincipals, spawnOrg, type OrgMsg, type OrgPorts } from './org/org.js';
 import { applyWrites, emptyOrgState } from './org/org-state.js';
 import { MemberPlaces } from './org/group-store.js';
-import { loadOrg, persistWrites } from './org/org-store.js';
+import { persistWrites } from './org/org-store.js';
+import { OrgRegistry } from './org-registry.js';
 import type { NodeActor } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
 import type { PushPorts, PushTransport } from './push/ports.js';
@@ -45,9 +47,20 @@ export interface InfraSystem {
   store: Store;
   root: Ref<RootMsg>;
   users: Ref<UsersMsg>;
-  /** The actor of an organization, or undefined when there is no such organization. */
+  /** The actor of an organization, or undefined when this process does not serve one of that name. */
   org(name: string): Ref<OrgMsg> | undefined;
+  /** The organizations this process serves. */
   orgNames(): string[];
+  /**
+   * Serves a stored organization here, restored as at a start: false when the store holds none of that name, true
+   * once it runs (at once when it runs already).
+   */
+  adoptOrg(name: string): Promise<boolean>;
+  /**
+   * Stops serving an organization here, which goes on existing for another process to adopt: not found from the
+   * call on, it resolves once what it had accepted is stored and its actors are stopped.
+   */
+  releaseOrg(name: string): Promise<void>;
   /** Users, clients and memberships as authentication reads them, kept current by the actors. */
   principals: PrincipalView;
   /** `actor_crashes`, `job_ignored` and `node_ignored`, for GET /_status. */
@@ -75,6 +88,8 @@ export interface SystemOptions {
   log: Logger;
   /** Feed timings (defaults: the original's 5 s linger, 60 s org retention, 15 s keepalive). */
   feeds?: Partial<FeedSettings>;
+  /** The stored organizations to serve from the start (default: all of them); others can be adopted later. */
+  adopt?: 'all' | readonly string[];
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
@@ -114,25 +129,11 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     },
   };
   const nact = start();
-  const registry = new Map<string, OrgHandle>();
 
-  const loaded = [];
-  for (const raw of (await store.load(ORGS)).values()) loaded.push(await loadOrg(store, raw));
   const usersState = await loadUsers(store);
   const principals = new PrincipalDirectory();
   principals.setServerAdmins(usersState.serverAdmins);
   for (const [name, doc] of usersState.users) principals.setUser(name, doc);
-  for (const { state } of loaded) {
-    principals.addOrg(state.org.name);
-    for (const [name, doc] of state.clients) principals.setClient(state.org.name, name, doc);
-    for (const username of state.members.keys()) principals.setMember(state.org.name, username, true);
-    usersState.orgInfo.set(state.org.name, { full_name: state.org.full_name, guid: state.org.guid });
-    for (const username of state.members.keys()) {
-      const orgs = usersState.orgsOf.get(username) ?? new Set<string>();
-      orgs.add(state.org.name);
-      usersState.orgsOf.set(username, orgs);
-    }
-  }
 
   const users = spawnUsers(nact, usersState, {
     store,
@@ -146,7 +147,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     },
     // Every organization, members or not: ACL entries may name a user that has left.
     userRenamed: (from, to) => {
-      for (const [name, { ref }] of registry) {
+      for (const [name, { ref }] of registry.entries()) {
         const failed = (why: unknown) =>
           log.error('an organization could not rename a user', { org: name, from, to, error: why });
         void ask(ref, (replyTo: Ref<Reply>) => ({
@@ -176,10 +177,18 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
       dispatch(root, { type: 'org_deleted', name });
     },
   };
+  // The root actor, spawned below, is the parent of every organization's actor.
+  const registry = new OrgRegistry({ store, transport, users, principals, feeds, orgPorts, parent: () => root });
 
   const createOrg = async (msg: Extract<RootMsg, { type: 'create_org' }>, self: Ref<RootMsg>): Promise<Reply> => {
     if (!msg.ctx.requestor.superuser) return forbidden('create');
     if (registry.has(msg.name)) return failBare(409, 'Organization already exists');
+    // Stored but served by another process (or not adopted yet): creating it again would overwrite it.
+    try {
+      if ((await store.get(ORGS, msg.name)) !== undefined) return failBare(409, 'Organization already exists');
+    } catch (e) {
+      return storeFailure(log, e);
+    }
     const creator = msg.ctx.requestor.kind === 'user' ? msg.ctx.requestor.name : null;
     const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now(), creator);
     const org = writes[0];
@@ -196,7 +205,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
     const handle = spawnOrg(self, state, [], places, orgPorts);
     handle.resume();
-    registry.set(msg.name, handle);
+    registry.add(msg.name, handle);
     const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
     return ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri);
   };
@@ -209,7 +218,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
           dispatch(msg.replyTo, forbidden('read'));
           break;
         }
-        const names = [...registry.keys()].sort();
+        const names = registry.names();
         dispatch(msg.replyTo, ok(Object.fromEntries(names.map((n) => [n, `${msg.ctx.baseUrl}/organizations/${n}`]))));
         break;
       }
@@ -217,8 +226,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
         dispatch(msg.replyTo, await createOrg(msg, self));
         break;
       case 'org_deleted': {
-        const handle = registry.get(msg.name);
-        registry.delete(msg.name);
+        const handle = registry.remove(msg.name);
         if (handle) {
           void handle.stop();
           stop(handle.ref);
@@ -234,34 +242,40 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
   };
   const root = spawnSupervised(nact, { name: 'root', initial: null, receive, onCrash }, reporter);
 
-  for (const { state, inFlight, places } of loaded)
-    registry.set(state.org.name, spawnOrg(root, state, inFlight, places, orgPorts));
+  const adopt = opts.adopt ?? 'all';
+  if (adopt === 'all') {
+    for (const [name, raw] of await store.load(ORGS)) await registry.adopt(name, raw);
+  } else {
+    for (const name of adopt) await registry.adopt(name);
+  }
 
   return {
     store,
     root,
     users,
     org: (name) => registry.get(name)?.ref,
-    orgNames: () => [...registry.keys()].sort(),
+    orgNames: () => registry.names(),
+    adoptOrg: (name) => registry.adopt(name),
+    releaseOrg: (name) => registry.release(name),
     principals,
     counters,
     feeds,
-    resumePush: () => {
-      for (const handle of registry.values()) handle.resume();
-    },
+    resumePush: () => registry.resumePush(),
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
-    nodeCounts: () => [...registry].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),
+    nodeCounts: () =>
+      [...registry.entries()].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),
     writeBack: async () => {
       const asked = [
         ask(users, (replyTo: Ref<boolean>) => ({ type: 'write_back' as const, replyTo })),
-        ...[...registry.values()].map(({ ref }) =>
+        ...[...registry.entries()].map(([, { ref }]) =>
           ask(ref, (replyTo: Ref<boolean>) => ({ type: 'write_back' as const, replyTo })),
         ),
       ];
       if (!(await Promise.all(asked)).every(Boolean)) throw new Error('not everything could be written back');
     },
     stop: async () => {
-      await Promise.all([...registry.values()].map((handle) => handle.stop()));
+      await registry.idle();
+      await Promise.all([...registry.entries()].map(([, handle]) => handle.stop()));
       stop(nact);
       await store.close();
     },

@@ -48,6 +48,8 @@ export interface StartOptions {
    * has stopped serving. The executable exits; a supervisor may start it again as a standby.
    */
   steppedDown?: () => void;
+  /** The stored organizations this process serves from the start (default: all); others are adopted later. */
+  adopt?: 'all' | readonly string[];
 }
 
 /** `env` carries Node's own request and response (@hono/node-server), which the routes read headers from. */
@@ -148,6 +150,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       counters,
       log: logger.child({ component: 'actors' }),
       feeds: { keepAliveMs: config.keep_alive_time * 1000, orgExpirationMs: config.org_feed_expiration * 1000 },
+      adopt: opts.adopt,
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);

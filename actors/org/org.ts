@@ -1,7 +1,7 @@
 // One organization actor: every org-scoped request enters here, is decided by a pure handler (handlers.ts),
 // persisted, applied, then answered. Requests never see a change the store does not hold. The organization's
 // push-jobs children report here too.
-import { dispatch, type Ref } from 'nact';
+import { dispatch, query, type Ref } from 'nact';
 import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import type { PushPorts } from '../push/ports.js';
@@ -27,6 +27,8 @@ export type OrgMsg =
   | { type: 'user_deleted'; username: string }
   /** The store lost what it held: everything the organization holds is written again; answers whether it was. */
   | { type: 'write_back'; replyTo: Ref<boolean> }
+  /** Another process is to serve the organization: what was asked before is answered and stored, then it stops. */
+  | { type: 'release'; replyTo: Ref<true> }
   | PushReport;
 
 export interface OrgPorts {
@@ -53,7 +55,16 @@ export interface OrgHandle {
    */
   resume(): void;
   stop(): Promise<void>;
+  /**
+   * Resolves once everything asked of the organization before is answered, its jobs are stopped and all of it is
+   * stored; the caller then stops the actor. It waits as long as the store does: another process restores the
+   * organization from what is stored.
+   */
+  release(): Promise<void>;
 }
+
+/** nact's longest timer: a release is not cut short (see OrgHandle.release). */
+const NO_TIMEOUT_MS = 2_147_483_647;
 
 export function spawnOrg(
   parent: Ref<unknown>,
@@ -138,7 +149,7 @@ export function spawnOrg(
   };
 
   const request = async (state: OrgState, msg: Extract<OrgMsg, { type: 'request' }>) => {
-    if (state.deleted) {
+    if (state.deleted || released) {
       dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
       return;
     }
@@ -209,6 +220,17 @@ export function spawnOrg(
           dispatch(msg.replyTo, false);
         }
         break;
+      case 'release':
+        released = true;
+        clearInterval(ticker);
+        clearInterval(sweeper);
+        try {
+          await batcher.drain();
+          await push.release();
+        } finally {
+          dispatch(msg.replyTo, true);
+        }
+        break;
       case 'job_stored':
         // Deleted while the job was being stored: the job never starts.
         if (state.deleted) dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
@@ -233,6 +255,8 @@ export function spawnOrg(
     return state;
   };
 
+  /** Set by `release`: a request that still reaches the actor is answered as where the organization is not. */
+  let released = false;
   const self: Ref<OrgMsg> = spawnSupervised(
     parent,
     { name: `org-${name}`, initial, receive, onCrash },
@@ -260,6 +284,10 @@ export function spawnOrg(
       clearInterval(sweeper);
       await batcher.drain();
       await push.settle();
+    },
+    release: async () => {
+      push.releaseAsked();
+      await query(self, (replyTo: Ref<true>) => ({ type: 'release' as const, replyTo }), NO_TIMEOUT_MS);
     },
   };
 }

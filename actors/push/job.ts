@@ -23,8 +23,11 @@ export type JobMsg =
   | { type: 'node_down'; node: string }
   | { type: 'timer'; timer: 'voting' | 'run'; at: number }
   | { type: 'abort'; replyTo: Ref<Reply> }
-  /** From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. */
-  | { type: 'stop' }
+  /**
+   * From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. `replyTo`
+   * hears when that is so (a release waits for it before it waits for the job's saves).
+   */
+  | { type: 'stop'; replyTo?: Ref<true> }
   /** The store lost what it held: the whole job is saved again. */
   | { type: 'write_back' };
 
@@ -241,6 +244,7 @@ export function spawnJob(
       }
       case 'stop':
         stop(me);
+        if (msg.replyTo) dispatch(msg.replyTo, true);
         break;
       case 'write_back':
         saver.changed(true, Object.keys(state.nodes));

@@ -77,7 +77,15 @@ export interface PushTransport {
    * a commit written once it came back would ask it to vote in a job that no longer counts its vote.
    */
   nodeDown(org: string, node: string): void;
-  /** Forgets a deleted organization's sessions and connections, so a new one of that name starts clean. */
+  /**
+   * Loads the organization's stored session keys: this process serves it from now on, and its nodes' messages
+   * verify without a new config. Called before the organization is reachable, so no key opened here is replaced.
+   */
+  openOrg(org: string): Promise<void>;
+  /**
+   * Forgets an organization's sessions and connections as held in memory (what the store holds stays): it was
+   * deleted, so a new one of that name starts clean, or released, and another process serves it now.
+   */
   closeOrg(org: string): void;
   describe(): PushDescription;
 }

@@ -2,7 +2,7 @@
 // organization's push data, writes node states behind in batches, and answers the requests a job actor, the
 // store or the transport must answer. It runs inside the organization actor's turn and holds the only live
 // references to those children.
-import { dispatch, type Ref } from 'nact';
+import { dispatch, query, type Ref } from 'nact';
 import type { JobBody, PushConfigBody } from '../../src/api/push-jobs.js';
 import { parsePublicKey } from '../../src/auth/keys.js';
 import { encryptSessionKey } from '../../src/protocol/signing.js';
@@ -58,6 +58,8 @@ const FINISHED_CACHE_NODES = 200_000;
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_BATCH = 1000;
 const DAY_MS = 86_400_000;
+/** A release waits for its jobs as long as it takes (nact's longest timer): what they were told must be stored. */
+const NO_TIMEOUT_MS = 2_147_483_647;
 
 export class PushRuntime {
   /**
@@ -77,6 +79,12 @@ export class PushRuntime {
   private nextPurge = 0;
   /** The purge writing to the store now, if any: a stopping server waits for it. */
   private purging: Promise<void> | null = null;
+  /** New jobs being stored (saveNewJob), each settled once its start is handed on. */
+  private readonly storing = new Set<Promise<void>>();
+  /** Set when a release is asked for: new jobs stored from then on start at once, without the actor's turn. */
+  private releasing = false;
+  /** Set once the release runs: the organization is served elsewhere, and nothing more reaches its actor. */
+  private released = false;
 
   constructor(
     private readonly org: string,
@@ -125,7 +133,7 @@ export class PushRuntime {
         : { node_name: node, config, at },
     );
     const actor = new NodeActor(initial, this.org, this.ports, {
-      availability: (n, change) => dispatch(this.self(), { type: 'node_availability', node: n, change }),
+      availability: (n, change) => this.tellOrg({ type: 'node_availability', node: n, change }),
       job: (id) => this.jobs.get(id)?.ref,
     });
     this.nodes.set(node, actor);
@@ -158,7 +166,7 @@ export class PushRuntime {
         break;
       case 'job_finished':
         this.remember(msg.id, msg.final);
-        setTimeout(() => dispatch(this.self(), { type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
+        setTimeout(() => this.tellOrg({ type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
         break;
       case 'job_stored':
         this.startJob(msg.job, { replyTo: msg.replyTo, reply: msg.reply });
@@ -251,7 +259,44 @@ export class PushRuntime {
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
   async settle(): Promise<void> {
-    await Promise.all([this.flush(), this.purging, ...[...this.jobs.values()].map((job) => job.saved())]);
+    await Promise.all([
+      this.flush(),
+      this.purging,
+      ...this.storing,
+      ...[...this.jobs.values()].map((job) => job.saved()),
+    ]);
+  }
+
+  /**
+   * A release is asked for, and runs once the actor's mailbox reaches it: a new job stored meanwhile starts at
+   * once, since a `job_stored` sent now would only arrive after the release.
+   */
+  releaseAsked(): void {
+    this.releasing = true;
+  }
+
+  /**
+   * The organization is to be served by another process, which restores it from the store: new jobs being stored
+   * start (and are answered) first, every job handles what it was told before and stops, then everything is
+   * stored. Nothing reaches the organization's actor from its children or timers afterwards: an organization
+   * adopted again here has an actor of the same name.
+   */
+  async release(): Promise<void> {
+    this.releasing = true;
+    this.released = true;
+    await Promise.all(this.storing);
+    const jobs = [...this.jobs.values()];
+    this.jobs.clear();
+    // A job's mailbox is handled in order, so its answer says everything told before is handled. A job its crash
+    // policy stopped answers at once with a rejection; its state was saved `crashed`.
+    await Promise.all(
+      jobs.map((job) =>
+        query(job.ref, (replyTo: Ref<true>) => ({ type: 'stop' as const, replyTo }), NO_TIMEOUT_MS).catch(
+          () => undefined,
+        ),
+      ),
+    );
+    await Promise.all([this.flush(), this.purging, ...jobs.map((job) => job.saved())]);
   }
 
   /**
@@ -286,10 +331,16 @@ export class PushRuntime {
    * store refuses never starts, and its request gets the store's failure.
    */
   saveNewJob(job: JobState, replyTo: Ref<Reply>, reply: Reply): void {
-    writeJob(this.ports.store, this.org, job.id, saveOf(job)).then(
-      () => dispatch(this.self(), { type: 'job_stored', job, replyTo, reply }),
+    const stored = writeJob(this.ports.store, this.org, job.id, saveOf(job)).then(
+      () => {
+        // Released meanwhile: the job starts here, before the release stops it and hands it over running.
+        if (this.releasing) this.startJob(job, { replyTo, reply });
+        else dispatch(this.self(), { type: 'job_stored', job, replyTo, reply });
+      },
       (e: unknown) => dispatch(replyTo, storeFailure(this.ports.log, e)),
     );
+    this.storing.add(stored);
+    void stored.finally(() => this.storing.delete(stored));
   }
 
   /** Starts the actor of a new job, stored by saveNewJob; it sends the request's answer once it has started. */
@@ -390,6 +441,10 @@ export class PushRuntime {
     }
   }
 
+  private tellOrg(msg: PushReport): void {
+    if (!this.released) dispatch(this.self(), msg);
+  }
+
   private fleet(): Ref<never> {
     this.fleetRef ??= spawnSupervised<null, never>(
       this.self(),
@@ -408,8 +463,8 @@ export class PushRuntime {
 
   private spawnJobActor(job: JobState): Ref<JobMsg> {
     const handle = spawnJob(this.fleet(), this.org, job, this.ports, {
-      saved: (header) => dispatch(this.self(), { type: 'job_saved', header }),
-      finished: (id, final) => dispatch(this.self(), { type: 'job_finished', id, final }),
+      saved: (header) => this.tellOrg({ type: 'job_saved', header }),
+      finished: (id, final) => this.tellOrg({ type: 'job_finished', id, final }),
     });
     this.jobs.set(job.id, handle);
     return handle.ref;

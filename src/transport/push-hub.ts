@@ -204,7 +204,7 @@ export class PushHub implements PushTransport {
   async attach(system: InfraSystem): Promise<void> {
     this.system = system;
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
-    await this.sessions.load(system.orgNames());
+    // The organizations adopted so far loaded their session keys (openOrg) as they were adopted.
     system.resumePush();
     this.readingSince = this.now();
     void this.receive(this.sockets.heartbeat, 'heartbeat');
@@ -339,6 +339,10 @@ export class PushHub implements PushTransport {
   async writeBack(): Promise<void> {
     await this.sessions.writeBack();
     if (this.curve) await saveCurveKeys(this.store, this.curve);
+  }
+
+  async openOrg(org: string): Promise<void> {
+    await this.sessions.load([org]);
   }
 
   closeOrg(org: string): void {

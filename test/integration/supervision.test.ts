@@ -48,6 +48,7 @@ class RecordingTransport implements PushTransport {
   openSession(): never {
     throw new Error('no sessions here');
   }
+  async openOrg(): Promise<void> {}
   closeOrg(): void {}
   nodeDown(): void {}
   describe() {

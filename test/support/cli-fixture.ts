@@ -57,6 +57,7 @@ export async function startCliFixture(t: Test, nodeNames: readonly string[]): Pr
       throw new Error('the server runs in a child process');
     },
     restart: () => Promise.reject(new Error('restart the child process with server.restart()')),
+    beside: () => Promise.reject(new Error('the server runs in a child process')),
   };
   const nodes: TestNode[] = [];
   t.teardown(() => {

@@ -1,5 +1,6 @@
 // Starts a real server in this process for integration tests: a real HTTP port, a file store in a fresh
-// folder or Redis under a fresh key prefix, and signed clients for the accounts the first start creates.
+// folder or Redis under a fresh key prefix, and signed clients for the accounts the first start creates. Others
+// can start beside it on the same Redis, as the processes of a cluster do.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,11 @@ export interface TestServer {
   keyOf(name: 'pivotal' | 'admin' | 'default-validator'): Promise<string>;
   /** Stops this server and starts another on the same store; this object must not be used afterwards. */
   restart(): Promise<TestServer>;
+  /**
+   * Starts another server on this one's Redis store, as a second process beside it would be, serving the stored
+   * organizations named in `adopt` from the start (default: none). Stopped at teardown; not restartable.
+   */
+  beside(adopt?: readonly string[]): Promise<TestServer>;
 }
 
 /** A server's settings for a test: its files under `dataDir`, port 0 everywhere (the system picks free ports, so
@@ -64,7 +70,9 @@ export async function startTestServer(
     redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store'));
 
   let current: RunningServer | undefined;
+  const others: RunningServer[] = [];
   t.teardown(async () => {
+    for (const other of others) await other.close();
     await current?.close();
     await rm(dataDir, { recursive: true, force: true });
     if (redisUrl) {
@@ -75,9 +83,11 @@ export async function startTestServer(
     }
   });
 
-  const boot = async (): Promise<TestServer> => {
-    const running = await startServer(config, { store: await openStore(), logger });
-    current = running;
+  /** `adopt`: the organizations a server beside the first serves; undefined for the first server itself. */
+  const boot = async (adopt?: readonly string[]): Promise<TestServer> => {
+    const running = await startServer(config, { store: await openStore(), logger, adopt: adopt ?? 'all' });
+    if (adopt === undefined) current = running;
+    else others.push(running);
     const keyOf = (name: string) => readFile(join(dataDir, `${name}.pem`), 'utf8');
     const as = (userId: string, keyPem: string, opts: { apiVersion?: number } = {}) =>
       new ApiClient({ baseUrl: running.url, userId, key: keyPem, ...opts });
@@ -90,9 +100,14 @@ export async function startTestServer(
       pivotal: as('pivotal', await keyOf('pivotal')),
       admin: as('admin', await keyOf('admin')),
       restart: async () => {
+        if (adopt !== undefined) throw new Error('a server beside another is not restarted');
         await running.close();
         current = undefined;
         return boot();
+      },
+      beside: (names: readonly string[] = []) => {
+        if (!redisUrl) throw new Error('servers beside one another share a Redis store');
+        return boot(names);
       },
     };
   };

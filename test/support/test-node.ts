@@ -117,11 +117,12 @@ export class TestNode {
   private closed = false;
 
   constructor(
-    readonly server: TestServer,
+    /** The server the node talks to (moveTo changes it). */
+    public server: TestServer,
     readonly name: string,
     readonly org: string,
     readonly key: Buffer,
-    readonly config: PushConfigBody,
+    public config: PushConfigBody,
     script: Script,
   ) {
     this.script = script;
@@ -148,6 +149,18 @@ export class TestNode {
     this.dealers.heartbeat.close();
     this.dealers.command.close();
     this.dealers = this.open(commandAfterMs);
+  }
+
+  /**
+   * Both channels to another server's addresses, as a client sent to another process of a cluster: the same
+   * session key and incarnation, so that server must know the key from the store, and takes the node without rehab.
+   */
+  moveTo(server: TestServer): void {
+    const { heartbeat_addr, command_addr } = server.running.hub.describe();
+    const heartbeat = { ...this.config.push_jobs.heartbeat, heartbeat_addr, command_addr };
+    this.config = { ...this.config, push_jobs: { ...this.config.push_jobs, heartbeat } };
+    this.server = server;
+    this.reconnect(0);
   }
 
   private open(commandAfterMs: number): Record<Channel, Dealer> {
