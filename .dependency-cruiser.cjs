@@ -22,8 +22,8 @@ module.exports = {
       name: 'foundations-stay-below-the-actors',
       severity: 'error',
       comment:
-        'The wire, auth, config, store and API shapes know nothing of the actors, the HTTP facade or the transport.',
-      from: { path: '^src/(protocol|auth|config|store|api|search)/' },
+        'The wire, auth, config, store, cluster and API shapes know nothing of the actors, the HTTP facade or the transport.',
+      from: { path: '^src/(protocol|auth|config|store|api|search|cluster)/' },
       to: { path: '^(actors/|src/(http|transport|metrics|bin|cli|client|setup|server\\.ts))' },
     },
     {
