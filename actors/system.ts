@@ -218,7 +218,14 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
           dispatch(msg.replyTo, forbidden('read'));
           break;
         }
-        const names = registry.names();
+        // Every stored organization, whichever process serves it.
+        let names: string[];
+        try {
+          names = [...new Set([...registry.names(), ...(await store.load(ORGS)).keys()])].sort();
+        } catch (e) {
+          dispatch(msg.replyTo, storeFailure(log, e));
+          break;
+        }
         dispatch(msg.replyTo, ok(Object.fromEntries(names.map((n) => [n, `${msg.ctx.baseUrl}/organizations/${n}`]))));
         break;
       }

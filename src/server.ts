@@ -20,7 +20,9 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { WatchedStore } from './store/watched-store.js';
 import { RedisStore } from './store/redis-store.js';
-import { ClusterMember } from './cluster/cluster-member.js';
+import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
+import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
+import { partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
 import { startSystem, type InfraSystem } from '../actors/system.js';
 
@@ -43,11 +45,6 @@ export interface StartOptions {
   store?: Store;
   /** Replaces the logger made from log_level and log_format (tests keep quiet or read the lines). */
   logger?: Logger;
-  /**
-   * Another process took over leases this one held (it was paused or cut off from Redis past the lease): this one
-   * has stopped serving. The executable exits; a supervisor may start it again as a standby.
-   */
-  steppedDown?: () => void;
   /** The stored organizations this process serves from the start (default: all); others are adopted later. */
   adopt?: 'all' | readonly string[];
 }
@@ -60,11 +57,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const httpLog = logger.child({ component: 'http' });
   let store = opts.store;
   let member: ClusterMember | undefined;
+  /** Whether this process sets a new cluster up (first start), holding every partition meanwhile. */
+  let setsUp = false;
+  let redisStore: RedisStore | undefined;
   const waiting = createStartingApp({
     log: httpLog,
     store: () => store,
     cluster: () => member?.status(),
-    reason: () => WAITING_REASONS[member?.role ?? 'active'],
   });
   let fetch: Fetch = waiting.fetch;
   const http = await listen((req, env) => fetch(req, env), config).catch(async (e) => {
@@ -84,10 +83,10 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       await signatures.close();
       await started.metrics?.close();
       started.hub?.close();
-      // The system owns the store once it runs, and closes it when it stops: its writes settle before the
-      // leases they were fenced by are let go.
-      await (started.system ? started.system.stop() : store?.close());
+      // Organizations are handed over first (what they accepted is stored while their leases still fence it),
+      // then the system stops; it owns the store once it runs, and closes it.
       await member?.leave();
+      await (started.system ? started.system.stop() : store?.close());
     })());
   const standing = new AbortController();
   const counters = new Counters();
@@ -126,17 +125,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
         url,
         ttlMs: config.lease_ttl * 1000,
         log: logger.child({ component: 'cluster' }),
-        // Nothing may be answered from memory once another process may write: the port answers 503 from now on,
-        // the nodes' channels close (their clients fetch their config again and find the new owner), and the
-        // actors stop; whatever they still write is refused by the fence.
-        lost: () => {
-          fetch = waiting.fetch;
-          void stopAll().then(opts.steppedDown);
-        },
       });
       await member.join();
-      await member.takeEverything(standing.signal);
-      logger.info('this server holds the store: it runs every organization', { member: member.id });
+      const redis = (redisStore = store);
+      setsUp = await member.setUpFirst(
+        async () => (await redis.get(GLOBAL, SETUP_DONE.id)) !== undefined,
+        standing.signal,
+      );
     }
     const watched = new WatchedStore(store, config.store_timeout * 1000, {
       observeWrite: metrics?.observeStoreWrite,
@@ -150,7 +145,9 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       counters,
       log: logger.child({ component: 'actors' }),
       feeds: { keepAliveMs: config.keep_alive_time * 1000, orgExpirationMs: config.org_feed_expiration * 1000 },
-      adopt: opts.adopt,
+      // A member of a cluster adopts its partitions' organizations as it takes their leases (below), unless it
+      // holds every partition to set the cluster up.
+      adopt: member && !setsUp ? [] : opts.adopt,
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);
@@ -161,13 +158,19 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       await Promise.all([system.writeBack(), hub.writeBack()]);
       logger.info('everything this server holds is written back to the store');
     });
-    const setupFiles = await firstStart({
-      system,
-      dataDir: config.data_dir,
-      orgName: config.default_orgname,
-      apiUrl: url,
-      log: logger.child({ component: 'setup' }),
-    });
+    const setupFiles =
+      member && !setsUp
+        ? []
+        : await firstStart({
+            system,
+            dataDir: config.data_dir,
+            orgName: config.default_orgname,
+            apiUrl: url,
+            log: logger.child({ component: 'setup' }),
+          });
+    // From here a member owns what it should: the first round is done before the API answers, so a member alone
+    // serves every organization once /_status says pong.
+    if (member && redisStore) await member.run(partitionPorts(system, redisStore));
     fetch = createApp({
       system,
       authSkewSeconds: config.auth_skew,
@@ -201,12 +204,24 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   }
 }
 
-/** What every path but /_status answers while this process does not run the organizations. */
-const WAITING_REASONS = {
-  active: 'The server is starting',
-  standby: 'This server stands by: another server sharing its store runs the organizations',
-  stepped_down: 'This server stepped down: another server sharing its store took over',
-} as const;
+/** A partition's organizations come and go with its lease. */
+function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts {
+  return {
+    adopt: async (p) => {
+      if (p === 'global') return;
+      for (const name of await store.idsIn(ORGS, p)) await system.adoptOrg(name);
+    },
+    release: async (p) => {
+      if (p === 'global') return;
+      await Promise.all(
+        system
+          .orgNames()
+          .filter((name) => partitionOf(name) === p)
+          .map((name) => system.releaseOrg(name)),
+      );
+    },
+  };
+}
 
 function storeConfig(config: ServerConfig): { redis_url?: string; data_dir: string } {
   return config.redis_url === undefined

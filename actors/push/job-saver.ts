@@ -4,6 +4,7 @@
 // them at once. A burst of 10,000 acks thus costs a handful of writes, not 10,000.
 // The saver also keeps the job as the store holds it, brought up to each write as it lands: a request about the
 // job is answered from that at once, instead of waiting behind the answers of thousands of nodes.
+import { FencedError } from '../../src/store/fencing.js';
 import type { JobState } from './job-model.js';
 import { applySave, copyJob, headerOf, nodeFieldOf, type JobOutput, type JobSave } from './job-store.js';
 
@@ -116,10 +117,24 @@ export class JobSaver {
     return this.sealed !== null || !isEmpty(this.open);
   }
 
-  /** Resolves once every change recorded so far is stored (a server stopping waits for it). */
+  /**
+   * Resolves once every change recorded so far is stored (a server stopping waits for it), or once the store
+   * refused it because another process owns the job now.
+   */
   saved(): Promise<void> {
-    return new Promise((resolve) => this.afterSaved(resolve));
+    if (this.deposed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting.add(resolve);
+      this.afterSaved(() => {
+        this.waiting.delete(resolve);
+        resolve();
+      });
+    });
   }
+
+  /** Another process owns the job: nothing more is written, and what waited for a write never runs. */
+  private deposed = false;
+  private readonly waiting = new Set<() => void>();
 
   private scheduled = false;
   /** When the last write began (performance.now()). */
@@ -143,7 +158,7 @@ export class JobSaver {
   }
 
   private async flush(): Promise<void> {
-    if (this.sealed !== null || isEmpty(this.open)) return;
+    if (this.deposed || this.sealed !== null || isEmpty(this.open)) return;
     this.lastWriteAt = performance.now();
     const batch = this.open;
     this.open = emptyBatch();
@@ -166,6 +181,16 @@ export class JobSaver {
         this.failingNow = true;
         this.releaseAnswers();
         this.ports.failed(e);
+        // Another process owns the job now: this save, and what waited for it (messages to nodes, timers), are
+        // its to decide. Only those waiting for the saves to end are told.
+        if (e instanceof FencedError) {
+          this.deposed = true;
+          this.sealed = null;
+          this.open = emptyBatch();
+          for (const resolve of this.waiting) resolve();
+          this.waiting.clear();
+          return;
+        }
         await new Promise((r) => setTimeout(r, this.ports.retryMs));
       }
     }

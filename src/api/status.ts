@@ -4,16 +4,15 @@ import { z } from 'zod';
 
 /**
  * `starting` (503) until first-start setup and restore are done; `degraded` (503) while the store does not answer
- * or its operations fail: reads are answered from memory, writes refused, and pending saves wait for it. On a Redis
- * store shared by several processes, `standby` (503): another process runs the organizations and this one waits
- * to take over; `stepped_down` (503): another process took over leases this one held, so it serves nothing.
+ * or its operations fail: reads are answered from memory, writes refused, and pending saves wait for it.
  */
-export const SERVER_STATUSES = ['pong', 'starting', 'degraded', 'standby', 'stepped_down'] as const;
+export const SERVER_STATUSES = ['pong', 'starting', 'degraded'] as const;
 
 /** This process as a member of the processes sharing a Redis store (absent on the file store). */
 export const clusterStatusSchema = z.object({
   member: z.string(),
-  role: z.enum(['active', 'standby', 'stepped_down']),
+  /** `active` while it owns partitions; `standby` while it owns none (it still answers, forwarding to owners). */
+  role: z.enum(['active', 'standby']),
   /** The live members and how many partitions each holds. */
   members: z.array(
     z.object({

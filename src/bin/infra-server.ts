@@ -52,14 +52,7 @@ async function main(): Promise<number> {
   log.info(`infra-server ${VERSION}: settings ${file ?? 'defaults'}, store ${store}`);
   let server: RunningServer;
   try {
-    server = await startServer(config, {
-      logger: log,
-      // Exits, so that a supervisor (systemd, `processes N`) starts it again as a standby.
-      steppedDown: () => {
-        log.error('stepped down: another server sharing the store took over; exiting');
-        process.exit(3);
-      },
-    });
+    server = await startServer(config, { logger: log });
   } catch (e) {
     log.error('could not start', { error: messageOf(e) });
     return 1;

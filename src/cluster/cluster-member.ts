@@ -1,8 +1,8 @@
-// One server process as a member of a cluster on a Redis store: it registers itself, holds leases, and says what it
-// holds. The processes of a cluster share the store; the one holding the global lease runs the organizations,
-// and the others stand by, registered and answering `starting`, until its leases run out (it died, or stopped
-// answering Redis) and they take them over. Every write is fenced by its partition's lease (src/store/fencing.ts),
-// so a process that lost its leases writes nothing, and steps down.
+// One server process as a member of a cluster on a Redis store. It registers itself, and every tick it reads who
+// else is alive, works out which partitions it should own (rendezvous hashing, ownership.ts), takes the leases of
+// those that are free and adopts their organizations, and hands over those another member should own. Every write
+// is fenced by its partition's lease (src/store/fencing.ts), so a process that lost a lease writes nothing of that
+// partition, and lets it go the moment it learns so.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterStatus } from '../api/status.js';
@@ -12,20 +12,43 @@ import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitio
 import type { RedisStore } from '../store/redis-store.js';
 import { Leases } from './leases.js';
 import { Members, type Member } from './members.js';
+import { planOwnership } from './ownership.js';
+
+/** What the server does when this process comes to own a partition, or stops owning it. */
+export interface PartitionPorts {
+  /** Serves the partition's organizations, restored from the store. */
+  adopt(partition: Partition): Promise<void>;
+  /**
+   * Stops serving them. `settle`: a hand-over, so what they accepted is stored first; otherwise the lease is lost
+   * already and nothing more of theirs can be written.
+   */
+  release(partition: Partition, settle: boolean): Promise<void>;
+}
 
 export interface ClusterMemberOptions {
   id: string;
   url: string;
   ttlMs?: number;
   log: Logger;
-  /** A lease this process held was taken by another process: it must stop serving at once. */
-  lost: (partition: Partition) => void;
 }
+
+/** Where a partition's requests go: this process, another member's API, or nowhere right now (a take-over). */
+export type Owner = { kind: 'here' } | { kind: 'member'; member: Member } | { kind: 'none' };
+
+/** How long a partition's owner as read from Redis is trusted before it is read again. */
+const OWNER_CACHE_MS = 1000;
 
 export class ClusterMember {
   readonly leases: Leases;
   readonly members: Members;
-  #role: ClusterStatus['role'] = 'standby';
+  /** Partitions whose organizations run here: their lease is held and their adoption finished. */
+  private readonly ready = new Set<Partition>();
+  private ports: PartitionPorts | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Ticks, hand-overs and losses, one at a time. */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly owners = new Map<Partition, { member: string | null; at: number }>();
+  private leaving = false;
 
   constructor(
     private readonly store: RedisStore,
@@ -36,11 +59,10 @@ export class ClusterMember {
       ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
       events: {
         lost: (p) => {
-          this.#role = 'stepped_down';
           log.error('another server took a partition this server held: it stops serving it', {
             partition: partitionName(p),
           });
-          opts.lost(p);
+          this.enqueue(() => this.letGo(p, false));
         },
         dataLost: (ps) => {
           log.warn('Redis lost partitions this server held; their leases are taken again', {
@@ -61,43 +83,63 @@ export class ClusterMember {
     return this.opts.id;
   }
 
-  /** `standby` until it holds every partition, `active` then, `stepped_down` once another took one over. */
-  get role(): ClusterStatus['role'] {
-    return this.#role;
-  }
-
-  /** Registers this process and keeps its registration and its leases fresh. */
+  /** Registers this process and keeps its leases renewed. */
   async join(): Promise<void> {
     await this.members.beat();
-    this.members.start();
     this.leases.start();
   }
 
   /**
-   * Waits until this process holds every partition: the global lease first, so that two processes starting
-   * together never each hold a part and wait for the other's. A standby waits here for as long as the active
-   * process keeps its leases; `signal` stops the wait.
+   * Before a cluster is set up (no first start done yet), one process does it: the first to take the global
+   * lease, which then takes every partition too (it creates the first organization, wherever it hashes) and hands
+   * them over once done. True for that process; the others wait here until `setUpDone` says so.
    */
-  async takeEverything(signal?: AbortSignal): Promise<void> {
+  async setUpFirst(setUpDone: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
     const step = this.leases.ttlMs / 5;
-    let told = false;
-    while (!(await this.leases.acquire('global'))) {
-      if (!told) {
-        this.opts.log.info('another server holds the store: this one stands by to take over', {
-          member: this.opts.id,
-        });
-        told = true;
-      }
+    for (;;) {
+      if (await setUpDone()) return false;
+      if (await this.leases.acquire('global')) break;
       await sleep(step, undefined, { signal });
     }
-    // A process that died holding partitions frees them when their leases run out.
+    if (await setUpDone()) return false; // done by another just before
     for (;;) {
       const missing = [];
       for (const p of ALL_PARTITIONS) if (!(await this.leases.acquire(p))) missing.push(p);
       if (missing.length === 0) break;
       await sleep(step, undefined, { signal });
     }
-    this.#role = 'active';
+    for (const p of ALL_PARTITIONS) this.ready.add(p);
+    return true;
+  }
+
+  /**
+   * From now on, every tick (a fifth of the lease's time to live) owns what this member should; resolves once the
+   * first tick is done.
+   */
+  run(ports: PartitionPorts): Promise<void> {
+    this.ports = ports;
+    this.enqueue(() => this.tick());
+    this.timer = setInterval(() => this.enqueue(() => this.tick()), this.leases.ttlMs / 5);
+    this.timer.unref();
+    return this.queue;
+  }
+
+  /** Whether this process serves the partition's organizations now. */
+  serves(partition: Partition): boolean {
+    return this.ready.has(partition) && this.leases.tokenFor(partition) !== undefined;
+  }
+
+  /** Where the partition's requests go: here, another member (its lease read from Redis), or nowhere yet. */
+  async ownerOf(partition: Partition, now = Date.now()): Promise<Owner> {
+    if (this.serves(partition)) return { kind: 'here' };
+    let cached = this.owners.get(partition);
+    if (!cached || now - cached.at > OWNER_CACHE_MS) {
+      const token = await this.store.redis.get(leaseKey(this.store.keyPrefix, partition));
+      cached = { member: token === null ? null : token.slice(token.indexOf(':') + 1), at: now };
+      this.owners.set(partition, cached);
+    }
+    const member = cached.member === null ? undefined : this.members.find(cached.member);
+    return member && member.id !== this.opts.id ? { kind: 'member', member } : { kind: 'none' };
   }
 
   /** This member, the live members, and how many partitions each holds (read from the leases). */
@@ -112,7 +154,7 @@ export class ClusterMember {
     }
     return {
       member: this.opts.id,
-      role: this.#role,
+      role: this.ready.size > 0 ? 'active' : 'standby',
       members: this.members.members().map((m) => ({
         id: m.id,
         url: m.url,
@@ -120,15 +162,62 @@ export class ClusterMember {
         pid: m.pid,
         partitions: counts.get(m.id) ?? 0,
       })),
-      partitions: this.leases.partitions().length,
+      partitions: this.ready.size,
       lease_ttl_ms: this.leases.ttlMs,
       redis_mode: this.store.mode,
     };
   }
 
-  /** Stops renewing, lets the leases go (the writes before this have settled) and leaves. */
+  /** Hands every partition over (their writes settle first), lets the leases go, and leaves. */
   async leave(): Promise<void> {
-    await this.leases.stop(this.#role === 'active');
+    this.leaving = true;
+    clearInterval(this.timer);
+    this.enqueue(async () => {
+      for (const p of [...this.ready]) await this.letGo(p, true);
+    });
+    await this.queue;
+    await this.leases.stop(true);
     await this.members.stop();
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.queue = this.queue.then(step).catch((error: unknown) => {
+      this.opts.log.error('a cluster step failed; the next tick tries again', { error });
+    });
+  }
+
+  /** Renews this member, hands over what another should own, takes what this one should and is free. */
+  private async tick(): Promise<void> {
+    if (this.leaving || !this.ports) return;
+    const members = await this.members.beat();
+    const held = new Set(this.leases.partitions());
+    const plan = planOwnership(
+      this.opts.id,
+      held,
+      members.map((m) => m.id),
+    );
+    for (const p of plan.release) await this.letGo(p, true);
+    for (const p of plan.acquire) {
+      if (this.leaving || !(await this.leases.acquire(p))) continue;
+      try {
+        await this.ports.adopt(p);
+        this.ready.add(p);
+      } catch (error) {
+        this.opts.log.error('adopting a partition failed; it is let go for another try', {
+          partition: partitionName(p),
+          error,
+        });
+        await this.ports.release(p, false).catch(() => undefined);
+        await this.leases.release(p);
+      }
+    }
+  }
+
+  /** Stops serving the partition; with `settle`, what it accepted is stored before its lease is let go. */
+  private async letGo(p: Partition, settle: boolean): Promise<void> {
+    const wasReady = this.ready.delete(p);
+    this.owners.delete(p);
+    if (wasReady && this.ports) await this.ports.release(p, settle);
+    if (settle) await this.leases.release(p);
   }
 }

@@ -13,8 +13,6 @@ export interface StartingOptions {
   store: () => Store | undefined;
   /** This process among the others sharing its Redis store, once it joined them. */
   cluster?: () => Promise<ClusterStatus> | undefined;
-  /** What every other path answers (the server is starting, standing by, or stepped down). */
-  reason?: () => string;
 }
 
 export function createStartingApp(opts: StartingOptions): Hono<AuthEnv> {
@@ -24,6 +22,6 @@ export function createStartingApp(opts: StartingOptions): Hono<AuthEnv> {
     const answer = await startingStatus(opts.store(), opts.cluster);
     return c.json(answer.body, answer.code);
   });
-  app.all('*', (c) => c.json({ error: [opts.reason?.() ?? 'The server is starting'] }, 503));
+  app.all('*', (c) => c.json({ error: ['The server is starting'] }, 503));
   return app;
 }

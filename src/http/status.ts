@@ -20,11 +20,10 @@ export async function runningStatus(
   cluster?: () => Promise<ClusterStatus>,
 ): Promise<StatusAnswer> {
   const [state, member] = await Promise.all([system.store.state(), cluster?.()]);
-  const steppedDown = member?.role === 'stepped_down';
-  const healthy = state === 'ok' && !storeFailing && !steppedDown;
+  const healthy = state === 'ok' && !storeFailing;
   return {
     body: {
-      status: steppedDown ? 'stepped_down' : healthy ? 'pong' : 'degraded',
+      status: healthy ? 'pong' : 'degraded',
       version: VERSION,
       store: { kind: system.store.kind, state },
       organizations: system.orgNames().length,
@@ -48,7 +47,7 @@ export async function startingStatus(
   const member = await cluster?.();
   return {
     body: {
-      status: member?.role === 'standby' ? 'standby' : member?.role === 'stepped_down' ? 'stepped_down' : 'starting',
+      status: 'starting',
       version: VERSION,
       store: store ? { kind: store.kind, state: await store.state() } : null,
       organizations: 0,

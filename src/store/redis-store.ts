@@ -132,6 +132,12 @@ export class RedisStore implements Store {
     return docs;
   }
 
+  /** The ids of a collection's documents in one partition (the organizations a partition holds, for one). */
+  async idsIn(collection: CollectionName, partition: Partition): Promise<string[]> {
+    checkCollection(collection);
+    return this.#redis.hkeys(collectionKey(this.keyPrefix, partition, collection));
+  }
+
   /** HGET of one field of the collection's hash; undefined when absent. */
   async get(collection: CollectionName, id: string): Promise<unknown> {
     checkCollection(collection);

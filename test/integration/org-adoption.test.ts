@@ -1,6 +1,7 @@
-// An organization moves between servers on one Redis, as between the processes of a cluster: the server that
+// An organization moves between servers on one store, as between the processes of a cluster: the server that
 // releases it stops answering for it and leaves everything it accepted in the store, and the server that adopts
-// it serves its objects, clients, members and jobs in flight from there on.
+// it serves its objects, clients, members and jobs in flight from there on. The moves are made by hand here, on
+// files; on Redis the members of a cluster make them as their leases come and go (test/e2e/cluster.test.ts).
 import type { Ref } from 'nact';
 import t from 'tap';
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
@@ -25,7 +26,7 @@ const PIVOTAL: RequestContext = {
 };
 
 t.test('released on one server and adopted on another, an organization is served by the second only', async (t) => {
-  const a = await startTestServer(t, 'redis', FAST);
+  const a = await startTestServer(t, 'file', FAST);
   const b = await a.beside();
   expectStatus(t, await b.admin.request('GET', `${DEFAULT}/nodes`), 404, 'the second server does not serve it yet');
 
@@ -50,7 +51,7 @@ t.test('released on one server and adopted on another, an organization is served
 });
 
 t.test('adopting and releasing are harmless when repeated, and a missing organization is not adopted', async (t) => {
-  const s = await startTestServer(t, 'redis', FAST);
+  const s = await startTestServer(t, 'file', FAST);
   const { system } = s.running;
   t.equal(await system.adoptOrg('nowhere'), false, 'the store holds no organization of that name');
   t.equal(system.org('nowhere'), undefined);
@@ -77,7 +78,7 @@ t.test('adopting and releasing are harmless when repeated, and a missing organiz
 });
 
 t.test('a release waits for the writes accepted before it', async (t) => {
-  const s = await startTestServer(t, 'redis', FAST);
+  const s = await startTestServer(t, 'file', FAST);
   const { system } = s.running;
   const ref = system.org('default');
   if (!ref) throw new Error('the default organization is not served');
@@ -105,7 +106,7 @@ t.test('a release waits for the writes accepted before it', async (t) => {
 });
 
 t.test('a job in flight moves with its organization and ends on the server that adopted it', async (t) => {
-  const a = await startTestServer(t, 'redis', FAST);
+  const a = await startTestServer(t, 'file', FAST);
   const b = await a.beside();
   const n = await startTestNode(a, 'mover-1', { run: ack() });
   t.teardown(() => n.stop());
@@ -140,7 +141,7 @@ t.test('a job in flight moves with its organization and ends on the server that 
 
 t.test('a job still voting asks its undecided node again from the server that adopted it', async (t) => {
   // Voting lasts long enough for the move, on a machine busy with other test files.
-  const a = await startTestServer(t, 'redis', { ...FAST, voting_timeout: 60 });
+  const a = await startTestServer(t, 'file', { ...FAST, voting_timeout: 60 });
   const b = await a.beside();
   const n = await startTestNode(a, 'voter-1', { commit: ignore() });
   t.teardown(() => n.stop());
