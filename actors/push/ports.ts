@@ -77,6 +77,13 @@ export interface PushTransport {
    * a commit written once it came back would ask it to vote in a job that no longer counts its vote.
    */
   nodeDown(org: string, node: string): void;
+  /**
+   * How far behind this server reads node heartbeats at `at` (ms, never negative): heartbeats waiting unread, or an
+   * event loop held up. A node's silence within it may be the server's doing, so it does not count toward `down`.
+   */
+  lag(at: number): number;
+  /** A node silent past the offline window was kept `up` because the server lagged (counted for GET /_status). */
+  downDeferred(org: string, node: string): void;
   /** Forgets a deleted organization's sessions and connections, so a new one of that name starts clean. */
   closeOrg(org: string): void;
   describe(): PushDescription;

@@ -50,6 +50,10 @@ class RecordingTransport implements PushTransport {
   }
   closeOrg(): void {}
   nodeDown(): void {}
+  lag(): number {
+    return 0;
+  }
+  downDeferred(): void {}
   describe() {
     return {
       heartbeat_addr: 'tcp://127.0.0.1:1',
