@@ -36,6 +36,8 @@ export interface NodeState extends Readonly<NodeRecord> {
   /** Consecutive heartbeats counted while down. */
   streak: number;
   abort_sent_at: number;
+  /** The `last_heartbeat_at` whose silence a tick last kept from marking the node down (counted once per silence). */
+  deferred_for: number;
 }
 
 /** The job a client's message names, as the server sees it: none, one it runs, or one it does not run (any more). */
@@ -43,13 +45,19 @@ export type JobHeld = 'none' | 'known' | 'unknown';
 
 export type NodeEvent =
   | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld }
-  | { type: 'tick'; at: number } // periodic, with the current time: decides silence and abort resends
+  /**
+   * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server reads
+   * heartbeats now (ms); silence within it may be the server's doing, so it lengthens the offline window.
+   */
+  | { type: 'tick'; at: number; lag: number }
   | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld };
 
 export type NodeEffect =
   | { type: 'availability_changed'; node_name: string; status: NodeStatus; available: boolean; updated_at: number }
   | { type: 'incarnation_changed'; node_name: string; from: string; to: string }
   | { readonly type: 'send'; readonly message: 'abort' } // to this node
+  /** Silent past the offline window, but not past it plus the server's lag: still up, and counted. */
+  | { readonly type: 'down_deferred' }
   /** The answer goes on to its job's actor. */
   | { readonly type: 'forward' }
   | { readonly type: 'ignored'; readonly reason: 'not_in_rehab' | 'answer_for_unknown_job' };
@@ -92,6 +100,13 @@ const SEND_ABORT: NodeEffect = Object.freeze({ type: 'send', message: 'abort' })
 const FORWARD: NodeEffect = Object.freeze({ type: 'forward' });
 const NOT_IN_REHAB: NodeEffect = Object.freeze({ type: 'ignored', reason: 'not_in_rehab' });
 const UNKNOWN_JOB_ANSWER: NodeEffect = Object.freeze({ type: 'ignored', reason: 'answer_for_unknown_job' });
+const DOWN_DEFERRED: readonly NodeEffect[] = Object.freeze([Object.freeze({ type: 'down_deferred' as const })]);
+
+/**
+ * The server's lag lengthens the offline window by at most this many windows (12 s with the defaults): a server
+ * wedged behind its heartbeats for good still marks a truly dead node down, once it has been silent five windows.
+ */
+export const LAG_ALLOWANCE_WINDOWS = 4;
 /** Answers saying the client holds the job it names. */
 const HOLDING: ReadonlySet<NodeAnswerType> = new Set<NodeAnswerType>(['ack_commit', 'ack_run']);
 
@@ -131,6 +146,7 @@ export function newNode(init: NewNode): NodeState {
     last_heartbeat_at: init.at,
     streak: 0,
     abort_sent_at: 0,
+    deferred_for: Number.NaN,
   };
 }
 
@@ -146,6 +162,8 @@ export function nodeRecord(state: NodeState): NodeRecord {
 export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
   // Times come from the server's clock; one that is not a number is a bug upstream, never a peer's input.
   if (!Number.isFinite(event.at)) throw new RangeError(`node ${state.node_name}: ${event.type} without a time`);
+  if (event.type === 'tick' && !Number.isFinite(event.lag))
+    throw new RangeError(`node ${state.node_name}: tick without a lag`);
   switch (event.type) {
     case 'heartbeat': {
       const step = heartbeat(state, event.at, event.incarnation);
@@ -155,22 +173,41 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
       return answer(state, event);
     case 'tick': {
       if (state.status === 'down') return quiet(state);
-      if (silenceDue(state, event.at)) return move(state, 'silence', event.at, NO_EFFECTS);
-      if (resendDue(state, event.at)) return move(state, 'resend', event.at, NO_EFFECTS);
-      return quiet(state);
+      const silence = silenceOf(state, event.at, event.lag);
+      if (silence === 'down') return move(state, 'silence', event.at, NO_EFFECTS);
+      const step = resendDue(state, event.at) ? move(state, 'resend', event.at, NO_EFFECTS) : quiet(state);
+      if (silence !== 'deferred' || state.deferred_for === state.last_heartbeat_at) return step;
+      step.state.deferred_for = state.last_heartbeat_at;
+      return done(state, step.state, [...step.effects, ...DOWN_DEFERRED]);
     }
   }
 }
 
-/** Whether a `tick` at `at` would do anything: mark the node down, or resend its rehab abort. */
-export function tickDue(state: NodeState, at: number): boolean {
-  return state.status !== 'down' && (silenceDue(state, at) || resendDue(state, at));
+/**
+ * Whether a `tick` at `at` with the server `lag` ms behind would do anything: mark the node down, count a down
+ * the lag defers (once per silence), or resend its rehab abort.
+ */
+export function tickDue(state: NodeState, at: number, lag: number): boolean {
+  if (state.status === 'down') return false;
+  const silence = silenceOf(state, at, lag);
+  return (
+    silence === 'down' ||
+    (silence === 'deferred' && state.deferred_for !== state.last_heartbeat_at) ||
+    resendDue(state, at)
+  );
 }
 
-/** Silent past `offline_threshold` intervals (for a node not yet down). */
-function silenceDue(state: NodeState, at: number): boolean {
+/**
+ * A node silent past `offline_threshold` intervals is down, unless the server itself was `lag` ms behind: its
+ * heartbeats may be waiting unread, so the window grows by the lag, up to LAG_ALLOWANCE_WINDOWS windows more.
+ */
+function silenceOf(state: NodeState, at: number, lag: number): 'none' | 'deferred' | 'down' {
   const { heartbeat_interval, offline_threshold } = state.config;
-  return at - state.last_heartbeat_at > offline_threshold * heartbeat_interval;
+  const window = offline_threshold * heartbeat_interval;
+  const silent = at - state.last_heartbeat_at;
+  if (silent <= window) return 'none';
+  const allowance = lag > 0 ? Math.min(lag, LAG_ALLOWANCE_WINDOWS * window) : 0;
+  return silent > window + allowance ? 'down' : 'deferred';
 }
 
 /** In rehab, its abort unanswered for an interval. */

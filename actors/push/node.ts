@@ -13,7 +13,8 @@ import type { NodeAnswerMessage, PushPorts } from './ports.js';
 export type NodeMsg =
   /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
   | { type: 'heartbeat'; at: number; incarnation: string; job: string | null }
-  | { type: 'tick'; at: number }
+  /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
+  | { type: 'tick'; at: number; lag: number }
   | { type: 'answer'; at: number; message: NodeAnswerMessage };
 
 export interface AvailabilityChange {
@@ -48,8 +49,8 @@ export class NodeActor {
   }
 
   /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
-  tickDue(at: number): boolean {
-    return tickDue(this.state, at);
+  tickDue(at: number, lag: number): boolean {
+    return tickDue(this.state, at, lag);
   }
 
   /** Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message. */
@@ -108,6 +109,9 @@ export class NodeActor {
           break;
         case 'send':
           ports.transport.send(org, name, { type: 'abort', job_id: null });
+          break;
+        case 'down_deferred':
+          ports.transport.downDeferred(org, name);
           break;
         case 'forward': {
           const job = answer?.job_id == null ? undefined : owner.job(answer.job_id);

@@ -78,6 +78,13 @@ export interface PushTransport {
    */
   nodeDown(org: string, node: string): void;
   /**
+   * How far behind this server reads node heartbeats at `at` (ms, never negative): heartbeats waiting unread, or an
+   * event loop held up. A node's silence within it may be the server's doing, so it does not count toward `down`.
+   */
+  lag(at: number): number;
+  /** A node silent past the offline window was kept `up` because the server lagged (counted for GET /_status). */
+  downDeferred(org: string, node: string): void;
+  /**
    * Loads the organization's stored session keys: this process serves it from now on, and its nodes' messages
    * verify without a new config. Called before the organization is reachable, so no key opened here is replaced.
    */

@@ -141,16 +141,17 @@ export class PushRuntime {
   }
 
   /**
-   * Ticks the nodes that have something due: silence past the offline threshold, or a rehab abort to resend.
-   * Node actors run on synchronous mailboxes, so this needs no message; a node with nothing due costs a read
-   * of a few fields, not a step of its machine.
+   * Ticks the nodes that have something due: silence past the offline threshold (and the server's lag), or a
+   * rehab abort to resend. Node actors run on synchronous mailboxes, so this needs no message; a node with nothing
+   * due costs a read of a few fields, not a step of its machine.
    */
   sweep(): void {
     if (this.nodes.size === 0) return;
     const at = this.ports.now();
+    const lag = this.ports.transport.lag(at);
     let tick: NodeMsg | undefined;
     for (const actor of this.nodes.values()) {
-      if (actor.tickDue(at)) actor.tell((tick ??= { type: 'tick', at }));
+      if (actor.tickDue(at, lag)) actor.tell((tick ??= { type: 'tick', at, lag }));
     }
   }
 

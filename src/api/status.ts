@@ -37,6 +37,20 @@ const votesRecoveredSchema = z.object({
 });
 export type VotesRecovered = z.infer<typeof votesRecoveredSchema>;
 
+/**
+ * How far behind the server reads node heartbeats (queued unread, or its event loop held up): a node's silence
+ * within the lag does not count toward `down`, and the downs it deferred are counted (once per silence).
+ */
+const pushLagSchema = z.object({
+  /** The lag that lengthens the offline window now: the largest seen within the last offline window. */
+  current_ms: z.int().nonnegative(),
+  /** The largest lag seen since start. */
+  max_ms: z.int().nonnegative(),
+  /** Nodes kept `up` past the offline window because the server lagged. */
+  downs_deferred: z.int().nonnegative(),
+});
+export type PushLag = z.infer<typeof pushLagSchema>;
+
 export const serverStatusSchema = z.object({
   status: z.enum(SERVER_STATUSES),
   version: z.string(),
@@ -52,6 +66,8 @@ export const serverStatusSchema = z.object({
       heartbeats: z.int().nonnegative(),
       /** Optional for readers such as the load tester pointed at an earlier server, which does not report it. */
       votes_recovered: votesRecoveredSchema.optional(),
+      /** Optional for the same readers. */
+      lag: pushLagSchema.optional(),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
     })

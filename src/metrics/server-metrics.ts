@@ -82,6 +82,28 @@ export class ServerMetrics {
       () => Object.entries(sources.push()?.votes_recovered ?? {}).map(([how, n]) => [{ how }, n]),
       ['how'],
     );
+    new Gauge({
+      name: 'infra_push_lag_seconds',
+      help: 'How far behind the server reads node heartbeats (queued unread, or its event loop held up): the largest lag within the last offline window, by which silence may exceed the window before a node is down.',
+      registers,
+      collect() {
+        this.set((sources.push()?.lag?.current_ms ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'infra_push_lag_max_seconds',
+      help: 'The largest lag behind node heartbeats seen since the server started.',
+      registers,
+      collect() {
+        this.set((sources.push()?.lag?.max_ms ?? 0) / 1000);
+      },
+    });
+    counterOf(
+      registers,
+      'infra_push_downs_deferred_total',
+      'Nodes kept up past the offline window because the server lagged behind their heartbeats (once per silence).',
+      () => [[{}, sources.push()?.lag?.downs_deferred ?? 0]],
+    );
     counterOf(
       registers,
       'infra_push_messages_dropped_total',

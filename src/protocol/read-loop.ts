@@ -18,6 +18,12 @@ export interface Reader {
   receiveFailed(error: unknown, inARow: number): void;
   /** Told when `take` threw: that message is lost, the next is read. */
   takeFailed(error: unknown): void;
+  /**
+   * Asked before each read with how many messages were taken since the loop last let the event loop turn: true
+   * lets it turn first (timers, I/O, other sockets' readers) and starts the count again. Without it, the loop
+   * reads on while messages wait (zeromq itself lets the event loop turn every 512 receives).
+   */
+  yieldBefore?(taken: number): boolean;
 }
 
 /** Longest wait between two failed receives in a row. */
@@ -30,11 +36,18 @@ const FIRST_BACKOFF_MS = 10;
  */
 export async function readUntilClosed(socket: ReadableSocket, reader: Reader): Promise<void> {
   let inARow = 0;
+  let taken = 0;
   while (!socket.closed) {
+    if (reader.yieldBefore?.(taken) === true) {
+      await pause(0);
+      taken = 0;
+      continue;
+    }
     let frames: Buffer[];
     try {
       frames = await socket.receive();
       inARow = 0;
+      taken += 1;
     } catch (e) {
       if (socket.closed) return;
       inARow += 1;

@@ -14,7 +14,7 @@ import {
   type PushSettings,
   type SessionGrant,
 } from '../../actors/push/ports.js';
-import type { VotesRecovered } from '../api/status.js';
+import type { PushLag, VotesRecovered } from '../api/status.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
@@ -30,6 +30,7 @@ import {
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
+import { LagMeter } from './lag-meter.js';
 import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
@@ -68,6 +69,14 @@ const BEAT_SLICE = 500;
  */
 const BEAT_SLOT_MS = 100;
 const BIND_RETRY_STEP_MS = 20;
+/** The period of the timer that tells how late the event loop runs (see LagMeter). */
+const LAG_PROBE_MS = 50;
+/**
+ * Heartbeats handled in one turn of the event loop at most (about a millisecond of work): then the loop turns, and
+ * job answers (the command channel is read in its I/O phase, between two such batches), fan-outs and timers (the
+ * sweeps that decide `down` among them) go before more heartbeats.
+ */
+const HEARTBEATS_PER_TURN = 64;
 
 /** A message on its way to a node: `at`, when its job sent it; `voteBy`, a commit's voting deadline. */
 interface Outgoing {
@@ -136,6 +145,16 @@ export class PushHub implements PushTransport {
   private sequence = 0;
   private system: InfraSystem | undefined;
   private ticker: NodeJS.Timeout | undefined;
+  /** How far behind the heartbeat channel is read; made when reading starts. */
+  private lagMeter: LagMeter | undefined;
+  private prober: NodeJS.Timeout | undefined;
+  /** Nodes kept `up` past the offline window because this server lagged (one per silence). */
+  private downsDeferred = 0;
+  /**
+   * The heartbeat reader waits for a message. Seen from a timer, that means the channel was read empty: a receive
+   * that finds a message waiting resolves before any timer can run.
+   */
+  private heartbeatReaderIdle = false;
 
   constructor(
     private readonly config: HubConfig,
@@ -207,6 +226,16 @@ export class PushHub implements PushTransport {
     // The organizations adopted so far loaded their session keys (openOrg) as they were adopted.
     system.resumePush();
     this.readingSince = this.now();
+    const meter = new LagMeter(
+      { probeMs: LAG_PROBE_MS, holdMs: this.config.offline_threshold * this.config.heartbeat_interval },
+      this.readingSince,
+    );
+    this.lagMeter = meter;
+    this.prober = setInterval(() => {
+      const now = this.now();
+      meter.probe(now);
+      meter.channel(now, !this.heartbeatReaderIdle);
+    }, LAG_PROBE_MS);
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
     const slots = Math.max(1, Math.round(this.config.heartbeat_interval / BEAT_SLOT_MS));
@@ -313,13 +342,22 @@ export class PushHub implements PushTransport {
     };
   }
 
-  /** Nodes heartbeating within the offline window (those not down, which the server still heartbeats), and drops
-   * by reason, for GET /_status. */
+  lag(at: number): number {
+    return this.lagMeter?.lagAt(at, !this.heartbeatReaderIdle) ?? 0;
+  }
+
+  downDeferred(): void {
+    this.downsDeferred += 1;
+  }
+
+  /** Nodes heartbeating within the offline window (those not down, which the server still heartbeats), drops by
+   * reason, and how far behind the heartbeat channel is read, for GET /_status. */
   status(): {
     connected_nodes: number;
     accepted: number;
     heartbeats: number;
     votes_recovered: VotesRecovered;
+    lag: PushLag;
     dropped: Record<string, number>;
   } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
@@ -331,6 +369,10 @@ export class PushHub implements PushTransport {
       accepted: this.accepted,
       heartbeats: this.heartbeats,
       votes_recovered: { ...this.votesRecovered },
+      lag: {
+        ...(this.lagMeter?.figures(this.now(), !this.heartbeatReaderIdle) ?? { current_ms: 0, max_ms: 0 }),
+        downs_deferred: this.downsDeferred,
+      },
       dropped: this.drops.snapshot(),
     };
   }
@@ -397,6 +439,7 @@ export class PushHub implements PushTransport {
 
   close(): void {
     if (this.ticker) clearInterval(this.ticker);
+    if (this.prober) clearInterval(this.prober);
     this.sockets?.heartbeat.close();
     this.sockets?.command.close();
   }
@@ -424,8 +467,20 @@ export class PushHub implements PushTransport {
         if (d.refused) this.refuse(d.refused, opts.now);
       } else this.deliver(channel, d.message, d.identity, opts.now);
     };
+    // Heartbeats are read a bounded share of each turn. At each turn's end the reader looks whether more wait (only
+    // it may ask its socket: asked while a receive waits, zeromq can miss the socket's next signal and never wake).
+    const yieldBefore = (taken: number): boolean => {
+      if (taken < HEARTBEATS_PER_TURN) {
+        this.heartbeatReaderIdle = true;
+        return false;
+      }
+      this.lagMeter?.channel(this.now(), socket.readable);
+      return true;
+    };
     await readUntilClosed(socket, {
+      ...(channel === 'heartbeat' ? { yieldBefore } : {}),
       take: (frames) => {
+        if (channel === 'heartbeat') this.heartbeatReaderIdle = false;
         if (credit > 0) credit -= 1;
         else {
           const fanOut = this.sockets?.commandOut.fanOut();

@@ -51,6 +51,10 @@ class RecordingTransport implements PushTransport {
   async openOrg(): Promise<void> {}
   closeOrg(): void {}
   nodeDown(): void {}
+  lag(): number {
+    return 0;
+  }
+  downDeferred(): void {}
   describe() {
     return {
       heartbeat_addr: 'tcp://127.0.0.1:1',

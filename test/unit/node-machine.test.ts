@@ -20,7 +20,7 @@ const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online
 
 const hb = (at: number, incarnation = 'inc-1'): NodeEvent => ({ type: 'heartbeat', at, incarnation, job: 'none' });
 const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none' });
-const tick = (at: number): NodeEvent => ({ type: 'tick', at });
+const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag });
 
 /** Steps each event in turn, feeding each result's state to the next; returns the last step. */
 function run(state: NodeState, ...events: NodeEvent[]): NodeStep {
@@ -196,6 +196,7 @@ t.test('answers: one about a live job goes on to it; a refusal of an unknown job
 
 t.test("an event without a time breaks an invariant and throws (the actor's crash policy takes over)", async (t) => {
   t.throws(() => stepNode(available(), tick(Number.NaN)), RangeError);
+  t.throws(() => stepNode(available(), tick(T0 + 10 * I, Number.NaN)), RangeError, 'nor a tick without a lag');
 });
 
 t.test('offline_threshold at its edge', async (t) => {
@@ -216,16 +217,18 @@ t.test('tickDue says ahead of a tick whether that tick would do anything', async
   const offsets = [0, I - 1, I, I + 1, 3 * I, 3 * I + 1, 100 * I];
   for (const [name, fresh] of cases) {
     for (const offset of offsets) {
-      const s = fresh();
-      const due = tickDue(s, T0 + I + offset);
-      const step = stepNode(s, tick(T0 + I + offset));
-      t.equal(due, step.effects.length > 0, `${name}, ${offset} ms after the last heartbeat`);
+      for (const lag of [0, 2 * I]) {
+        const s = fresh();
+        const due = tickDue(s, T0 + I + offset, lag);
+        const step = stepNode(s, tick(T0 + I + offset, lag));
+        t.equal(due, step.effects.length > 0, `${name}, ${offset} ms after the last heartbeat, lag ${lag} ms`);
+      }
     }
   }
-  t.ok(tickDue(inRehab(), T0 + 2 * I), 'in rehab an interval after the abort: a resend is due');
-  t.notOk(tickDue(available(), T0 + I + 3 * I), 'exactly the threshold: not yet');
-  t.ok(tickDue(available(), T0 + I + 3 * I + 1), 'past it: due');
-  t.notOk(tickDue(down(), T0 + 100 * I), 'a node already down is never due');
+  t.ok(tickDue(inRehab(), T0 + 2 * I, 0), 'in rehab an interval after the abort: a resend is due');
+  t.notOk(tickDue(available(), T0 + I + 3 * I, 0), 'exactly the threshold: not yet');
+  t.ok(tickDue(available(), T0 + I + 3 * I + 1, 0), 'past it: due');
+  t.notOk(tickDue(down(), T0 + 100 * I, 0), 'a node already down is never due');
 });
 
 t.test('online_threshold at its edge', async (t) => {

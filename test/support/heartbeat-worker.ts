@@ -1,0 +1,64 @@
+// Node heartbeats from a worker thread, for tests that hold up the server's event loop: nodes beating from the
+// test's own thread would fall silent with it, these keep beating as client processes do. Each node gets its own
+// socket; it only sends, as a client whose server has gone quiet keeps doing for a while. It says `beating` once
+// its first round is sent.
+import { parentPort, workerData } from 'node:worker_threads';
+import { z } from 'zod';
+import { curveKeyPair, Dealer } from 'zeromq';
+import { encodeMessage } from '../../src/protocol/frames.js';
+import { envelopeFor } from '../../src/protocol/messages.js';
+import { connectSocket } from '../../src/protocol/socket-connect.js';
+
+export const heartbeatWorkerDataSchema = z.object({
+  heartbeatAddr: z.string(),
+  curveServerKey: z.string().nullable(),
+  intervalMs: z.int().positive(),
+  nodes: z.array(
+    z.object({
+      org: z.string(),
+      name: z.string(),
+      /** The node's session key, hex. */
+      key: z.string(),
+      incarnation: z.string(),
+      /** Above every sequence the node used or will use before it stops, so the server's replay guard takes these. */
+      firstSequence: z.int().nonnegative(),
+    }),
+  ),
+});
+export type HeartbeatWorkerData = z.infer<typeof heartbeatWorkerDataSchema>;
+
+function beat(data: HeartbeatWorkerData): void {
+  const nodes = data.nodes.map((n) => {
+    const curve =
+      data.curveServerKey === null
+        ? {}
+        : (() => {
+            const pair = curveKeyPair();
+            return {
+              curveServerKey: data.curveServerKey,
+              curvePublicKey: pair.publicKey,
+              curveSecretKey: pair.secretKey,
+            };
+          })();
+    const dealer = new Dealer({ linger: 0, sendTimeout: 0, ...curve });
+    connectSocket(dealer, data.heartbeatAddr);
+    return { ...n, key: Buffer.from(n.key, 'hex'), sequence: n.firstSequence, dealer };
+  });
+  const round = (): void => {
+    for (const n of nodes) {
+      const body = {
+        type: 'heartbeat',
+        job_state: 'idle',
+        job_id: null,
+        ...envelopeFor(n.org, n.name, n.incarnation, n.sequence++, Date.now()),
+      };
+      // Past the high-water mark a heartbeat is lost, as on a real link; the next one goes on time.
+      n.dealer.send(encodeMessage(body, n.key)).catch(() => undefined);
+    }
+  };
+  round();
+  setInterval(round, data.intervalMs);
+  parentPort?.postMessage('beating');
+}
+
+if (workerData !== null) beat(heartbeatWorkerDataSchema.parse(workerData));

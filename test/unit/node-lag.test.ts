@@ -1,0 +1,111 @@
+// The node machine's silence row when the server lags: the offline window grows by the lag a tick carries, a down
+// it defers is reported once per silence, and the lag never defers past LAG_ALLOWANCE_WINDOWS windows more.
+import t from 'tap';
+import {
+  LAG_ALLOWANCE_WINDOWS,
+  newNode,
+  stepNode,
+  tickDue,
+  type NodeConfig,
+  type NodeEffect,
+  type NodeEvent,
+  type NodeState,
+  type NodeStep,
+} from '../../actors/push/node-machine.js';
+
+const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+const I = 1000;
+const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
+const WINDOW = 3 * I;
+
+const hb = (at: number): NodeEvent => ({ type: 'heartbeat', at, incarnation: 'inc-1', job: 'none' });
+const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none' });
+const tick = (at: number, lag: number): NodeEvent => ({ type: 'tick', at, lag });
+
+function run(state: NodeState, ...events: NodeEvent[]): NodeStep {
+  let step: NodeStep = { state, effects: [] };
+  for (const event of events) step = stepNode(step.state, event);
+  return step;
+}
+
+/** Up and waiting for `aborted`; last heartbeat and abort at T0 + I. */
+const inRehab = (): NodeState => run(newNode({ node_name: 'web1', config, at: T0 }), hb(T0), hb(T0 + I)).state;
+/** Up and available; last heartbeat at T0 + I. */
+const available = (): NodeState => run(inRehab(), aborted(T0 + I + 10)).state;
+const LAST = T0 + I;
+
+const DEFERRED: NodeEffect = { type: 'down_deferred' };
+const SEND_ABORT: NodeEffect = { type: 'send', message: 'abort' };
+const wentDown = (at: number): NodeEffect => ({
+  type: 'availability_changed',
+  node_name: 'web1',
+  status: 'down',
+  available: false,
+  updated_at: at,
+});
+
+t.test('a node silent past the window while the server lagged stays up, and the deferral is reported', async (t) => {
+  const s = available();
+  const at = LAST + WINDOW + 500;
+  t.ok(tickDue(s, at, 1000), 'the sweep ticks it: there is a deferral to report');
+  const step = stepNode(s, tick(at, 1000));
+  t.match(step.state, { status: 'up', rehab: false, updated_at: LAST }, 'still up and available');
+  t.same(step.effects, [DEFERRED]);
+  t.notOk(tickDue(step.state, at + 100, 1000), 'reported once: later sweeps within the lag have nothing to do');
+  const again = stepNode(step.state, tick(at + 400, 1000));
+  t.equal(again.state, step.state, 'the same silence deferred again changes nothing');
+  t.same(again.effects, []);
+});
+
+t.test('once the lag clears and the silence persists, the node goes down', async (t) => {
+  const deferred = stepNode(available(), tick(LAST + WINDOW + 500, 1000)).state;
+  const at = LAST + WINDOW + 600;
+  t.ok(tickDue(deferred, at, 0), 'due once the lag is gone');
+  const step = stepNode(deferred, tick(at, 0));
+  t.match(step.state, { status: 'down', updated_at: at });
+  t.same(step.effects, [wentDown(at)]);
+});
+
+t.test('silence longer than the window plus the lag is down even while the server lags', async (t) => {
+  const s = available();
+  t.equal(stepNode(s, tick(LAST + WINDOW + 1000, 1000)).state.status, 'up', 'exactly window + lag: still up');
+  const at = LAST + WINDOW + 1001;
+  const step = stepNode(s, tick(at, 1000));
+  t.same(step.effects, [wentDown(at)], 'one millisecond more: down');
+});
+
+t.test('lag never defers a down past LAG_ALLOWANCE_WINDOWS windows more', async (t) => {
+  const bound = WINDOW * (1 + LAG_ALLOWANCE_WINDOWS);
+  const wedged = 1e9; // a server stuck behind its heartbeats for good
+  const s = available();
+  t.equal(stepNode(s, tick(LAST + bound, wedged)).state.status, 'up', 'silent exactly the bound: still up');
+  t.equal(stepNode(available(), tick(LAST + bound + 1, wedged)).state.status, 'down', 'past it: down');
+  t.ok(tickDue(available(), LAST + bound + 1, wedged), 'and the sweep ticks it');
+});
+
+t.test('a heartbeat ends the silence: the next silence deferred is reported again', async (t) => {
+  const first = stepNode(available(), tick(LAST + WINDOW + 500, 1000)).state;
+  const beat = LAST + WINDOW + 800;
+  const heard = stepNode(first, hb(beat)).state;
+  t.notOk(tickDue(heard, beat + WINDOW, 1000), 'heard again: nothing due within the window');
+  const step = stepNode(heard, tick(beat + WINDOW + 1, 1000));
+  t.equal(step.state.status, 'up');
+  t.same(step.effects, [DEFERRED], 'a new silence, a new deferral');
+});
+
+t.test('in rehab, a deferred down still resends the abort when due', async (t) => {
+  const at = LAST + WINDOW + 1;
+  const step = stepNode(inRehab(), tick(at, 2000));
+  t.match(step.state, { status: 'up', rehab: true });
+  t.same(step.effects, [SEND_ABORT, DEFERRED]);
+});
+
+t.test('no lag, or none to speak of, leaves the window as configured', async (t) => {
+  for (const lag of [0, -5]) {
+    const at = LAST + WINDOW + 1;
+    t.same(stepNode(available(), tick(at, lag)).effects, [wentDown(at)], `lag ${lag}`);
+  }
+  const down = stepNode(available(), tick(LAST + WINDOW + 1, 0)).state;
+  t.notOk(tickDue(down, LAST + 100 * I, 1000), 'a node already down is never due');
+  t.same(stepNode(down, tick(LAST + 100 * I, 1000)).effects, [], 'nor changed by a lagging tick');
+});
