@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { MAX_BODY_BYTES } from './http/authenticate.js';
 import { createStartingApp } from './http/starting.js';
 import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
@@ -21,6 +22,7 @@ import type { Store } from './store/store.js';
 import { WatchedStore } from './store/watched-store.js';
 import { RedisStore } from './store/redis-store.js';
 import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
+import { forwarding } from './cluster/forward.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
 import { partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
@@ -171,7 +173,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     // From here a member owns what it should: the first round is done before the API answers, so a member alone
     // serves every organization once /_status says pong.
     if (member && redisStore) await member.run(partitionPorts(system, redisStore));
-    fetch = createApp({
+    const app = createApp({
       system,
       authSkewSeconds: config.auth_skew,
       push: hub,
@@ -188,6 +190,14 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
         commandLength: config.max_command_length,
       },
     }).fetch;
+    // A member of a cluster answers what it owns and passes the rest on to the owner.
+    fetch = member
+      ? forwarding<HttpBindings | Http2Bindings>(member, app, {
+          maxBodyBytes: MAX_BODY_BYTES,
+          tooLarge: () =>
+            Response.json({ error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` }, { status: 413 }),
+        })
+      : app;
     logger.info(`API listening on ${url}`);
     return {
       url,

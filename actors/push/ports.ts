@@ -32,6 +32,12 @@ export interface PushSettings {
   online_threshold: number;
   /** Finished jobs older than this many days are purged; 0 keeps them. */
   job_retention_days: number;
+  /**
+   * Added to the time restored nodes have to be heard again, when organizations are taken over from another process
+   * of a cluster (ms; 0 on one process): their clients first notice the silence, then fetch their config again
+   * and back off while the partition has no owner, which lasts up to a lease.
+   */
+  takeover_grace_ms?: number;
 }
 
 /**

@@ -99,12 +99,15 @@ export class PushRuntime {
    * must notice the restart and reconnect first.
    */
   resume(inFlight: readonly JobState[]): void {
-    const { heartbeat_interval, offline_threshold } = this.ports.transport.settings;
+    const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
     // The whole fleet reconnects at once, and CurveZMQ handshakes come up a few hundred a second: a node is
-    // given one offline window plus its share of the reconnection before its silence counts.
+    // given one offline window plus its share of the reconnection before its silence counts, and in a cluster the
+    // time its client takes to find the new owner.
     const grace =
-      heartbeat_interval * offline_threshold + Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
+      heartbeat_interval * offline_threshold +
+      takeover_grace_ms +
+      Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
     for (const node of up) this.nodeActor(node, grace);
     for (const job of inFlight)
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });

@@ -23,8 +23,10 @@ export const clusterStatusSchema = z.object({
       partitions: z.int().nonnegative(),
     }),
   ),
-  /** Partitions this process holds, the global one included. */
+  /** How many partitions this process serves, the global one included. */
   partitions: z.int().nonnegative(),
+  /** Which: `global`, `p0` … `p63` (an organization's is `p` and partitionOf(name), src/store/partitions.ts). */
+  held: z.array(z.string()),
   lease_ttl_ms: z.int().positive(),
   redis_mode: z.enum(['single', 'cluster', 'sentinel']),
 });

@@ -163,6 +163,7 @@ export class ClusterMember {
         partitions: counts.get(m.id) ?? 0,
       })),
       partitions: this.ready.size,
+      held: [...this.ready].map(partitionName),
       lease_ttl_ms: this.leases.ttlMs,
       redis_mode: this.store.mode,
     };

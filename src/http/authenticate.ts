@@ -111,7 +111,8 @@ export function authenticate(opts: AuthOptions): MiddlewareHandler<AuthEnv> {
         serverAdmin: isUser && (user?.serverAdmin ?? false),
         validator: !isUser && (client?.validator ?? false),
       },
-      baseUrl: `${proto}://${header('host') ?? url.host}`,
+      // A request another process of the cluster passed on names the address the client used.
+      baseUrl: `${proto}://${header('x-forwarded-host') ?? header('host') ?? url.host}`,
       apiVersion: auth.serverApiVersion,
       authKey: winner.key.name,
       authPublicKey: winner.key.pem,

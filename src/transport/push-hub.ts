@@ -52,6 +52,8 @@ type HubConfig = Pick<
   | 'session_key_lifetime'
   | 'idle_timeout'
   | 'job_retention_days'
+  | 'redis_url'
+  | 'lease_ttl'
 >;
 
 type Channel = 'heartbeat' | 'command';
@@ -168,6 +170,8 @@ export class PushHub implements PushTransport {
       offline_threshold: config.offline_threshold,
       online_threshold: config.online_threshold,
       job_retention_days: config.job_retention_days,
+      // A cluster's owner dies with its lease still running, and the nodes' config fetches back off meanwhile.
+      takeover_grace_ms: config.redis_url === undefined ? 0 : 2 * config.lease_ttl * 1000,
     };
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);

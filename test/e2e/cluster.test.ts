@@ -1,0 +1,219 @@
+// Three infra-server processes on one private Redis form one cluster: they share the partitions, any of them
+// answers any request (passing it to the owner), and when the owner of an organization is killed (-9) or frozen
+// past its lease (SIGSTOP), another takes the organization over and its job ends as it would have, with real
+// push-jobs-client processes following the owner.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { isFinished, type JobBody } from '../../src/api/push-jobs.js';
+import { serverStatusSchema, type ClusterStatus } from '../../src/api/status.js';
+import { ApiClient } from '../../src/auth/api-client.js';
+import { partitionName, partitionOf } from '../../src/store/partitions.js';
+import { until } from '../support/deadline.js';
+import { startNodeFleet, waitForNodes, type FleetNode } from '../support/node-fleet.js';
+import { getJob } from '../support/push-api.js';
+import { startPrivateRedis } from '../support/private-redis.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+const LEASE_TTL_S = 2;
+const DEFAULT_PARTITION = partitionName(partitionOf('default'));
+
+interface Cluster {
+  servers: ServerProcess[];
+  dataDir: string;
+  /** pivotal's client against a server. */
+  pivotal(server: ServerProcess): Promise<ApiClient>;
+  admin(server: ServerProcess): Promise<ApiClient>;
+}
+
+async function startCluster(t: Test, size: number): Promise<Cluster> {
+  const redis = await startPrivateRedis(t);
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-cluster-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const settings = {
+    redis_url: redis.url,
+    data_dir: dataDir,
+    lease_ttl: LEASE_TTL_S,
+    heartbeat_interval: 200,
+    server_name: '127.0.0.1',
+    queue_listen_address: 'tcp://127.0.0.1',
+  };
+  // Started together: one sets the cluster up (its keys land in the shared data_dir), the others wait for it.
+  const servers = await Promise.all(
+    Array.from({ length: size }, () => startServerProcess(t, { settings, startTimeoutMs: 40_000 })),
+  );
+  const client = async (server: ServerProcess, user: string) =>
+    new ApiClient({ baseUrl: server.url, userId: user, key: await readFile(join(dataDir, `${user}.pem`), 'utf8') });
+  return {
+    servers,
+    dataDir,
+    pivotal: (s) => client(s, 'pivotal'),
+    admin: (s) => client(s, 'admin'),
+  };
+}
+
+async function clusterOf(server: ServerProcess): Promise<ClusterStatus | undefined> {
+  const answer = await fetch(`${server.url}/_status`).catch(() => undefined);
+  if (!answer) return undefined;
+  return serverStatusSchema.parse(await answer.json()).cluster;
+}
+
+/** The server serving `partition` now, once exactly one of the running ones says so. */
+async function ownerOf(servers: readonly ServerProcess[], partition: string, timeoutMs = 20_000) {
+  return until(
+    `one server to serve ${partition}`,
+    async () => {
+      const holders = [];
+      for (const s of servers) if ((await clusterOf(s))?.held.includes(partition)) holders.push(s);
+      return holders.length === 1 ? holders[0] : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+async function jobEnd(admin: ApiClient, id: string, timeoutMs: number): Promise<JobBody> {
+  return until(
+    `job ${id} to end`,
+    async () => {
+      const job = await getJob(admin, id).catch(() => undefined);
+      return job && isFinished(job.status) ? job : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+async function startJob(admin: ApiClient, command: string, nodes: readonly string[]): Promise<string> {
+  const started = await admin.request('POST', '/organizations/default/pushy/jobs', { command, nodes });
+  if (started.status !== 201) throw new Error(`job start: ${started.status} ${JSON.stringify(started.body)}`);
+  return (started.body as { id: string }).id;
+}
+
+async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: string[]): Promise<FleetNode[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'cluster-nodes-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const nodes = await startNodeFleet(t, {
+    serverUrl: entry.url,
+    validationKey: join(c.dataDir, 'default-validator.pem'),
+    dir,
+    names,
+    whitelist: () => ({ hello: 'echo hello', nap: 'sleep 3' }),
+  });
+  await waitForNodes(await c.admin(entry), nodes, 'available', 30_000);
+  return nodes;
+}
+
+t.test('three processes share the partitions and any of them answers for any organization', async (t) => {
+  const c = await startCluster(t, 3);
+  const statuses = await until(
+    'every partition to be served',
+    async () => {
+      const all = await Promise.all(c.servers.map(clusterOf));
+      const held = all.reduce((n, s) => n + (s?.partitions ?? 0), 0);
+      return held === 65 ? all : undefined;
+    },
+    30_000,
+  );
+  for (const s of statuses) {
+    t.equal(s?.members.length, 3, 'each server sees the three members');
+    t.ok((s?.partitions ?? 0) > 0, `${s?.member} serves ${s?.partitions} partitions`);
+  }
+  const owner = await ownerOf(c.servers, DEFAULT_PARTITION);
+  const others = c.servers.filter((s) => s !== owner);
+  // Writes and reads through processes that do not own the organization.
+  const [first, second] = others as [ServerProcess, ServerProcess];
+  const created = await (
+    await c.admin(first)
+  ).request('POST', '/organizations/default/nodes', {
+    name: 'through-first',
+    json_class: 'Chef::Node',
+    chef_type: 'node',
+  });
+  t.equal(created.status, 201, 'a node created through a process that does not own the organization');
+  t.match(created.body, { uri: `${first.url}/organizations/default/nodes/through-first` }, 'named at its address');
+  const read = await (await c.admin(second)).request('GET', '/organizations/default/nodes/through-first');
+  t.equal(read.status, 200, 'and read through another');
+  const orgs = ['alpha', 'beta', 'gamma', 'delta'];
+  for (const name of orgs) {
+    const made = await (await c.pivotal(first)).request('POST', '/organizations', { name, full_name: name });
+    t.equal(made.status, 201, `organization ${name} created through one process`);
+  }
+  const listed = await (await c.pivotal(second)).request('GET', '/organizations');
+  t.same(Object.keys(listed.body as object).sort(), [...orgs, 'default'].sort(), 'every process lists them all');
+  const user = await (await c.pivotal(second)).request('GET', '/users/admin');
+  t.equal(user.status, 200, 'users are answered by whichever process is asked');
+
+  const nodes = await fleet(t, c, first, ['n1', 'n2']);
+  const id = await startJob(await c.admin(second), 'hello', ['n1', 'n2']);
+  const job = await jobEnd(await c.admin(first), id, 30_000);
+  t.equal(job.status, 'complete', 'a job started through one process completes');
+  t.same(job.nodes, { succeeded: ['n1', 'n2'] });
+  for (const n of nodes) await n.stop();
+});
+
+t.test('kill -9 of the owner while its nodes run a command: another takes over and the job ends', async (t) => {
+  const c = await startCluster(t, 3);
+  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const [entry] = c.servers.filter((s) => s !== owner) as [ServerProcess];
+  const nodes = await fleet(t, c, entry, ['k1', 'k2', 'k3']);
+  const admin = await c.admin(entry);
+  const id = await startJob(admin, 'nap', ['k1', 'k2', 'k3']);
+  await until(
+    'the nodes to run the command',
+    async () => ((await getJob(admin, id)).status === 'running' ? true : undefined),
+    15_000,
+  );
+  process.kill(owner.pid, 'SIGKILL');
+  const killedAt = Date.now();
+  const survivors = c.servers.filter((s) => s !== owner);
+  const next = await ownerOf(survivors, DEFAULT_PARTITION, 20_000);
+  t.comment(`${DEFAULT_PARTITION} served again ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+  const job = await jobEnd(admin, id, 40_000).catch(async (e: unknown) => {
+    t.comment(next.output(), ...(await Promise.all(nodes.map((n) => n.log()))));
+    throw e;
+  });
+  t.equal(job.status, 'complete', 'the job ends as it would have');
+  t.same(job.nodes, { succeeded: ['k1', 'k2', 'k3'] }, 'with every reply the clients sent');
+  await waitForNodes(admin, nodes, 'available', 30_000);
+  const again = await jobEnd(admin, await startJob(admin, 'hello', ['k1', 'k2', 'k3']), 30_000);
+  t.equal(again.status, 'complete', 'and the nodes take the next job from the new owner');
+});
+
+t.test('an owner frozen past its lease writes nothing once another took over, and lets go when it wakes', async (t) => {
+  const c = await startCluster(t, 2);
+  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const [other] = c.servers.filter((s) => s !== owner) as [ServerProcess];
+  const admin = await c.admin(other);
+  const node = (name: string, note: string) => ({
+    name,
+    json_class: 'Chef::Node',
+    chef_type: 'node',
+    normal: { note },
+  });
+  t.equal((await admin.request('POST', '/organizations/default/nodes', node('kept', 'before'))).status, 201);
+  process.kill(owner.pid, 'SIGSTOP');
+  t.teardown(() => {
+    try {
+      process.kill(owner.pid, 'SIGCONT');
+    } catch {
+      // gone already
+    }
+  });
+  await ownerOf([other], DEFAULT_PARTITION, 20_000);
+  const put = await admin.request('PUT', '/organizations/default/nodes/kept', node('kept', 'after'));
+  t.equal(put.status, 200, 'the new owner takes writes');
+  process.kill(owner.pid, 'SIGCONT');
+  await until(
+    'the woken owner to let the partition go',
+    async () => ((await clusterOf(owner))?.held.includes(DEFAULT_PARTITION) === false ? true : undefined),
+    15_000,
+  );
+  const through = await (await c.admin(owner)).request('GET', '/organizations/default/nodes/kept');
+  t.match(
+    through.body,
+    { normal: { note: 'after' } },
+    'asked through the woken process, the new owner answers, and nothing the old one held overwrote it',
+  );
+});
