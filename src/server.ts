@@ -1,7 +1,7 @@
 // Assembles one server process from its configuration: logger, HTTP port, metrics listener, store, push-jobs
 // transport, actor tree, first-start setup. The HTTP port is bound first and answers `starting` until everything
 // else is up.
-import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -47,6 +47,8 @@ export interface StartOptions {
   store?: Store;
   /** Replaces the logger made from log_level and log_format (tests keep quiet or read the lines). */
   logger?: Logger;
+  /** A port of this process's own for the requests other members pass on, beside a shared api_port. */
+  ownApiPort?: number;
   /** The stored organizations this process serves from the start (default: all); others are adopted later. */
   adopt?: 'all' | readonly string[];
 }
@@ -74,6 +76,14 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   });
   const url = urlOf(http, config.api_listen_address);
   logger.debug('HTTP port bound; it answers 503 until the server has started', { url });
+  // Members sharing api_port on one machine (`processes N`) each take the requests the others pass on at a port of
+  // their own: one passed to the shared port could land on any of them.
+  const own =
+    opts.ownApiPort === undefined
+      ? undefined
+      : await listen((req, env) => fetch(req, env), { ...config, api_port: opts.ownApiPort }, true);
+  /** Where the other members of a cluster reach this one: its own port, on the name nodes use for this host. */
+  const memberUrl = urlOf(own ?? http, config.api_listen_address, config.server_name);
 
   const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
   /** Stops whatever started, in order; once only, whether the server is closed or steps down. */
@@ -82,6 +92,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     (stopping ??= (async () => {
       standing.abort();
       await closeHttp(http);
+      if (own) await closeHttp(own);
       await signatures.close();
       await started.metrics?.close();
       started.hub?.close();
@@ -124,7 +135,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     if (store instanceof RedisStore) {
       member = new ClusterMember(store, {
         id: randomUUID(),
-        url,
+        url: memberUrl,
         ttlMs: config.lease_ttl * 1000,
         log: logger.child({ component: 'cluster' }),
       });
@@ -250,9 +261,11 @@ async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
   }
 }
 
-function listen(fetch: Fetch, config: ServerConfig): Promise<ServerType> {
+/** `exclusive`: a port of this process's own, even in a member of `processes N` (which share api_port). */
+function listen(fetch: Fetch, config: ServerConfig, exclusive = false): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.api_port, hostname: config.api_listen_address }, () => resolve(server));
+    const server = createAdaptorServer({ fetch });
+    server.listen({ port: config.api_port, host: config.api_listen_address, exclusive }, () => resolve(server));
     server.once('error', reject);
     // A connection that sends nothing for idle_timeout is closed, whether or not it ever sent a request.
     const http1 = server as HttpServer;
@@ -278,10 +291,10 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
   );
 }
 
-/** The URL clients use: a wildcard address is reached on loopback. */
-function urlOf(http: ServerType, listenAddress: string): string {
+/** The URL clients use: a wildcard address is reached on loopback, or on `wildcardHost` when given. */
+function urlOf(http: ServerType, listenAddress: string, wildcardHost = '127.0.0.1'): string {
   const port = (http.address() as AddressInfo).port;
-  const host = listenAddress === '0.0.0.0' || listenAddress === '::' ? '127.0.0.1' : listenAddress;
+  const host = listenAddress === '0.0.0.0' || listenAddress === '::' ? wildcardHost : listenAddress;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 

@@ -6,6 +6,7 @@ import { ConfigError } from '../config/config-error.js';
 import { createLogger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import { VERSION } from '../lib/version.js';
+import { memberApiPort, memberConfig, memberIndex, superviseMembers, supervises } from '../members.js';
 import { startServer, type RunningServer } from '../server.js';
 
 const USAGE = `Usage: infra-server [-c FILE]
@@ -50,9 +51,16 @@ async function main(): Promise<number> {
   const log = createLogger({ level: config.log_level, format: config.log_format });
   const store = config.redis_url === undefined ? `files under ${config.data_dir}` : `Redis at ${config.redis_url}`;
   log.info(`infra-server ${VERSION}: settings ${file ?? 'defaults'}, store ${store}`);
+  if (supervises(config)) {
+    await superviseMembers(config, log);
+    return 0;
+  }
   let server: RunningServer;
   try {
-    server = await startServer(config, { logger: log });
+    server = await startServer(memberConfig(config), {
+      logger: config.processes > 1 ? log.child({ member: memberIndex() }) : log,
+      ...(config.processes > 1 ? { ownApiPort: memberApiPort(config) } : {}),
+    });
   } catch (e) {
     log.error('could not start', { error: messageOf(e) });
     return 1;

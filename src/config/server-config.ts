@@ -1,5 +1,5 @@
 // push-jobs-server.rb: the server's settings, their defaults, and which file is read (spec 8).
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -78,6 +78,7 @@ export const serverConfigSchema = z.strictObject({
   curve_encryption: z.boolean().describe('true or false').default(true),
   session_key_lifetime: positive('seconds', 3600),
   store_timeout: z.number().positive().max(600).describe('a number of seconds greater than 0, at most 600').default(2),
+  processes: z.int().min(1).max(64).describe('a whole number of processes from 1 to 64').default(1),
   lease_ttl: z.number().min(1).max(60).describe('a number of seconds from 1 to 60').default(5),
   job_retention_days: z.number().nonnegative().describe('a number of days, 0 to keep every job').default(30),
   keep_alive_time: positive('seconds', 15),
@@ -136,6 +137,12 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     meaning: 'Seconds a store operation may take before writes are refused (503)',
   },
   {
+    name: 'processes',
+    default: '1',
+    meaning:
+      'Server processes started on this machine, sharing api_port; member i adds 10·i to the ZeroMQ and metrics ports (needs redis_url)',
+  },
+  {
     name: 'lease_ttl',
     default: '5',
     meaning: "Seconds a server's leases on a Redis store outlive it: how soon a standby takes over",
@@ -190,5 +197,19 @@ export function loadServerConfig(opts: ServerConfigSource = {}): { config: Serve
     }
     config.redis_url = fromEnv;
   }
+  if (config.processes > 1 && config.redis_url === undefined) {
+    // The embedded file store is written by one process: several need the store they can share.
+    const text = `processes ${config.processes} needs redis_url: the embedded file store serves one process`;
+    throw new ConfigError(file ?? SERVER_CONFIG_FILE_NAME, lineOf(file, 'processes'), 'processes', text);
+  }
   return { config: { ...config, data_dir: resolve(cwd, config.data_dir) }, file };
+}
+
+/** The line that sets `name` in the file (1-based), or 0 when there is no file or no such line. */
+function lineOf(file: string | null, name: string): number {
+  if (file === null) return 0;
+  const at = readFileSync(file, 'utf8')
+    .split('\n')
+    .findIndex((line) => new RegExp(`^\\s*${name}\\b`).test(line));
+  return at + 1;
 }

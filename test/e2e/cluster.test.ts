@@ -2,108 +2,15 @@
 // answers any request (passing it to the owner), and when the owner of an organization is killed (-9) or frozen
 // past its lease (SIGSTOP), another takes the organization over and its job ends as it would have, with real
 // push-jobs-client processes following the owner.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { isFinished, type JobBody } from '../../src/api/push-jobs.js';
-import { serverStatusSchema, type ClusterStatus } from '../../src/api/status.js';
-import { ApiClient } from '../../src/auth/api-client.js';
+import t from 'tap';
 import { partitionName, partitionOf } from '../../src/store/partitions.js';
+import { clusterOf, fleet, jobEnd, ownerOf, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
-import { startNodeFleet, waitForNodes, type FleetNode } from '../support/node-fleet.js';
+import { waitForNodes } from '../support/node-fleet.js';
 import { getJob } from '../support/push-api.js';
-import { startPrivateRedis } from '../support/private-redis.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import type { ServerProcess } from '../support/server-process.js';
 
-const LEASE_TTL_S = 2;
 const DEFAULT_PARTITION = partitionName(partitionOf('default'));
-
-interface Cluster {
-  servers: ServerProcess[];
-  dataDir: string;
-  /** pivotal's client against a server. */
-  pivotal(server: ServerProcess): Promise<ApiClient>;
-  admin(server: ServerProcess): Promise<ApiClient>;
-}
-
-async function startCluster(t: Test, size: number): Promise<Cluster> {
-  const redis = await startPrivateRedis(t);
-  const dataDir = await mkdtemp(join(tmpdir(), 'infra-cluster-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const settings = {
-    redis_url: redis.url,
-    data_dir: dataDir,
-    lease_ttl: LEASE_TTL_S,
-    heartbeat_interval: 200,
-    server_name: '127.0.0.1',
-    queue_listen_address: 'tcp://127.0.0.1',
-  };
-  // Started together: one sets the cluster up (its keys land in the shared data_dir), the others wait for it.
-  const servers = await Promise.all(
-    Array.from({ length: size }, () => startServerProcess(t, { settings, startTimeoutMs: 40_000 })),
-  );
-  const client = async (server: ServerProcess, user: string) =>
-    new ApiClient({ baseUrl: server.url, userId: user, key: await readFile(join(dataDir, `${user}.pem`), 'utf8') });
-  return {
-    servers,
-    dataDir,
-    pivotal: (s) => client(s, 'pivotal'),
-    admin: (s) => client(s, 'admin'),
-  };
-}
-
-async function clusterOf(server: ServerProcess): Promise<ClusterStatus | undefined> {
-  const answer = await fetch(`${server.url}/_status`).catch(() => undefined);
-  if (!answer) return undefined;
-  return serverStatusSchema.parse(await answer.json()).cluster;
-}
-
-/** The server serving `partition` now, once exactly one of the running ones says so. */
-async function ownerOf(servers: readonly ServerProcess[], partition: string, timeoutMs = 20_000) {
-  return until(
-    `one server to serve ${partition}`,
-    async () => {
-      const holders = [];
-      for (const s of servers) if ((await clusterOf(s))?.held.includes(partition)) holders.push(s);
-      return holders.length === 1 ? holders[0] : undefined;
-    },
-    timeoutMs,
-    100,
-  );
-}
-
-async function jobEnd(admin: ApiClient, id: string, timeoutMs: number): Promise<JobBody> {
-  return until(
-    `job ${id} to end`,
-    async () => {
-      const job = await getJob(admin, id).catch(() => undefined);
-      return job && isFinished(job.status) ? job : undefined;
-    },
-    timeoutMs,
-    200,
-  );
-}
-
-async function startJob(admin: ApiClient, command: string, nodes: readonly string[]): Promise<string> {
-  const started = await admin.request('POST', '/organizations/default/pushy/jobs', { command, nodes });
-  if (started.status !== 201) throw new Error(`job start: ${started.status} ${JSON.stringify(started.body)}`);
-  return (started.body as { id: string }).id;
-}
-
-async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: string[]): Promise<FleetNode[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'cluster-nodes-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const nodes = await startNodeFleet(t, {
-    serverUrl: entry.url,
-    validationKey: join(c.dataDir, 'default-validator.pem'),
-    dir,
-    names,
-    whitelist: () => ({ hello: 'echo hello', nap: 'sleep 3' }),
-  });
-  await waitForNodes(await c.admin(entry), nodes, 'available', 30_000);
-  return nodes;
-}
 
 t.test('three processes share the partitions and any of them answers for any organization', async (t) => {
   const c = await startCluster(t, 3);

@@ -1,0 +1,70 @@
+// The Redis store on a Redis Cluster of three masters: the same contract as on one Redis, each partition's keys in
+// one slot (so each fenced script runs), and the cluster found from a URL naming any one master.
+import { Cluster } from 'ioredis';
+import t from 'tap';
+import { holdEveryPartition } from '../../src/cluster/leases.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import { startRedisCluster } from '../support/redis-cluster.js';
+import { uniquePrefix } from '../support/redis.js';
+import { storeSuite } from './store.suite.js';
+
+const cluster = await startRedisCluster(t);
+
+storeSuite(t, async () => {
+  const prefix = uniquePrefix();
+  const store = await RedisStore.connect(cluster.url, prefix);
+  const leases = await holdEveryPartition(store);
+  return {
+    store,
+    reopen: async () => {
+      const again = await RedisStore.connect(cluster.url, prefix);
+      again.fenceWith(leases);
+      return again;
+    },
+    cleanup: async () => {
+      await store.drop('org');
+      await store.drop('orgs');
+      await leases.stop(true);
+      await store.close();
+    },
+  };
+});
+
+t.test('a URL naming any master opens the whole cluster', async (t) => {
+  for (const port of cluster.ports) {
+    const store = await RedisStore.connect(`redis://127.0.0.1:${port}`, uniquePrefix());
+    t.equal(store.mode, 'cluster', `through the master on ${port}`);
+    await store.close();
+  }
+});
+
+t.test('organizations spread over the masters, each written by one script in its slot', async (t) => {
+  const prefix = uniquePrefix();
+  const store = await RedisStore.connect(cluster.url, prefix);
+  const leases = await holdEveryPartition(store);
+  t.teardown(async () => {
+    await store.drop('org');
+    await store.drop('orgs');
+    await leases.stop(true);
+    await store.close();
+  });
+  const names = Array.from({ length: 40 }, (_, i) => `org-${i}`);
+  for (const name of names) {
+    await store.apply([
+      { collection: 'orgs', id: name, doc: { name } },
+      { collection: `org/${name}/nodes`, id: 'web', doc: { name: 'web' } },
+      { collection: `org/${name}/jobs`, id: 'j1', fields: [['web', { status: 'running' }]] },
+    ]);
+  }
+  t.same([...(await store.load('orgs')).keys()].sort(), [...names].sort());
+  for (const name of names) t.same(await store.get(`org/${name}/nodes`, 'web'), { name: 'web' });
+  const admin = new Cluster([{ host: '127.0.0.1', port: cluster.ports[0] ?? 0 }]);
+  t.teardown(() => admin.quit());
+  await new Promise((resolve) => admin.once('ready', resolve));
+  const masters = new Set<number>();
+  for (const node of admin.nodes('master')) {
+    const keys = await node.keys(`${prefix}*`);
+    if (keys.length > 0) masters.add(node.options.port ?? 0);
+  }
+  t.ok(masters.size > 1, `the keys live on ${masters.size} masters`);
+});

@@ -1,0 +1,105 @@
+// Server processes on one Redis forming a cluster, for end-to-end tests: started together with a shared data_dir
+// (whichever sets the cluster up writes the first start's keys there), their /_status cluster figures, and real
+// push-jobs-client nodes on the default organization.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { isFinished, type JobBody } from '../../src/api/push-jobs.js';
+import { serverStatusSchema, type ClusterStatus } from '../../src/api/status.js';
+import { ApiClient } from '../../src/auth/api-client.js';
+import { until } from './deadline.js';
+import { startNodeFleet, waitForNodes, type FleetNode } from './node-fleet.js';
+import { getJob } from './push-api.js';
+import { startPrivateRedis } from './private-redis.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+
+const LEASE_TTL_S = 2;
+
+export interface Cluster {
+  servers: ServerProcess[];
+  dataDir: string;
+  /** pivotal's client against a server. */
+  pivotal(server: ServerProcess): Promise<ApiClient>;
+  admin(server: ServerProcess): Promise<ApiClient>;
+}
+
+/** `size` server processes on one Redis: a private one, or the Redis (Cluster) `redisUrl` names. */
+export async function startCluster(t: Test, size: number, redisUrl?: string): Promise<Cluster> {
+  const redis = redisUrl === undefined ? await startPrivateRedis(t) : { url: redisUrl };
+  const dataDir = await mkdtemp(join(tmpdir(), 'infra-cluster-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const settings = {
+    redis_url: redis.url,
+    data_dir: dataDir,
+    lease_ttl: LEASE_TTL_S,
+    heartbeat_interval: 200,
+    server_name: '127.0.0.1',
+    queue_listen_address: 'tcp://127.0.0.1',
+  };
+  // Started together: one sets the cluster up (its keys land in the shared data_dir), the others wait for it.
+  const servers = await Promise.all(
+    Array.from({ length: size }, () => startServerProcess(t, { settings, startTimeoutMs: 40_000 })),
+  );
+  const client = async (server: ServerProcess, user: string) =>
+    new ApiClient({ baseUrl: server.url, userId: user, key: await readFile(join(dataDir, `${user}.pem`), 'utf8') });
+  return {
+    servers,
+    dataDir,
+    pivotal: (s) => client(s, 'pivotal'),
+    admin: (s) => client(s, 'admin'),
+  };
+}
+
+export async function clusterOf(server: ServerProcess): Promise<ClusterStatus | undefined> {
+  const answer = await fetch(`${server.url}/_status`).catch(() => undefined);
+  if (!answer) return undefined;
+  return serverStatusSchema.parse(await answer.json()).cluster;
+}
+
+/** The server serving `partition` (`p7`) now, once exactly one of the running ones says so. */
+export async function ownerOf(servers: readonly ServerProcess[], partition: string, timeoutMs = 20_000) {
+  return until(
+    `one server to serve ${partition}`,
+    async () => {
+      const holders = [];
+      for (const s of servers) if ((await clusterOf(s))?.held.includes(partition)) holders.push(s);
+      return holders.length === 1 ? holders[0] : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+export async function jobEnd(admin: ApiClient, id: string, timeoutMs: number): Promise<JobBody> {
+  return until(
+    `job ${id} to end`,
+    async () => {
+      const job = await getJob(admin, id).catch(() => undefined);
+      return job && isFinished(job.status) ? job : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+export async function startJob(admin: ApiClient, command: string, nodes: readonly string[]): Promise<string> {
+  const started = await admin.request('POST', '/organizations/default/pushy/jobs', { command, nodes });
+  if (started.status !== 201) throw new Error(`job start: ${started.status} ${JSON.stringify(started.body)}`);
+  return (started.body as { id: string }).id;
+}
+
+export async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: string[]): Promise<FleetNode[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'cluster-nodes-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const nodes = await startNodeFleet(t, {
+    serverUrl: entry.url,
+    validationKey: join(c.dataDir, 'default-validator.pem'),
+    dir,
+    names,
+    whitelist: () => ({ hello: 'echo hello', nap: 'sleep 3' }),
+  });
+  await waitForNodes(await c.admin(entry), nodes, 'available', 30_000);
+  return nodes;
+}
+
