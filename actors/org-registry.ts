@@ -139,9 +139,7 @@ export class OrgRegistry {
     principals.addOrg(name);
     for (const [client, doc] of state.clients) principals.setClient(name, client, doc);
     for (const username of state.members.keys()) principals.setMember(name, username, true);
-    dispatch(users, { type: 'org_info', org: name, full_name, guid });
-    for (const username of state.members.keys())
-      dispatch(users, { type: 'association', org: name, username, member: true });
+    dispatch(users, { type: 'org_adopted', org: name, full_name, guid, members: [...state.members.keys()] });
   }
 
   /**

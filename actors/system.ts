@@ -29,7 +29,9 @@ import {
 } from './shared/reply.js';
 import { PrincipalDirectory, type PrincipalView } from './shared/principals.js';
 import { spawnSupervised, type CrashReporter } from './shared/supervision.js';
-import { loadUsers, spawnUsers, type UsersMsg } from './users/users.js';
+import { followHints, spawnUsers, type UsersMsg } from './users/users.js';
+import { loadUsers } from './users/users-store.js';
+import type { HintBus } from './users/users-sync.js';
 
 export type RootMsg =
   | { type: 'list_orgs'; ctx: RequestContext; replyTo: Ref<Reply> }
@@ -90,6 +92,11 @@ export interface SystemOptions {
   feeds?: Partial<FeedSettings>;
   /** The stored organizations to serve from the start (default: all of them); others can be adopted later. */
   adopt?: 'all' | readonly string[];
+  /**
+   * Several processes on one store: the bus that tells the others of account and membership changes made here and
+   * brings theirs, and when to read accounts and memberships again for the hints lost (default: every 30 s).
+   */
+  cluster?: { bus: HintBus; reloadEvery?: (tick: () => void) => () => void };
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
@@ -141,6 +148,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     reporter,
     log,
     principals,
+    ...(opts.cluster ? { bus: opts.cluster.bus } : {}),
     userDeleted: (org, username) => {
       const handle = registry.get(org);
       if (handle) dispatch(handle.ref, { type: 'user_deleted', username });
@@ -249,6 +257,13 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
   };
   const root = spawnSupervised(nact, { name: 'root', initial: null, receive, onCrash }, reporter);
 
+  // Listening before the first reload: a change made meanwhile is read by one or the other.
+  let stopFollowing = (): void => undefined;
+  if (opts.cluster) {
+    stopFollowing = await followHints(users, opts.cluster.bus, log, opts.cluster.reloadEvery);
+    await ask(users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, replyTo }));
+  }
+
   const adopt = opts.adopt ?? 'all';
   if (adopt === 'all') {
     for (const [name, raw] of await store.load(ORGS)) await registry.adopt(name, raw);
@@ -281,6 +296,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
       if (!(await Promise.all(asked)).every(Boolean)) throw new Error('not everything could be written back');
     },
     stop: async () => {
+      stopFollowing();
       await registry.idle();
       await Promise.all([...registry.entries()].map(([, handle]) => handle.stop()));
       stop(nact);

@@ -21,6 +21,7 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { WatchedStore } from './store/watched-store.js';
 import { RedisStore } from './store/redis-store.js';
+import { ClusterBus } from './cluster/bus.js';
 import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
 import { forwarding } from './cluster/forward.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
@@ -61,6 +62,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const httpLog = logger.child({ component: 'http' });
   let store = opts.store;
   let member: ClusterMember | undefined;
+  let bus: ClusterBus | undefined;
   /** Whether this process sets a new cluster up (first start), holding every partition meanwhile. */
   let setsUp = false;
   let redisStore: RedisStore | undefined;
@@ -99,6 +101,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       // Organizations are handed over first (what they accepted is stored while their leases still fence it),
       // then the system stops; it owns the store once it runs, and closes it.
       await member?.leave();
+      await bus?.close();
       await (started.system ? started.system.stop() : store?.close());
     })());
   const standing = new AbortController();
@@ -141,6 +144,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       });
       await member.join();
       const redis = (redisStore = store);
+      bus = new ClusterBus(redis.redis, redis.keyPrefix, logger.child({ component: 'bus' }));
       setsUp = await member.setUpFirst(
         async () => (await redis.get(GLOBAL, SETUP_DONE.id)) !== undefined,
         standing.signal,
@@ -161,6 +165,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       // A member of a cluster adopts its partitions' organizations as it takes their leases (below), unless it
       // holds every partition to set the cluster up.
       adopt: member && !setsUp ? [] : opts.adopt,
+      ...(bus ? { cluster: { bus } } : {}),
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);

@@ -94,6 +94,14 @@ export function layoutKey(prefix: string): string {
   return `${partitionPrefix(prefix, 'global')}layout`;
 }
 
+/**
+ * The pub/sub channel of the processes on this prefix (src/cluster/bus.ts): hints that something changed, never the
+ * record. Tagged like the global keys, though Redis Cluster broadcasts a PUBLISH to every node whatever its name.
+ */
+export function busChannel(prefix: string): string {
+  return `${partitionPrefix(prefix, 'global')}bus`;
+}
+
 /** Keys of the first layout (no hash tags), read once to migrate a store written by an earlier version. */
 export const LEGACY = {
   collection: (prefix: string, collection: CollectionName) => `${prefix}c:${collection}`,
