@@ -3,6 +3,7 @@
 // else is up.
 import { createAdaptorServer, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import { randomUUID } from 'node:crypto';
+import type { Ref } from 'nact';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -27,7 +28,7 @@ import { forwarding } from './cluster/forward.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
 import { partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
-import { startSystem, type InfraSystem } from '../actors/system.js';
+import { ask, startSystem, type InfraSystem } from '../actors/system.js';
 
 export interface RunningServer {
   /** `http://host:port` of the API. */
@@ -234,7 +235,11 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
 function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts {
   return {
     adopt: async (p) => {
-      if (p === 'global') return;
+      // The accounts as stored, before this process writes them: its copy follows hints, and some may be lost.
+      if (p === 'global') {
+        await ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, replyTo }));
+        return;
+      }
       for (const name of await store.idsIn(ORGS, p)) await system.adoptOrg(name);
     },
     release: async (p) => {

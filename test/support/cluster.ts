@@ -102,4 +102,3 @@ export async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: st
   await waitForNodes(await c.admin(entry), nodes, 'available', 30_000);
   return nodes;
 }
-
