@@ -1,6 +1,8 @@
 // The figures of a run: percentiles, the JSON object printed last with --json, and the summary for people.
 import type { JobStatus } from '../api/push-jobs.js';
 import type { VotesRecovered } from '../api/status.js';
+import type { Refetches } from './ipc.js';
+import type { ProcessFigure } from './processes.js';
 
 export interface Spread {
   p50: number | null;
@@ -83,6 +85,13 @@ export interface Figures {
   server_pid: number | null;
   server_cpu_pct: number | null;
   server_rss_mb: number | null;
+  /** Each server process known (a cluster's members, or the spawned or local server) over the measured part. */
+  processes: ProcessFigure[];
+  /** Redis commands during the measured part, and per node heartbeat handled; null without --redis. */
+  redis_calls: number | null;
+  redis_ops_per_heartbeat: number | null;
+  /** Configs fetched again by nodes that heard no server for the client's silence, over the whole run. */
+  config_refetches: Refetches;
   rest_get_job_per_s: number | null;
   rest_get_job_p99_ms: number | null;
   /** Nodes the server first refused as held by another process (an earlier run's), taken over once it let go. */
@@ -124,6 +133,12 @@ export function summaryText(f: Figures): string {
     }`,
     `offline detection: ${show(f.offline_detect_ms)} (${f.offline_detect_ms.count} seen, ${f.offline_detect_ms.missed} missed)`,
     `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,
+    ...f.processes.map(
+      (p) =>
+        `  process ${p.pid ?? '(remote)'} at ${p.url}: ${num(p.cpu_pct, '% CPU')}, ${num(p.rss_mb, ' MB resident')} (peak ${num(p.peak_rss_mb, ' MB')}), ${num(p.heartbeats)} heartbeats`,
+    ),
+    `redis: ${num(f.redis_calls)} commands, ${num(f.redis_ops_per_heartbeat)} per heartbeat`,
+    `configs fetched again after silence: ${f.config_refetches.moved} moved, ${f.config_refetches.same} unchanged, ${f.config_refetches.failed} failed`,
     `signed GET of a running job: ${num(f.rest_get_job_per_s, '/s')}, p99 ${num(f.rest_get_job_p99_ms, ' ms')}`,
   ];
   if (f.nodes_held_by_another_process > 0)

@@ -3,7 +3,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { besideModule } from '../lib/sibling-module.js';
-import type { Batch, JobTally, ParentMessage, WorkerInit, WorkerMessage } from './ipc.js';
+import type { Batch, JobTally, ParentMessage, Refetches, WorkerInit, WorkerMessage } from './ipc.js';
 import { mergeTally, tallyOf } from './tally.js';
 
 export interface FleetEvents {
@@ -22,6 +22,8 @@ export interface FleetTotals {
   held: number;
   heldUntil: number;
   errors: string[];
+  /** Configs the nodes fetched again after the server fell silent, and what came of them. */
+  refetches: Refetches;
 }
 
 const STOP_TIMEOUT_MS = 120_000;
@@ -48,6 +50,7 @@ export class Fleet {
     held: 0,
     heldUntil: 0,
     errors: [],
+    refetches: { moved: 0, same: 0, failed: 0 },
   };
   private readonly members: Member[] = [];
   private failure: ((e: Error) => void) | undefined;
@@ -171,6 +174,9 @@ export class Fleet {
     for (const [reason, n] of Object.entries(b.drops)) this.totals.drops[reason] = (this.totals.drops[reason] ?? 0) + n;
     this.totals.held += b.held;
     this.totals.heldUntil = Math.max(this.totals.heldUntil, b.heldUntil);
+    this.totals.refetches.moved += b.refetches.moved;
+    this.totals.refetches.same += b.refetches.same;
+    this.totals.refetches.failed += b.refetches.failed;
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);
     for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at, f.due);
     for (const c of b.crashes) this.events.crash(c.node, c.kind, c.at);

@@ -11,6 +11,8 @@ const behaviourSchema = z.object({
 export const initSchema = z.object({
   type: z.literal('init'),
   baseUrl: z.string(),
+  /** Where nodes fetch their config again after silence: baseUrl, then the cluster's other members (by turns). */
+  apiUrls: z.array(z.string()),
   org: z.string(),
   user: z.string(),
   userKeyPem: z.string(),
@@ -70,6 +72,15 @@ export interface Batch {
    */
   flaps: Array<{ node: string; kind: 'stop' | 'resume'; at: number; due: number }>;
   crashes: Array<{ node: string; kind: 'crash' | 'restart'; at: number }>;
+  /** Configs fetched again after the server fell silent, by what came of it (see follow.ts). */
+  refetches: Refetches;
+}
+
+/** `moved`: the config named other channels (or a new key) and the node went there; `same`: nothing changed. */
+export interface Refetches {
+  moved: number;
+  same: number;
+  failed: number;
 }
 
 export type WorkerMessage =

@@ -199,6 +199,12 @@ export async function cpuSeconds(pid: number): Promise<number> {
 
 /** Resident memory of a process, in MiB. */
 export async function rssMiB(pid: number): Promise<number> {
+  return (await memoryMiB(pid)).rss;
+}
+
+/** Resident memory of a process now and at its peak so far (VmRSS, VmHWM), in MiB. */
+export async function memoryMiB(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
 }

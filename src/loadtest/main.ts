@@ -16,6 +16,15 @@ import type { Figures, JobPhases, Mismatch } from './figures.js';
 import { medians, percentile, round, spread, summaryText } from './figures.js';
 import type { WorkerInit } from './ipc.js';
 import { cpuSeconds, findListeningPid, rssMiB, spawnServer, type SpawnedServer } from './local-server.js';
+import {
+  commandstats,
+  processFigures,
+  processRefs,
+  redisOpsPerHeartbeat,
+  sampleProcesses,
+  type ProcessRef,
+  type ProcessSample,
+} from './processes.js';
 import type { LoadOptions } from './options.js';
 import { CompletionFeed } from './completions.js';
 import { call, OfflineDetector, restLoop, runJobs, StopSignal, type JobRecord, type RestFigures } from './scenario.js';
@@ -92,6 +101,8 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
   const progress = new Progress(io.stderr);
   const stop = new StopSignal(now() + o.timeoutS * 1000);
   let spawned: SpawnedServer | null = null;
+  /** With --processes N: the other processes of the cluster, beside `spawned` (the first, which set the store up). */
+  const others: SpawnedServer[] = [];
   let fleet: Fleet | null = null;
   const watchdog = setTimeout(
     () => {
@@ -100,6 +111,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       );
       fleet?.kill();
       void spawned?.stop();
+      for (const other of others) void other.stop();
       setTimeout(() => process.exit(1), 2000);
     },
     o.timeoutS * 1000 + WATCHDOG_GRACE_MS,
@@ -113,8 +125,17 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     let baseUrl: string;
     let keyPem: string;
     if (o.server.kind === 'spawn') {
-      progress.say(`starting a server${o.server.redis === null ? '' : ` on ${o.server.redis}`}`);
+      const what = o.processes > 1 ? `${o.processes} server processes` : 'a server';
+      progress.say(`starting ${what}${o.server.redis === null ? '' : ` on ${o.server.redis}`}`);
       spawned = await spawnServer(o.server.redis, o.server.heartbeatIntervalMs);
+      // The first sets the store up; the others join it, and the cluster spreads the partitions over them all.
+      const { redis, heartbeatIntervalMs } = o.server;
+      const rest = await Promise.allSettled(
+        Array.from({ length: o.processes - 1 }, () => spawnServer(redis, heartbeatIntervalMs)),
+      );
+      for (const r of rest) if (r.status === 'fulfilled') others.push(r.value);
+      const refused = rest.find((r) => r.status === 'rejected');
+      if (refused !== undefined) throw refused.reason;
       baseUrl = spawned.baseUrl;
       const pem = o.key === null ? spawned.adminKeyPem : await readFile(o.key, 'utf8');
       if (pem === null) {
@@ -127,10 +148,22 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       baseUrl = o.server.baseUrl;
       keyPem = await readFile(o.key ?? '', 'utf8');
     }
+    if (others.length > 0) {
+      const urls = [baseUrl, ...others.map((s) => s.baseUrl)];
+      const signer = (url: string) => new ApiClient({ baseUrl: url, userId: o.user, key: keyPem, timeoutMs: 30_000 });
+      baseUrl = await waitForCluster(urls, signer, o.org, stop, progress);
+    }
     const api = new ApiClient({ baseUrl, userId: o.user, key: keyPem, timeoutMs: 30_000 });
     const status0 = await serverStatus(api);
     if (status0 === null) throw new Error(`${baseUrl}/_status does not answer as an infra-server`);
-    const pid = spawned?.pid ?? (isLocal(baseUrl) ? await findListeningPid(Number(new URL(baseUrl).port || 80)) : null);
+    const serving = [spawned, ...others].find((x) => x?.baseUrl === baseUrl);
+    const pid = serving?.pid ?? (isLocal(baseUrl) ? await findListeningPid(Number(new URL(baseUrl).port || 80)) : null);
+    const spawnedRefs: ProcessRef[] = [spawned, ...others].flatMap((s) =>
+      s === null ? [] : [{ url: s.baseUrl, pid: s.pid }],
+    );
+    // Nodes fetch their config again from the server given, then from the cluster's other members in turn.
+    const memberUrls = (status0.cluster?.members ?? []).map((m) => m.url);
+    const apiUrls = [...new Set([baseUrl, ...spawnedRefs.map((s) => s.url), ...memberUrls])];
 
     // Provisioning and connecting.
     const width = String(o.nodes).length;
@@ -154,6 +187,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     const shares: WorkerInit[] = Array.from({ length: o.workers }, () => ({
       type: 'init',
       baseUrl,
+      apiUrls,
       org: o.org,
       user: o.user,
       userKeyPem: keyPem,
@@ -184,6 +218,11 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     const before = await cpuAndTime(pid);
     const hbBefore = { ...fleet.totals, drops: { ...fleet.totals.drops } };
     const statusBefore = await serverStatus(api);
+    const refs = processRefs(statusBefore, spawnedRefs, pid === null ? null : { url: baseUrl, pid });
+    const [procBefore, redisBefore] = await Promise.all([
+      sampleProcesses(refs, now),
+      o.redis === null ? null : commandstats(o.redis),
+    ]);
     measuring = true;
     fleet.begin();
     const live = new Set<string>();
@@ -236,6 +275,10 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     while (fleet.totals.heartbeatsSent - hbBefore.heartbeatsSent < o.nodes && !stop.over && now() < stretchUntil)
       await sleep(50);
     const after = await cpuAndTime(pid);
+    const [procAfter, redisAfter] = await Promise.all([
+      sampleProcesses(refs, now),
+      o.redis === null ? null : commandstats(o.redis),
+    ]);
     const statusAfter = await serverStatus(api);
     const rssMb = pid === null ? null : await rssMiB(pid).catch(() => null);
     const restFigures = await rest;
@@ -260,6 +303,10 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       cpu: before.cpu === null || after.cpu === null ? null : after.cpu - before.cpu,
       rssMb,
       pid,
+      procBefore,
+      procAfter,
+      redisBefore,
+      redisAfter,
       rest: restFigures,
       detector,
       provisionS,
@@ -289,7 +336,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     clearTimeout(watchdog);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    if (spawned !== null) await spawned.stop();
+    await Promise.all([spawned, ...others].map((s) => s?.stop()));
   }
 }
 
@@ -326,6 +373,45 @@ function unheardHint(t: FleetTotals): string {
     '; no node and the server heard each other over ZeroMQ: check that the host the server names (server_name) ' +
     'and its ports (server_heartbeat_port, command_port) are reachable from here'
   );
+}
+
+/**
+ * Waits until the spawned processes have formed one cluster, each listed as a member holding partitions, and
+ * answers the URL of one that serves the organization twice in a row. A process that handed the organization's
+ * partition over may answer 404 for it rather than forward the request, so the tester talks to its owner.
+ */
+async function waitForCluster(
+  urls: readonly string[],
+  signer: (baseUrl: string) => ApiClient,
+  org: string,
+  stop: StopSignal,
+  progress: Progress,
+): Promise<string> {
+  let settled = 0;
+  let owner: string | null = null;
+  while (settled < 2) {
+    if (stop.over) throw new Error(`--timeout passed before the ${urls.length} server processes formed a cluster`);
+    await sleep(READY_POLL_MS);
+    const members = (await serverStatus(signer(urls[0] as string)))?.cluster?.members ?? [];
+    const holding = members.filter((m) => m.partitions > 0).length;
+    let serving: string | null = null;
+    for (const url of urls) {
+      const res = await signer(url)
+        .request('GET', `/organizations/${encodeURIComponent(org)}`)
+        .catch(() => null);
+      if (res?.status === 200) {
+        serving = url;
+        break;
+      }
+    }
+    settled = holding >= urls.length && serving !== null && serving === owner ? settled + 1 : 0;
+    owner = serving;
+    progress.set(
+      `cluster: ${holding} of ${urls.length} processes hold partitions, ${org} served by ${serving ?? 'none'}`,
+    );
+  }
+  progress.say(`${urls.length} server processes share the partitions; ${org} is served by ${owner ?? ''}`);
+  return owner as string;
 }
 
 /** Polls node_states until every one of `names` is up and available. */
@@ -383,6 +469,10 @@ interface FigureInputs {
   cpu: number | null;
   rssMb: number | null;
   pid: number | null;
+  procBefore: ProcessSample[];
+  procAfter: ProcessSample[];
+  redisBefore: Record<string, number> | null;
+  redisAfter: Record<string, number> | null;
   rest: RestFigures;
   detector: OfflineDetector;
   provisionS: number;
@@ -452,6 +542,16 @@ function figuresOf(x: FigureInputs): Figures {
   const testerDrops = minus(fleet.totals.drops, x.hbBefore.drops);
   const perSecond = (n: number) => round(n / Math.max(x.seconds, 0.001));
   const busy = Math.max(0, ...x.rest.busyMs);
+  const processes = processFigures(x.procBefore, x.procAfter);
+  // Heartbeats for the Redis ratio: every process's own count, else the one server's.
+  const counted = processes.filter((p) => p.heartbeats !== null);
+  const heartbeats =
+    counted.length > 0
+      ? counted.reduce((n, p) => n + (p.heartbeats ?? 0), 0)
+      : sa != null && sb != null
+        ? sa.heartbeats - sb.heartbeats
+        : null;
+  const redis = redisOpsPerHeartbeat(x.redisBefore, x.redisAfter, heartbeats);
   return {
     nodes: o.nodes,
     workers: o.workers,
@@ -488,6 +588,10 @@ function figuresOf(x: FigureInputs): Figures {
     server_pid: x.pid,
     server_cpu_pct: x.cpu === null ? null : round((100 * x.cpu) / Math.max(x.seconds, 0.001)),
     server_rss_mb: x.rssMb === null ? null : round(x.rssMb),
+    processes,
+    redis_calls: redis.calls,
+    redis_ops_per_heartbeat: redis.perHeartbeat,
+    config_refetches: { ...fleet.totals.refetches },
     rest_get_job_per_s: x.rest.gets === 0 ? null : round((x.rest.gets * 1000) / Math.max(busy, 1)),
     rest_get_job_p99_ms: percentile(x.rest.latenciesMs, 99),
     nodes_held_by_another_process: fleet.totals.held,

@@ -14,7 +14,16 @@ export const OPTIONS: Record<string, OptionSpec> = {
   user: { type: 'string', arg: 'NAME', help: 'the user that provisions nodes and starts jobs (default admin)' },
   org: { type: 'string', arg: 'ORG', help: 'the organization (default: from --server, else default)' },
   spawn: { type: 'boolean', help: 'start a server of its own on free loopback ports, stopped at the end' },
-  redis: { type: 'string', arg: 'URL', help: 'with --spawn: store in this Redis instead of files' },
+  redis: {
+    type: 'string',
+    arg: 'URL',
+    help: "with --spawn: store in this Redis instead of files; with --server: the server's Redis, read for redis_ops_per_heartbeat",
+  },
+  processes: {
+    type: 'string',
+    arg: 'N',
+    help: 'with --spawn and --redis: start N server processes on that Redis, which share its organizations as a cluster (default 1)',
+  },
   'heartbeat-interval': {
     type: 'string',
     arg: 'MS',
@@ -87,6 +96,10 @@ export interface LoadOptions {
   server:
     { kind: 'url'; baseUrl: string } | { kind: 'spawn'; redis: string | null; heartbeatIntervalMs: number | null };
   key: string | null;
+  /** The Redis the server stores in, when known: its INFO commandstats give redis_ops_per_heartbeat. */
+  redis: string | null;
+  /** Server processes to spawn on that Redis (1 without --spawn). */
+  processes: number;
   clientKey: string | null;
   user: string;
   org: string;
@@ -170,6 +183,7 @@ const SCHEMAS = {
   user: principal,
   org: principal,
   redis: redisUrl,
+  processes: count(1, 32),
   'heartbeat-interval': count(10, 60_000),
   nodes: count(1, 200_000),
   prefix,
@@ -224,7 +238,10 @@ function combine(c: Checked, values: Values): LoadOptions {
   const spawn = values.spawn === true;
   need(spawn !== (c.server !== undefined), 'give either --server URL or --spawn');
   need(spawn || c.key !== undefined, '--server needs --key FILE, the private key of --user');
-  need(c.redis === undefined || spawn, '--redis goes with --spawn; a server given by --server has its own store');
+  need(
+    c.processes === undefined || c.processes === 1 || (spawn && c.redis !== undefined),
+    '--processes goes with --spawn and --redis: the processes of a cluster share one Redis',
+  );
   need(
     c['heartbeat-interval'] === undefined || spawn,
     '--heartbeat-interval goes with --spawn; a server given by --server has its own',
@@ -269,6 +286,8 @@ function combine(c: Checked, values: Values): LoadOptions {
       ? { kind: 'spawn', redis: c.redis ?? null, heartbeatIntervalMs: c['heartbeat-interval'] ?? null }
       : { kind: 'url', baseUrl },
     key: c.key ?? null,
+    redis: c.redis ?? null,
+    processes: c.processes ?? 1,
     clientKey: c['client-key'] ?? null,
     user: c.user ?? 'admin',
     org: org ?? 'default',

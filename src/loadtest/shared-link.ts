@@ -61,6 +61,8 @@ export class SharedLink {
   private writingAnswers = false;
   private answersDue = false;
   private closed = false;
+  /** Nodes the worker placed on this link (they join when they connect, in waves); it fills up to its share. */
+  assigned = 0;
 
   constructor(
     private readonly org: string,

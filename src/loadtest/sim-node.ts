@@ -9,6 +9,7 @@ import { Connection, type CurveKeys, type Sender } from '../client/connection.js
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
 import type { NodeBehaviour } from './behaviour.js';
+import { SilenceWatch } from './follow.js';
 import type { NodeLink, SharedLink } from './shared-link.js';
 
 /** What the nodes of a worker report; the worker tallies it and passes it to the parent in batches. */
@@ -49,7 +50,7 @@ export class SimNode {
   private asked: Asked | null = null;
   private sequence = 0;
   private sender: Sender;
-  private readonly curve: CurveKeys | null;
+  private curve: CurveKeys | null;
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Epoch ms of the last heartbeat handed to the socket. */
   lastBeatAt = 0;
@@ -59,22 +60,55 @@ export class SimNode {
   heard = false;
   /** The server has refused this process as another's node: told once, not for every refused heartbeat. */
   private refused = false;
+  /** The server's silence, for fetching the config again as the client does (see follow.ts). */
+  readonly watch: SilenceWatch;
 
   constructor(
     readonly name: string,
     readonly behaviour: NodeBehaviour,
-    readonly config: PushConfig,
+    /** The config the node's channels follow; replaced by moveTo. */
+    public config: PushConfig,
     private readonly org: string,
     private readonly timings: NodeTimings,
     private readonly sink: NodeSink,
     /** The connection this node shares with others, or null for one of its own. */
-    private readonly shared: SharedLink | null = null,
+    private shared: SharedLink | null = null,
   ) {
     this.curve = config.curveServerKey === null || shared !== null ? null : curveKeyPair();
     this.sender = this.newSender();
+    this.watch = new SilenceWatch(config, now());
+  }
+
+  /** Its channels are open (connected, not crashed or stopped). */
+  get connected(): boolean {
+    return this.connection !== null;
+  }
+
+  /** The shared connection this node is on, or null. */
+  get link(): SharedLink | null {
+    return this.shared;
+  }
+
+  /**
+   * Channels to what a new config names (another gateway of the cluster, a restarted server, a new session key),
+   * as the client reconnects after a reconfigure: the same incarnation, the held job kept, and job answers not
+   * yet written carried over to the new channels of a connection of its own.
+   */
+  moveTo(config: PushConfig, shared: SharedLink | null): void {
+    const carried = this.connection instanceof Connection ? this.connection.close() : [];
+    if (!(this.connection instanceof Connection)) this.connection?.close();
+    this.connection = null;
+    this.config = config;
+    this.shared = shared;
+    if (shared === null && config.curveServerKey !== null) this.curve ??= curveKeyPair();
+    if (this.crashed) return; // restart() connects it
+    this.connect();
+    const fresh = this.connection as NodeLink | null;
+    for (const answer of carried) fresh?.sendCommand(answer);
   }
 
   connect(): void {
+    this.watch.restart(now());
     if (this.shared !== null) {
       const { sender, config } = this;
       this.connection = this.shared.join({ sender, sessionKey: config.sessionKey, receive: (m) => this.receive(m) });
@@ -153,6 +187,7 @@ export class SimNode {
   }
 
   private receive(m: ServerMessage): void {
+    this.watch.heard(now());
     switch (m.type) {
       case 'heartbeat':
         this.sink.serverHeartbeat(!this.heard);

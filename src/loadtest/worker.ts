@@ -1,13 +1,15 @@
 // A worker process of infra-loadtest: it provisions its share of the nodes, connects them, sends their
 // heartbeats from one scheduler, answers jobs through them and reports to the parent in batches.
 import { randomBytes } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
 import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
-import type { PushConfig } from '../client/push-config.js';
+import { fetchPushConfig, type PushConfig } from '../client/push-config.js';
+import { endpointKey, type FetchOutcome } from './follow.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SharedLink } from './shared-link.js';
@@ -48,13 +50,24 @@ interface Slot {
 
 class Worker {
   private readonly nodes: SimNode[] = [];
-  /** With --nodes-per-connection above 1: the shared connections, the last one filling up. */
-  private readonly links: SharedLink[] = [];
-  private lastLinkMembers = 0;
+  /**
+   * With --nodes-per-connection above 1: the shared connections, grouped by the channels their nodes' configs
+   * name (endpointKey). Grouping rather than fetching the config per link: each node's config names its own
+   * gateway (the cluster spreads an organization's nodes over its members by node), so nodes placed together
+   * may be sent to different processes, and a link can only carry nodes bound for the same channels.
+   */
+  private readonly links = new Map<string, SharedLink[]>();
+  private clientKey: KeyObject | undefined;
+  /** Configs fetched again after silence: waiting, and in flight (at most --api-concurrency / workers). */
+  private readonly refetchQueue: SimNode[] = [];
+  private refetching = 0;
+  /** Which of init.apiUrls the next fetch goes to: a failed fetch moves on to the next member. */
+  private urlIndex = 0;
   private slots: Slot[] = [];
   private readonly tallies = new Map<string, JobTally>();
   private batch: Omit<Batch, 'jobs'> = Worker.emptyBatch();
   private started = false;
+  private stopping = false;
   private ticker: NodeJS.Timeout | undefined;
   private flusher: NodeJS.Timeout | undefined;
   private readonly random = seededRandom(process.pid);
@@ -74,6 +87,7 @@ class Worker {
       errors: [],
       flaps: [],
       crashes: [],
+      refetches: { moved: 0, same: 0, failed: 0 },
     };
   }
 
@@ -126,6 +140,7 @@ class Worker {
     // As the server: a commit or run read from each of thousands of connections would each hold a read buffer.
     receiveIntoOwnMemory();
     const clientKey = readPrivateKey(i.clientKeyPem);
+    this.clientKey = clientKey;
     const target: ProvisionTarget = {
       baseUrl: i.baseUrl,
       org: i.org,
@@ -180,29 +195,89 @@ class Worker {
     this.started = true;
   }
 
-  /** The shared connection the next node joins, or null when each node has its own. */
+  /** The shared connection to `config`'s channels with room for one more node, or null when each has its own. */
   private linkFor(config: PushConfig): SharedLink | null {
     const perLink = this.init.nodesPerConnection;
     if (perLink <= 1) return null;
-    let link = this.links.at(-1);
-    if (link === undefined || this.lastLinkMembers >= perLink) {
+    const key = endpointKey(config);
+    const group = this.links.get(key) ?? [];
+    const last = group.at(-1);
+    let link = last !== undefined && last.assigned < perLink ? last : group.find((l) => l.assigned < perLink);
+    if (link === undefined) {
       const curve = config.curveServerKey === null ? null : curveKeyPair();
       link = new SharedLink(this.init.org, config, curve, randomBytes(16).toString('hex'), {
         drop: (reason) => this.sink.drop(reason),
         error: (detail) => this.sink.error(`shared connection: ${detail}`),
       });
-      this.links.push(link);
-      this.lastLinkMembers = 0;
+      group.push(link);
+      this.links.set(key, group);
     }
-    this.lastLinkMembers += 1;
+    link.assigned += 1;
     return link;
+  }
+
+  /** A node left `link` for other channels; the last one out closes it. */
+  private release(link: SharedLink, key: string): void {
+    link.assigned -= 1;
+    if (link.assigned > 0) return;
+    link.close();
+    const group = (this.links.get(key) ?? []).filter((l) => l !== link);
+    if (group.length === 0) this.links.delete(key);
+    else this.links.set(key, group);
+  }
+
+  /** Queues a config fetch for a node the server has been silent to (SilenceWatch.due said so). */
+  private refetch(node: SimNode): void {
+    this.refetchQueue.push(node);
+    this.pumpRefetches();
+  }
+
+  private pumpRefetches(): void {
+    while (this.refetching < this.init.apiConcurrency && this.refetchQueue.length > 0) {
+      const next = this.refetchQueue.shift() as SimNode;
+      this.refetching += 1;
+      void this.fetchAgain(next).finally(() => {
+        this.refetching -= 1;
+        this.pumpRefetches();
+      });
+    }
+  }
+
+  /**
+   * Fetches the node's config as the client does after silence, from the server the run was given or, once that
+   * fails, the cluster's other members by turns; moves the node when the config names other channels. A failure is
+   * counted, not reported as an error: while a dead process's partitions wait for a new owner, fetches fail.
+   */
+  private async fetchAgain(node: SimNode): Promise<void> {
+    const urls = this.init.apiUrls.length > 0 ? this.init.apiUrls : [this.init.baseUrl];
+    const baseUrl = urls[this.urlIndex % urls.length] as string;
+    const key = this.clientKey as KeyObject;
+    let outcome: FetchOutcome = 'failed';
+    try {
+      const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: 10_000 });
+      const config = await fetchPushConfig(api, `/organizations/${encodeURIComponent(this.init.org)}`, node.name, key);
+      const old = node.config;
+      if (endpointKey(config) === endpointKey(old) && config.sessionKey.equals(old.sessionKey)) outcome = 'same';
+      else if (!this.stopping) {
+        const previous = node.link;
+        node.moveTo(config, this.linkFor(config));
+        if (previous !== null) this.release(previous, endpointKey(old));
+        outcome = 'moved';
+      }
+    } catch {
+      this.urlIndex += 1;
+    }
+    node.watch.done(now(), outcome);
+    this.batch.refetches[outcome] += 1;
   }
 
   async stop(cleanup: boolean): Promise<void> {
     clearInterval(this.ticker);
     clearInterval(this.flusher);
+    this.stopping = true;
+    this.refetchQueue.length = 0;
     for (const node of this.nodes) node.stop();
-    for (const link of this.links) link.close();
+    for (const group of this.links.values()) for (const link of group) link.close();
     await this.flush();
     let deleted = 0;
     if (cleanup) {
@@ -232,6 +307,7 @@ class Worker {
       b.errors.length === 0 &&
       b.flaps.length === 0 &&
       b.crashes.length === 0 &&
+      b.refetches.moved + b.refetches.same + b.refetches.failed === 0 &&
       Object.keys(b.drops).length === 0;
     if (empty) return;
     const jobs = Object.fromEntries(this.tallies);
@@ -270,6 +346,8 @@ class Worker {
       node.restart();
       this.batch.crashes.push({ node: node.name, kind: 'restart', at });
     }
+    // One comparison while the server speaks; past the client's silence, the config is fetched again.
+    if (node.connected && node.watch.due(at)) this.refetch(node);
     if (this.started && node.behaviour.flap) {
       if (s.pausedUntil > at) return;
       if (s.pausedUntil !== 0) {

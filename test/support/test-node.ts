@@ -12,6 +12,7 @@ import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../sr
 import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { connectSocket } from '../../src/protocol/socket-connect.js';
+import { SilenceWatch } from '../../src/loadtest/follow.js';
 import { keyPair } from './api-fixtures.js';
 import {
   answerMessages,
@@ -66,6 +67,11 @@ export interface TestNodeOptions {
   existing?: boolean;
   /** Answer the rehab abort and wait until the server lists the node available (default true). */
   waitReady?: boolean;
+  /**
+   * As the client: once the server has been silent for the offline window plus as many intervals again while this
+   * node heartbeats, fetch the config again and reconnect to the channels it names (default true).
+   */
+  follow?: boolean;
 }
 
 export type Channel = 'heartbeat' | 'command';
@@ -106,7 +112,7 @@ export class TestNode {
   private readonly events = new EventEmitter();
   private dealers: Record<Channel, Dealer>;
   /** The Curve options of both Dealers (empty without CurveZMQ), kept for reconnect(). */
-  private readonly curve: Partial<Record<'curveServerKey' | 'curvePublicKey' | 'curveSecretKey', string>>;
+  private curve: Partial<Record<'curveServerKey' | 'curvePublicKey' | 'curveSecretKey', string>>;
   private readonly queues: Record<Channel, Promise<void>> = {
     heartbeat: Promise.resolve(),
     command: Promise.resolve(),
@@ -115,30 +121,42 @@ export class TestNode {
   private beating: NodeJS.Timeout | undefined;
   private sequence = 0;
   private closed = false;
+  /** The server's silence, checked at each of this node's heartbeats while `follow` is on (see startTestNode). */
+  private readonly watch: SilenceWatch;
+  /** Configs fetched again after silence, and how many of them sent the node to other channels. */
+  readonly refetches = { fetched: 0, moved: 0, failed: 0 };
 
   constructor(
     /** The server the node talks to (moveTo changes it). */
     public server: TestServer,
     readonly name: string,
     readonly org: string,
-    readonly key: Buffer,
+    /** The session key; a config fetched again may bring a new one. */
+    public key: Buffer,
     public config: PushConfigBody,
     script: Script,
+    /** The node's client key, for fetching its config again; null: it never does (an unregistered node). */
+    private readonly clientKeyPem: string | null = null,
+    /** Fetch the config again after the client's silence (TestNodeOptions.follow). */
+    public follow = false,
   ) {
     this.script = script;
-    this.curve =
-      config.curve_public_key === null
-        ? {}
-        : (() => {
-            const pair = curveKeyPair();
-            return {
-              curveServerKey: config.curve_public_key,
-              curvePublicKey: pair.publicKey,
-              curveSecretKey: pair.secretKey,
-            };
-          })();
+    this.curve = TestNode.curveOptions(config.curve_public_key);
     this.events.setMaxListeners(0);
+    this.watch = new SilenceWatch(
+      {
+        intervalMs: config.push_jobs.heartbeat.interval * 1000,
+        offlineThreshold: config.push_jobs.heartbeat.offline_threshold,
+      },
+      Date.now(),
+    );
     this.dealers = this.open(0);
+  }
+
+  private static curveOptions(serverKey: string | null): TestNode['curve'] {
+    if (serverKey === null) return {};
+    const pair = curveKeyPair();
+    return { curveServerKey: serverKey, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
   }
 
   /**
@@ -163,7 +181,49 @@ export class TestNode {
     this.reconnect(0);
   }
 
+  /**
+   * Fetches the config again from `server`, as the client does after the server's silence: a new session key is
+   * taken; other channels or another server key make the node reconnect there (same incarnation, so no rehab).
+   * Returns whether it moved. A server restarted on the same channels keeps the node on them, as tests expect.
+   */
+  async refetchConfig(): Promise<boolean> {
+    if (this.clientKeyPem === null) throw new Error(`${this.name} has no client key to fetch its config with`);
+    const res = await this.server
+      .as(this.name, this.clientKeyPem)
+      .request('GET', `/organizations/${this.org}/pushy/config/${this.name}`);
+    if (res.status !== 200) throw new Error(`config of ${this.name}: ${res.status} ${JSON.stringify(res.body)}`);
+    const next = pushConfigSchema.parse(res.body);
+    if (this.closed) return false;
+    this.refetches.fetched += 1;
+    this.key = decryptSessionKey(next.encoded_session_key.key, this.clientKeyPem);
+    const was = this.config;
+    this.config = next;
+    const { heartbeat_addr, command_addr } = next.push_jobs.heartbeat;
+    const moved =
+      heartbeat_addr !== was.push_jobs.heartbeat.heartbeat_addr ||
+      command_addr !== was.push_jobs.heartbeat.command_addr ||
+      next.curve_public_key !== was.curve_public_key;
+    if (!moved) return false;
+    this.refetches.moved += 1;
+    if (next.curve_public_key !== was.curve_public_key) this.curve = TestNode.curveOptions(next.curve_public_key);
+    this.reconnect(0);
+    return true;
+  }
+
+  /** At each heartbeat while following: past the client's silence, the config is fetched again (backing off). */
+  private checkSilence(): void {
+    if (!this.follow || this.clientKeyPem === null || !this.watch.due(Date.now())) return;
+    this.refetchConfig().then(
+      (moved) => this.watch.done(Date.now(), moved ? 'moved' : 'same'),
+      () => {
+        this.refetches.failed += 1;
+        this.watch.done(Date.now(), 'failed');
+      },
+    );
+  }
+
   private open(commandAfterMs: number): Record<Channel, Dealer> {
+    this.watch.restart(Date.now());
     const routingId = randomBytes(8).toString('hex'); // one identity on both channels: the hub pairs them
     const dealers = {
       heartbeat: new Dealer({ routingId, linger: 0, ...this.curve }),
@@ -192,7 +252,10 @@ export class TestNode {
   resumeHeartbeats(): void {
     if (this.closed || this.beating) return;
     this.heartbeat();
-    this.beating = setInterval(() => this.heartbeat(), this.intervalMs);
+    this.beating = setInterval(() => {
+      this.heartbeat();
+      this.checkSilence();
+    }, this.intervalMs);
   }
 
   pauseHeartbeats(): void {
@@ -379,6 +442,7 @@ export class TestNode {
         }
         this.received.push(d.message);
         this.receivedAt.push(Date.now());
+        this.watch.heard(Date.now());
         this.events.emit('received', d.message);
         if (d.message.type !== 'heartbeat' && d.message.type !== 'node_in_use')
           this.answer(d.message, this.ruleFor(d.message));
@@ -454,6 +518,7 @@ export async function startTestNode(
     opts.register === false
       ? unregisteredNode(server, name, org, script)
       : await registeredNode(server, name, org, script, opts.by ?? server.admin, opts.existing === true);
+  node.follow = opts.register !== false && opts.follow !== false;
   node.resumeHeartbeats();
   if (opts.waitReady !== false && opts.register !== false) {
     try {
@@ -486,6 +551,7 @@ async function registeredNode(
     decryptSessionKey(config.encoded_session_key.key, pair.privateKeyPem),
     config,
     script,
+    pair.privateKeyPem,
   );
 }
 

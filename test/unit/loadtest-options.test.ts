@@ -90,7 +90,9 @@ t.test('each wrong value is refused naming its option', async (t) => {
     [['--spawn', '--server', 'http://h:1', '--nodes', '10'], /either --server URL or --spawn/],
     [['--server', 'http://h:1', '--nodes', '10'], /--server needs --key/],
     [['--server', 'ftp://h', '--key', 'k', '--nodes', '10'], /^--server: expected http\(s\)/],
-    [['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--redis', 'redis://h'], /--redis goes with --spawn/],
+    [['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--processes', '2'], /--processes goes with --spawn/],
+    [['--spawn', '--nodes', '10', '--processes', '3'], /--processes goes with --spawn and --redis/],
+    [[...base, '--processes', '0'], /^--processes: expected a whole number from 1 to 32/],
     [
       ['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--heartbeat-interval', '200'],
       /--heartbeat-interval goes/,
@@ -98,6 +100,18 @@ t.test('each wrong value is refused naming its option', async (t) => {
     [[...base, '--heartbeat-interval', '5'], /^--heartbeat-interval: expected a whole number from 10/],
   ];
   for (const [argv, expected] of cases) t.match(refusal(argv), expected, argv.join(' '));
+});
+
+t.test('--redis with --server names the Redis read for commandstats; --processes spawns a cluster on it', async (t) => {
+  const given = options(['--server', 'http://h:1', '--key', 'k', '--nodes', '10', '--redis', 'redis://r:6379']);
+  t.same(given.server, { kind: 'url', baseUrl: 'http://h:1' });
+  t.equal(given.redis, 'redis://r:6379');
+  t.equal(given.processes, 1);
+  const cluster = options(['--spawn', '--redis', 'redis://r:6379/3', '--processes', '3', '--nodes', '10']);
+  t.same(cluster.server, { kind: 'spawn', redis: 'redis://r:6379/3', heartbeatIntervalMs: null });
+  t.equal(cluster.redis, 'redis://r:6379/3');
+  t.equal(cluster.processes, 3);
+  t.equal(options(['--spawn', '--nodes', '10']).redis, null);
 });
 
 t.test('--help shows every option', async (t) => {
