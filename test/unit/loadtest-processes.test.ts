@@ -53,6 +53,7 @@ const status = (members: Array<{ url: string; host: string; pid: number }>): Ser
     role: 'active',
     members: members.map((m, i) => ({ id: `m${i}`, partitions: 1, ...m })),
     partitions: 1,
+    held: ['p0'],
     lease_ttl_ms: 5000,
     redis_mode: 'single',
   },
