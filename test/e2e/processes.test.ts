@@ -8,6 +8,7 @@ import t from 'tap';
 import { serverStatusSchema } from '../../src/api/status.js';
 import { fleet, jobEnd, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
+import { waitForNodes } from '../support/node-fleet.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import { runBin } from '../support/process-run.js';
 import { settingsText, startServerProcess } from '../support/server-process.js';
@@ -73,17 +74,10 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
     after.some((m) => m.id === victim.id),
     'a new member took its place',
   );
-  await until(
-    'the nodes to be available again',
-    async () => {
-      const answer = await admin.request('GET', '/organizations/default/pushy/node_states');
-      const states = answer.body as Array<{ availability: string }>;
-      return answer.status === 200 && states.length === 4 && states.every((s) => s.availability === 'available')
-        ? true
-        : undefined;
-    },
-    40_000,
-  );
+  await waitForNodes(admin, nodes, 'available', 40_000).catch(async (e: unknown) => {
+    t.comment(server.output(), ...(await Promise.all(nodes.map((n) => n.log()))));
+    throw e;
+  });
   const second = await jobEnd(admin, await startJob(admin, 'hello', ['p1', 'p2', 'p3', 'p4']), 30_000);
   t.equal(second.status, 'complete', 'and after the restart');
   for (const n of nodes) await n.stop();
@@ -95,7 +89,7 @@ t.test('processes above 1 on the file store is refused, naming the setting', asy
   const dir = await mkdtemp(join(tmpdir(), 'infra-processes-file-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'push-jobs-server.rb');
-  await writeFile(file, settingsText({ log_level: ':warn', processes: 2 }));
+  await writeFile(file, settingsText({ api_port: 10003, processes: 2 }));
   const run = await runBin('infra-server', ['-c', file], { cwd: dir });
   t.equal(run.code, 2, 'it does not start');
   t.match(run.stderr, `${file}:2: processes 2 needs redis_url`, 'and names the file, line and setting');
