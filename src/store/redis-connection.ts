@@ -28,12 +28,8 @@ export function openRedis(url: string, mode: 'single' | 'cluster' | 'sentinel' =
   if (mode === 'sentinel') redis = new Redis({ ...sentinelOptions(url), ...FAIL_FAST });
   else if (mode === 'cluster') {
     const { host, port, ...node } = nodeOptions(url);
-    const options: ClusterOptions = {
-      enableOfflineQueue: false,
-      redisOptions: { ...node, ...FAIL_FAST },
-      // Every command of the store goes where its key's slot lives; a pipeline of many partitions is split by node.
-      enableAutoPipelining: true,
-    };
+    // Every command goes to the master of its key's slot; the store never pipelines keys of several partitions.
+    const options: ClusterOptions = { enableOfflineQueue: false, redisOptions: { ...node, ...FAIL_FAST } };
     redis = new Cluster([{ host, port }], options);
   } else redis = new Redis(url, FAIL_FAST);
   // Without a listener ioredis prints every failed reconnect; keep the last one for messages.

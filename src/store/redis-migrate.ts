@@ -21,7 +21,8 @@ export async function migrateLayout(
 ): Promise<void> {
   const layout = layoutKey(prefix);
   if ((await redis.get(layout)) === LAYOUT_VERSION) return;
-  const legacy = (await redis.exists(LEGACY.registry(prefix), LEGACY.marker(prefix))) > 0;
+  // One key a command: in a Redis Cluster keys of several slots cannot share one.
+  const legacy = (await redis.exists(LEGACY.registry(prefix))) > 0 || (await redis.exists(LEGACY.marker(prefix))) > 0;
   if (!legacy) {
     await redis.set(layout, LAYOUT_VERSION);
     return;
