@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { epochKey, leaseKey } from '../store/keys.js';
 import type { Fencing } from '../store/fencing.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
-import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
+import { withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
 
 export const DEFAULT_LEASE_TTL_MS = 5000;
 
@@ -32,6 +32,8 @@ export interface LeaseOptions {
   /** A monotonic clock in ms (tests step it). */
   now?: () => number;
   events?: Partial<LeaseEvents>;
+  /** The connection is the leases' own: stop() closes it. */
+  closeWhenStopped?: boolean;
 }
 
 interface Held {
@@ -114,6 +116,7 @@ export class Leases implements Fencing {
     this.timer = undefined;
     await this.renewing;
     if (release) await Promise.allSettled(this.partitions().map((p) => this.release(p)));
+    if (this.opts.closeWhenStopped) await this.redis.quit().catch(() => undefined);
   }
 
   /** One round of renewals (one at a time: a round started while one runs waits for it). */
@@ -171,7 +174,10 @@ export async function holdEveryPartition(
   store: { redis: RedisClient & ScriptCommands; keyPrefix: string; fenceWith(f: Fencing): void },
   member = `sole-${randomUUID()}`,
 ): Promise<Leases> {
-  const leases = new Leases(store.redis, store.keyPrefix, member);
+  // A connection of the leases' own: the store may be closed before they are let go.
+  const own = store.redis.duplicate();
+  if (own.status !== 'ready') await new Promise((resolve) => own.once('ready', resolve));
+  const leases = new Leases(withScripts(own), store.keyPrefix, member, { closeWhenStopped: true });
   for (const p of ALL_PARTITIONS)
     if (!(await leases.acquire(p))) throw new Error(`another process holds partition ${partitionName(p)}`);
   store.fenceWith(leases);

@@ -62,12 +62,12 @@ return redis.call('HGET', KEYS[1], ARGV[1])
 `;
 
 // KEYS: the lease, the epoch. ARGV: member id, ttl ms. A free lease is taken with a new epoch, higher than every
-// earlier one and than Redis's clock in ms, so epochs keep rising even after Redis lost the counter. Answers the
-// token `epoch:member`, or false when another holds the lease.
+// earlier one and than Redis's clock in microseconds, so epochs keep rising even after Redis lost the counter.
+// Answers the token `epoch:member`, or false when another holds the lease.
 const LEASE_ACQUIRE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
 redis.call('SET', KEYS[2], string.format('%d', epoch))
 local token = string.format('%d', epoch) .. ':' .. ARGV[1]

@@ -21,9 +21,12 @@ storeSuite(t, async () => {
       again.fenceWith(leases);
       return again;
     },
+    // A store of its own: the test may have closed the one it wrote through.
     cleanup: async () => {
-      await store.drop('org');
-      await store.drop('orgs');
+      const admin = await RedisStore.connect(cluster.url, prefix);
+      admin.fenceWith(leases);
+      for (const collection of ['org', 'orgs', 'users', 'global']) await admin.drop(collection);
+      await admin.close();
       await leases.stop(true);
       await store.close();
     },
