@@ -96,7 +96,14 @@ export interface SystemOptions {
    * Several processes on one store: the bus that tells the others of account and membership changes made here and
    * brings theirs, and when to read accounts and memberships again for the hints lost (default: every 30 s).
    */
-  cluster?: { bus: HintBus; reloadEvery?: (tick: () => void) => () => void };
+  cluster?: {
+    bus: HintBus;
+    reloadEvery?: (tick: () => void) => () => void;
+    /** Whether this process holds the global lease, and so writes the accounts. */
+    holdsAccounts?: () => boolean;
+    /** Whether the store holds everything written to it (not while it is written back after a loss). */
+    storeIsWhole?: () => Promise<boolean>;
+  };
 }
 
 export const ASK_TIMEOUT_MS = 30_000;
@@ -149,6 +156,8 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     log,
     principals,
     ...(opts.cluster ? { bus: opts.cluster.bus } : {}),
+    ...(opts.cluster?.holdsAccounts ? { holdsAccounts: opts.cluster.holdsAccounts } : {}),
+    ...(opts.cluster?.storeIsWhole ? { storeIsWhole: opts.cluster.storeIsWhole } : {}),
     userDeleted: (org, username) => {
       const handle = registry.get(org);
       if (handle) dispatch(handle.ref, { type: 'user_deleted', username });

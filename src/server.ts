@@ -26,6 +26,7 @@ import { ClusterBus } from './cluster/bus.js';
 import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
 import { forwarding } from './cluster/forward.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
+import { markerKey } from './store/keys.js';
 import { partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
 import { ask, startSystem, type InfraSystem } from '../actors/system.js';
@@ -166,7 +167,15 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       // A member of a cluster adopts its partitions' organizations as it takes their leases (below), unless it
       // holds every partition to set the cluster up.
       adopt: member && !setsUp ? [] : opts.adopt,
-      ...(bus ? { cluster: { bus } } : {}),
+      ...(bus && redisStore
+        ? {
+            cluster: {
+              bus,
+              holdsAccounts: () => member?.serves('global') === true,
+              storeIsWhole: storeIsWhole(redisStore),
+            },
+          }
+        : {}),
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);
@@ -174,6 +183,8 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
     watched.onLost(async () => {
       logger.warn('the store has lost its data (a Redis restarted empty?): writing back everything this server holds');
+      // The leases first, with new epochs: they fence what is written back.
+      await member?.leases.renew();
       await Promise.all([system.writeBack(), hub.writeBack()]);
       logger.info('everything this server holds is written back to the store');
     });
@@ -231,13 +242,18 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   }
 }
 
+/** Whether the store's marker is there: it is written again once what the store lost is written back. */
+function storeIsWhole(store: RedisStore): () => Promise<boolean> {
+  return async () => (await store.redis.exists(markerKey(store.keyPrefix))) === 1;
+}
+
 /** A partition's organizations come and go with its lease. */
 function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts {
   return {
     adopt: async (p) => {
       // The accounts as stored, before this process writes them: its copy follows hints, and some may be lost.
       if (p === 'global') {
-        await ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, replyTo }));
+        await ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, take: true, replyTo }));
         return;
       }
       for (const name of await store.idsIn(ORGS, p)) await system.adoptOrg(name);

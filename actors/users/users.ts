@@ -38,7 +38,12 @@ export type UsersMsg =
   /** Another process changed what this hint names: read again from the store and applied, never written. */
   | { type: 'hint'; hint: UsersHint }
   /** Accounts, server-admins and memberships read again from the store, for the hints that were lost. */
-  | { type: 'reload'; replyTo?: Ref<boolean> }
+  /**
+   * Reads accounts and memberships again. `take`: this process has just taken the global lease, so the stored
+   * accounts replace what it held; otherwise (a periodic or reconnect reload) the holder of the global lease keeps
+   * its own accounts, whose writes are its, and reads only the memberships.
+   */
+  | { type: 'reload'; take?: boolean; replyTo?: Ref<boolean> }
   /** The store lost what it held: every account, server-admins and the setup mark are written again. */
   | { type: 'write_back'; replyTo: Ref<boolean> }
   /** Writes made outside a request (first-start setup), persisted then applied. */
@@ -57,6 +62,13 @@ export interface UsersPorts {
   log: Logger;
   /** Where the other processes on the store hear of the changes made here; none with a single process. */
   bus?: HintBus;
+  /** Whether this process holds the global lease, and so writes the accounts. */
+  holdsAccounts?: () => boolean;
+  /**
+   * Whether the store holds everything written to it: false while it is written back after losing its data, when a
+   * reload would forget accounts that are only in memory.
+   */
+  storeIsWhole?: () => Promise<boolean>;
 }
 
 /** What an account change makes this process do, whichever process made it: the fan-outs to its organizations. */
@@ -133,8 +145,14 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
     }
   };
 
-  const reload = async (state: UsersState) => {
+  const reload = async (state: UsersState, take: boolean) => {
+    if (!take && ports.storeIsWhole && !(await ports.storeIsWhole())) return;
     const index = await loadMembership(store);
+    if (!take && ports.holdsAccounts?.() === true) {
+      state.orgsOf = index.orgsOf;
+      state.orgInfo = index.orgInfo;
+      return;
+    }
     const stored = await loadAccounts(store);
     const out = reconcile(state, stored, index, suspects);
     applyStored(state, out.writes);
@@ -181,7 +199,7 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
         break;
       case 'reload':
         try {
-          await reload(state);
+          await reload(state, msg.take === true);
           if (msg.replyTo) dispatch(msg.replyTo, true);
         } catch (error) {
           log.warn('reloading accounts and memberships failed; the next reload tries again', { error });

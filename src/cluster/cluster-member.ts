@@ -83,9 +83,13 @@ export class ClusterMember {
     return this.opts.id;
   }
 
-  /** Registers this process and keeps its leases renewed. */
+  /**
+   * Registers this process and keeps its registration and its leases fresh, each on a timer of its own: a member
+   * busy restoring organizations must not look dead to the others.
+   */
   async join(): Promise<void> {
     await this.members.beat();
+    this.members.start();
     this.leases.start();
   }
 
@@ -190,7 +194,7 @@ export class ClusterMember {
   /** Renews this member, hands over what another should own, takes what this one should and is free. */
   private async tick(): Promise<void> {
     if (this.leaving || !this.ports) return;
-    const members = await this.members.beat();
+    const members = this.members.members();
     const held = new Set(this.leases.partitions());
     const plan = planOwnership(
       this.opts.id,

@@ -110,8 +110,7 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   {
     name: 'redis_url',
     default: '$REDIS_URL',
-    meaning:
-      'Redis (redis://, rediss://, any node of a Redis Cluster, or redis+sentinel://HOST:PORT/MASTER); unset uses data_dir',
+    meaning: 'Redis, a Redis Cluster node or redis+sentinel:// URL; unset uses data_dir',
   },
   {
     name: 'default_orgname',
@@ -139,13 +138,12 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   {
     name: 'processes',
     default: '1',
-    meaning:
-      'Server processes started on this machine, sharing api_port; member i adds 10·i to the ZeroMQ and metrics ports (needs redis_url)',
+    meaning: 'Server processes on this machine, sharing api_port (needs redis_url)',
   },
   {
     name: 'lease_ttl',
     default: '5',
-    meaning: "Seconds a server's leases on a Redis store outlive it: how soon a standby takes over",
+    meaning: "Seconds a dead server's partitions wait before another takes them",
   },
   { name: 'job_retention_days', default: '30', meaning: 'Days a finished job and its output are kept; 0 keeps them' },
   { name: 'keep_alive_time', default: '15', meaning: 'Seconds a quiet event feed waits before a keepalive comment' },

@@ -9,8 +9,6 @@ export interface Fencing {
   tokenFor(partition: Partition): string | undefined;
   /** Redis refused a write under `token`: the lease has passed to another process, or was lost. */
   refused(partition: Partition, token: string): void;
-  /** Renews every lease now, taking again those whose data Redis lost; resolves once done. */
-  renew(): Promise<void>;
 }
 
 /** A write of a partition this process does not own (any more): nothing of it was written. */

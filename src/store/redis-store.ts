@@ -29,7 +29,7 @@ const LOSS_CHECK_MS = 5000;
 const PING_TIMEOUT_MS = 1000;
 
 /** Until the server's leases fence it, a store writes nothing. */
-const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined, renew: () => Promise.resolve() };
+const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined };
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
@@ -87,7 +87,7 @@ export class RedisStore implements Store {
 
   /**
    * Watches the marker: on each reconnect, every LOSS_CHECK_MS, and when the leases found a partition's data gone
-   * (checkLoss). The leases are taken again before the write-back, whose writes they fence.
+   * (checkLoss). `writeBack` takes the leases again first: they fence its writes.
    */
   onLost(writeBack: () => Promise<void>): void {
     let busy = false;
@@ -97,7 +97,6 @@ export class RedisStore implements Store {
       busy = true;
       try {
         if ((await redis.exists(markerKey(this.keyPrefix))) === 0) {
-          await this.#fencing.renew();
           await writeBack();
           await redis.set(markerKey(this.keyPrefix), 'written by infra-server');
         }

@@ -25,7 +25,7 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
       processes: 3,
       redis_url: redis.url,
       data_dir: dataDir,
-      lease_ttl: 2,
+      lease_ttl: 3,
       heartbeat_interval: 200,
       server_name: '127.0.0.1',
       queue_listen_address: 'tcp://127.0.0.1',

@@ -14,7 +14,8 @@ import { getJob } from './push-api.js';
 import { startPrivateRedis } from './private-redis.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
-const LEASE_TTL_S = 2;
+/** Short, for quick take-overs, yet long enough that a machine busy with other tests does not lose leases. */
+const LEASE_TTL_S = 3;
 
 export interface Cluster {
   servers: ServerProcess[];

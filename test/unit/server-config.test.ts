@@ -40,6 +40,8 @@ t.test('without a file every setting has its default', async (t) => {
     curve_encryption: true,
     session_key_lifetime: 3600,
     store_timeout: 2,
+    processes: 1,
+    lease_ttl: 5,
     job_retention_days: 30,
     keep_alive_time: 15,
     org_feed_expiration: 60,
@@ -118,6 +120,8 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     curve_encryption: false,
     session_key_lifetime: 7200,
     store_timeout: 0.5,
+    processes: 1,
+    lease_ttl: 5,
     job_retention_days: 7,
     keep_alive_time: 5,
     org_feed_expiration: 120,
@@ -202,7 +206,7 @@ t.test('wrong values name the file, line, setting and what was expected', async 
   );
   t.equal(
     errorText(t, 'redis_url "http://localhost:6379"'),
-    'push-jobs-server.rb:1: redis_url: expected a redis:// or rediss:// URL, got "http://localhost:6379"',
+    'push-jobs-server.rb:1: redis_url: expected a redis:// or rediss:// URL, or redis+sentinel://HOST:PORT[,HOST:PORT]/MASTER_NAME, got "http://localhost:6379"',
   );
   t.equal(
     errorText(t, 'default_orgname "Acme"'),
@@ -234,6 +238,20 @@ t.test('the server file is strict: unknown and repeated settings are errors', as
   t.equal(
     errorText(t, 'api_port 1\napi_port = 2'),
     'push-jobs-server.rb:2: "api_port =" assignment is not supported; write: api_port VALUE',
+  );
+});
+
+t.test('processes above 1 needs redis_url, and a Sentinel URL is one', async (t) => {
+  t.equal(
+    errorText(t, 'api_port 10003\nprocesses 4'),
+    'push-jobs-server.rb:2: processes 4 needs redis_url: the embedded file store serves one process',
+  );
+  t.equal(loadText(t, 'processes 4', { REDIS_URL: 'redis://127.0.0.1:6379' }).config.processes, 4);
+  const sentinel = 'redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/infra';
+  t.equal(loadText(t, `redis_url "${sentinel}"`).config.redis_url, sentinel);
+  t.equal(
+    errorText(t, 'processes 0'),
+    'push-jobs-server.rb:1: processes: expected a whole number of processes from 1 to 64, got 0',
   );
 });
 
