@@ -9,6 +9,7 @@ import { ask, startSystem } from '../actors/system.js';
 import type { Reply, RequestContext } from '../actors/shared/reply.js';
 import { serverConfigSchema } from '../src/config/server-config.js';
 import { FileStore } from '../src/store/file-store.js';
+import { holdEveryPartition } from '../src/cluster/leases.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import type { Store } from '../src/store/store.js';
 import { PushHub } from '../src/transport/push-hub.js';
@@ -107,11 +108,15 @@ async function main(): Promise<void> {
   const prefix = `bench:${process.pid}:`;
   const redis = await RedisStore.connect(url, prefix).catch(() => null);
   if (redis) {
+    // Every write is fenced by a partition lease, as a server's are: this process holds them all.
+    const leases = await holdEveryPartition(redis);
     rows.push(await run('redis', redis));
     const cleanup = await RedisStore.connect(url, prefix);
+    cleanup.fenceWith(leases);
     await cleanup.drop('org');
     await cleanup.drop('orgs');
     await cleanup.close();
+    await leases.stop(true);
   } else {
     rows.push('| redis | - | - | - | - | (no Redis answered) |');
   }

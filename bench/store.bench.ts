@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileStore } from '../src/store/file-store.js';
+import { holdEveryPartition } from '../src/cluster/leases.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import type { Store } from '../src/store/store.js';
 
@@ -114,10 +115,13 @@ const redis = await RedisStore.connect(url, prefix, 2000).catch((err: unknown) =
   return undefined;
 });
 if (redis) {
+  // Every write is fenced by a partition lease, as a server's are: this process holds them all.
+  const leases = await holdEveryPartition(redis);
   try {
     await report('redis', redis);
   } finally {
     await redis.drop('bench');
+    await leases.stop(true);
     await redis.close();
   }
 }

@@ -60,7 +60,7 @@ export const VOTING = {
   abort: { new: { to: 'aborted', abort: true }, ready: { to: 'aborted', abort: true }, terminal: KEEP },
 } satisfies Record<NodeEventType | 'voting_timeout' | 'quorum_failed' | 'abort', Record<VoteBucket, Cell>>;
 
-// Reference 5.5, except: nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
+// Reference 5.5, except: a result from a node still `ready` counts (below, where the original crashed the node), nack_run is `crashed` (the node did not run the command, so spec 3.2 `failed`
 // would be false), `aborted` from a running node is spec 3.2 `aborted` ("ran but stopped before completion"), and
 // a second ack_commit from a node that holds the job is a duplicate, not a crash: a commit whose answer was slow
 // to arrive is asked again (push-hub.ts), and the node acks it again.
@@ -78,18 +78,20 @@ export const RUNNING = {
     running: { to: 'crashed', note: ran('run_nacked_while_running') },
     terminal: { ...LATE, note: DIED_RUNNING },
   },
+  // A result from a node whose ack_run the job never recorded: the node ran the command (a client reports only
+  // what it ran), and its ack was lost on the way or with the process that owned the job before a take-over.
   succeeded: {
-    ready: CRASHED,
+    ready: { to: 'succeeded', note: ran('success') },
     running: { to: 'succeeded', note: ran('success') },
     terminal: { ...LATE, note: DIED_RUNNING },
   },
   failed: {
-    ready: CRASHED,
+    ready: { to: 'failed', note: ran('failure') },
     running: { to: 'failed', note: ran('failure') },
     terminal: { ...LATE, note: DIED_RUNNING },
   },
   aborted: {
-    ready: CRASHED,
+    ready: { to: 'aborted', note: ran('aborted') },
     running: { to: 'aborted', note: ran('aborted') },
     terminal: { ...LATE, note: DIED_RUNNING },
   },

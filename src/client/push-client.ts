@@ -108,7 +108,7 @@ export class PushClient {
         return await task();
       } catch (e) {
         if (e instanceof StartupError || (e instanceof ConfigFetchError && e.permanent)) throw e;
-        const wait = this.backoff(FIRST_BACKOFF_MS, attempt);
+        const wait = this.retryWait(e, FIRST_BACKOFF_MS, attempt);
         this.log.warn(`${what} (${errorMessage(e)}); trying again in ${Math.round(wait)} ms`);
         await this.pause(wait);
       }
@@ -292,7 +292,7 @@ export class PushClient {
           this.connect(await this.fetchConfig());
           return;
         } catch (e) {
-          const wait = this.backoff(this.config?.intervalMs ?? FIRST_BACKOFF_MS, attempt);
+          const wait = this.retryWait(e, this.config?.intervalMs ?? FIRST_BACKOFF_MS, attempt);
           this.log.warn(`reconfigure failed (${errorMessage(e)}); trying again in ${Math.round(wait)} ms`);
           await this.pause(wait);
         }
@@ -300,6 +300,13 @@ export class PushClient {
     } finally {
       this.reconfiguring = false;
     }
+  }
+
+  /** What the server asked for (Retry-After, with up to half again of jitter), else the back-off. */
+  private retryWait(e: unknown, baseMs: number, attempt: number): number {
+    if (e instanceof ConfigFetchError && e.retryAfterMs !== undefined)
+      return Math.min(MAX_BACKOFF_MS, e.retryAfterMs * (1 + 0.5 * this.random()));
+    return this.backoff(baseMs, attempt);
   }
 
   /** base × 2^attempt, capped, with jitter so nodes that lost the server together do not return together. */

@@ -25,13 +25,20 @@ export class ConfigFetchError extends Error {
   override name = 'ConfigFetchError';
   /** The HTTP status the server answered, when it answered. */
   readonly status: number | undefined;
+  /**
+   * How long the server asked to wait before trying again (its Retry-After, in ms): a cluster answers 503 with
+   * `Retry-After: 1` while an organization moves to another process, so its nodes come back within a second of the
+   * move instead of after a back-off that grew meanwhile.
+   */
+  readonly retryAfterMs: number | undefined;
   constructor(
     message: string,
     readonly permanent: boolean,
-    options?: { cause?: unknown; status?: number },
+    options?: { cause?: unknown; status?: number; retryAfterMs?: number },
   ) {
     super(message, options);
     this.status = options?.status;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 
@@ -86,8 +93,10 @@ export async function fetchPushConfig(
   if (res.status !== 200) {
     // 401/403/404 say the client or org is wrong; 408, 429 and 5xx may pass.
     const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
+    const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
     throw new ConfigFetchError(`GET ${path}: ${res.status} ${errorText(res.body)}`, permanent, {
       status: res.status,
+      ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
     });
   }
   return readPushConfig(res.body, privateKey);

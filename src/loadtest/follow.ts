@@ -78,10 +78,17 @@ export class SilenceWatch {
     return true;
   }
 
-  /** A fetch ended: the next one, should the silence go on, backs off (a move also restarts the silence). */
-  done(at: number, outcome: FetchOutcome): void {
+  /**
+   * A fetch ended: the next one, should the silence go on, backs off (a move also restarts the silence), or waits
+   * what the server asked for (`retryAfterMs`, a cluster's answer while an organization changes process).
+   */
+  done(at: number, outcome: FetchOutcome, retryAfterMs?: number): void {
     this.fetching = false;
-    this.notBefore = at + backoffMs(this.intervalMs, this.attempts, this.random);
+    this.notBefore =
+      at +
+      (retryAfterMs === undefined
+        ? backoffMs(this.intervalMs, this.attempts, this.random)
+        : retryAfterMs * (1 + 0.5 * this.random()));
     this.attempts += 1;
     if (outcome === 'moved') this.lastHeardAt = at;
   }

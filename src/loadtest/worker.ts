@@ -8,7 +8,7 @@ import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
 import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
-import { fetchPushConfig, type PushConfig } from '../client/push-config.js';
+import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
 import { endpointKey, type FetchOutcome } from './follow.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
@@ -253,6 +253,7 @@ class Worker {
     const baseUrl = urls[this.urlIndex % urls.length] as string;
     const key = this.clientKey as KeyObject;
     let outcome: FetchOutcome = 'failed';
+    let retryAfterMs: number | undefined;
     try {
       const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: 10_000 });
       const config = await fetchPushConfig(api, `/organizations/${encodeURIComponent(this.init.org)}`, node.name, key);
@@ -264,10 +265,12 @@ class Worker {
         if (previous !== null) this.release(previous, endpointKey(old));
         outcome = 'moved';
       }
-    } catch {
-      this.urlIndex += 1;
+    } catch (e) {
+      if (e instanceof ConfigFetchError) retryAfterMs = e.retryAfterMs;
+      // Another member answers while this one may be the one that died.
+      if (retryAfterMs === undefined) this.urlIndex += 1;
     }
-    node.watch.done(now(), outcome);
+    node.watch.done(now(), outcome, retryAfterMs);
     this.batch.refetches[outcome] += 1;
   }
 

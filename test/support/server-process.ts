@@ -58,6 +58,29 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /**
+ * The first of `count` consecutive ports nothing listens on right now, for a server whose members take ports at
+ * fixed steps from their settings (`processes N`).
+ */
+export async function freePortBlock(count: number, host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = await freePort(host);
+    if (base + count > 65535) continue;
+    let free = true;
+    for (let port = base + 1; port < base + count && free; port++) free = await bindable(port, host);
+    if (free) return base;
+  }
+  throw new Error(`no ${count} free consecutive ports found`);
+}
+
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
  * A port another listener holds until the test ends, and a fresh folder for a server whose start must fail on it;
  * both go at teardown.
  */

@@ -68,6 +68,17 @@ t.test('fetches that change nothing back off, doubling, with jitter, up to a cap
   );
 });
 
+t.test('a fetch the server asked to retry later waits that long, however far the back-off grew', async (t) => {
+  const w = new SilenceWatch(config, 0, () => 0);
+  let at = firstDue(w, 0, 20_000) ?? NaN;
+  for (let i = 0; i < 6; i++) {
+    w.done(at, 'failed');
+    at = firstDue(w, at, at + 200_000) ?? NaN;
+  }
+  w.done(at, 'failed', 1000);
+  t.equal((firstDue(w, at, at + 200_000) ?? NaN) - at, 1000, 'Retry-After: 1 (no jitter drawn here)');
+});
+
 t.test('hearing the server again resets the back-off; a move restarts the silence', async (t) => {
   const w = new SilenceWatch(config, 0, () => 0);
   t.equal(firstDue(w, 0, 20_000), 6000);
