@@ -100,6 +100,7 @@ export class PushRuntime {
    */
   resume(inFlight: readonly JobState[]): void {
     const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
+    this.upFromJobs(inFlight);
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
     // The whole fleet reconnects at once, and CurveZMQ handshakes come up a few hundred a second: a node is
     // given one offline window plus its share of the reconnection before its silence counts, and in a cluster the
@@ -111,6 +112,31 @@ export class PushRuntime {
     for (const node of up) this.nodeActor(node, grace);
     for (const job of inFlight)
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
+  }
+
+  /**
+   * A node that a job in flight records as ready or running answered that job, so it was up, even if its record
+   * says otherwise: node states are written behind, and the process that owned the organization may have died
+   * before writing that the node came up. It is restored `up` like the others (no rehab, which would abort the
+   * command it runs), and goes down if it is not heard within the grace.
+   */
+  private upFromJobs(inFlight: readonly JobState[]): void {
+    const at = this.ports.now();
+    for (const job of inFlight) {
+      for (const [node, status] of Object.entries(job.nodes)) {
+        if (status !== 'ready' && status !== 'running') continue;
+        const saved = this.data.records.get(node);
+        if (saved?.status === 'up') continue;
+        this.data.records.set(node, {
+          node_name: node,
+          status: 'up',
+          updated_at: at,
+          // Which client process it was is not known either: the first one heard takes it.
+          incarnation: null,
+          available: true,
+        });
+      }
+    }
   }
 
   /** The actor of a node, spawned on its first authenticated message (never for unverified input). */

@@ -40,7 +40,8 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
     startTimeoutMs: 40_000,
   });
   const cluster = async () =>
-    serverStatusSchema.parse(await (await fetch(`${server.url}/_status`)).json()).cluster ?? undefined;
+    serverStatusSchema.parse(await (await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) })).json())
+      .cluster ?? undefined;
   const members = await until(
     'three members serving every partition',
     async () => {
@@ -75,7 +76,11 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
       return back && now.members.reduce((n, m) => n + m.partitions, 0) === 65 ? now.members : undefined;
     },
     40_000,
-  );
+  ).catch((e: unknown) => {
+    t.comment(server.output());
+    throw e;
+  });
+
   t.notOk(
     after.some((m) => m.id === victim.id),
     'a new member took its place',

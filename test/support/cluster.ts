@@ -53,7 +53,7 @@ export async function startCluster(t: Test, size: number, redisUrl?: string): Pr
 }
 
 export async function clusterOf(server: ServerProcess): Promise<ClusterStatus | undefined> {
-  const answer = await fetch(`${server.url}/_status`).catch(() => undefined);
+  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
   if (!answer) return undefined;
   return serverStatusSchema.parse(await answer.json()).cluster;
 }
