@@ -32,10 +32,13 @@ async function main(): Promise<void> {
     const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', ''], {
       stdio: 'ignore',
     });
+    // The probe below connects before the server listens: its refusals are expected.
+    const quiet = () => undefined;
     scope.teardown(() => redis.kill('SIGKILL'));
     const dataDir = join(dir, 'data');
     const settings = { redis_url: `redis://127.0.0.1:${redisPort}`, data_dir: dataDir };
     const probe = new Redis(redisPort, '127.0.0.1', { maxRetriesPerRequest: null });
+    probe.on('error', quiet);
     await until('redis-server', async () => ((await probe.ping()) === 'PONG' ? true : undefined), 10_000);
     probe.disconnect();
     const servers = await Promise.all(
@@ -45,16 +48,19 @@ async function main(): Promise<void> {
         return startServer(own, settings, 60_000);
       }),
     );
-    const owner = await until(
-      'one server to own the default organization',
-      async () => {
-        const holders = [];
-        for (const s of servers) if ((await held(s.url))?.includes(PARTITION)) holders.push(s);
-        return holders.length === 1 ? holders[0] : undefined;
-      },
-      60_000,
-    );
-    const entry = servers.find((s) => s !== owner) ?? owner;
+    const ownerNow = () =>
+      until(
+        'one server to own the default organization, the partitions shared by all three',
+        async () => {
+          const all = await Promise.all(servers.map((s) => held(s.url)));
+          if (all.some((h) => !h?.length) || all.reduce((n, h) => n + (h?.length ?? 0), 0) !== 65) return undefined;
+          const holders = servers.filter((_, i) => all[i]?.includes(PARTITION));
+          return holders.length === 1 ? holders[0] : undefined;
+        },
+        60_000,
+      );
+    const first = await ownerNow();
+    const entry = servers.find((s) => s !== first) ?? first;
     const keyFile = join(dataDir, 'admin.pem');
     const admin = new ApiClient({ baseUrl: entry.url, userId: 'admin', key: await readFile(keyFile, 'utf8') });
     const tester = spawn(
@@ -83,6 +89,8 @@ async function main(): Promise<void> {
       600_000,
       200,
     );
+    const owner = await ownerNow();
+    if (owner === entry) throw new Error('the organization moved to the server the tester talks to');
     process.kill(owner.pid, 'SIGKILL');
     const killedAt = Date.now();
     const survivors = servers.filter((s) => s !== owner);
