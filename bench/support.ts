@@ -1,7 +1,8 @@
 // What the benchmarks share: the compiled server in a child process, teardowns run at the end, and readings of
 // a process's CPU time and memory from /proc.
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childEnv, distBin } from '../test/support/process-run.js';
 import { freePort, READY_LINE, settingsText, type SettingLiteral } from '../test/support/server-process.js';
@@ -83,4 +84,39 @@ export async function cpuTicks(pid: number): Promise<number> {
 export async function rssKiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
+}
+
+/** infra-loadtest in a child process with `args`, killed at teardown. */
+export function spawnTester(args: readonly string[]): { lastLine(): Promise<string> } {
+  const tester = spawn(process.execPath, ['dist/src/bin/infra-loadtest.js', ...args], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  scope.teardown(() => tester.kill('SIGKILL'));
+  let out = '';
+  tester.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const done = new Promise((r) => tester.once('exit', r));
+  return {
+    /** Its last line of output once it ends, or 10 s after asked. */
+    lastLine: async () => {
+      await Promise.race([done, new Promise((r) => setTimeout(r, 10_000))]);
+      return (out.trim().split('\n').at(-1) ?? '').slice(0, 400);
+    },
+  };
+}
+
+/** Runs a benchmark in a fresh temporary folder, then every teardown, and exits 1 when it fails. */
+export function runInTempDir(prefix: string, bench: (dir: string) => Promise<void>): void {
+  const run = async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    try {
+      await bench(dir);
+    } finally {
+      for (const fn of teardowns.splice(0).reverse()) await fn();
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+  run().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });
 }
