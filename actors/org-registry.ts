@@ -100,8 +100,8 @@ export class OrgRegistry {
         await handle.release();
       } finally {
         stop(handle.ref);
-        // Once more: what the jobs sent their nodes while they settled waits in the transport for nodes now gone.
-        transport.closeOrg(name);
+        // Once more: what the jobs sent their nodes while they settled goes to the new owner's jobs' nodes.
+        transport.releaseOrg(name);
         principals.dropOrg(name);
         feeds.forgetOrg(name);
       }
@@ -114,7 +114,7 @@ export class OrgRegistry {
     if (!handle) return undefined;
     this.handles.delete(name);
     // The transport keeps each node's actor once it has spoken: forgetting them here stops node messages now.
-    this.ports.transport.closeOrg(name);
+    this.ports.transport.releaseOrg(name);
     return handle;
   }
 

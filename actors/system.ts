@@ -18,6 +18,7 @@ import { OrgRegistry } from './org-registry.js';
 import type { NodeActor } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
 import type { PushPorts, PushTransport } from './push/ports.js';
+import type { NodeEvent } from '../src/cluster/node-link-messages.js';
 import {
   failBare,
   forbidden,
@@ -76,6 +77,15 @@ export interface InfraSystem {
    * this just before it starts reading.
    */
   resumePush(): void;
+  /** What the push-jobs actors are given: a gateway's node actors get the same. */
+  pushPorts: PushPorts;
+  /**
+   * What a gateway heard from nodes of an organization this process serves, applied in order: resolves true once
+   * stored, false when the organization is not served here (the entry waits for the process that serves it).
+   */
+  fromGateway(org: string, gateway: string, events: readonly NodeEvent[]): Promise<boolean>;
+  /** Members of the cluster left: the nodes they were the gateway of are watched until they connect elsewhere. */
+  gatewaysGone(gateways: ReadonlySet<string>): void;
   /** Every organization's node counts by status and availability, as node_states shows them. */
   nodeCounts(): Array<NodeStateCount & { org: string }>;
   /** Writes everything the actors hold again, for a store that lost it; rejects unless all of it is written. */
@@ -293,6 +303,16 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     feeds,
     resumePush: () => registry.resumePush(),
     nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
+    pushPorts: push,
+    fromGateway: async (org, gateway, events) => {
+      const handle = registry.get(org);
+      if (!handle) return false;
+      await handle.fromGateway(gateway, events);
+      return true;
+    },
+    gatewaysGone: (gateways) => {
+      for (const [, { ref }] of registry.entries()) dispatch(ref, { type: 'gateways_gone', gateways });
+    },
     nodeCounts: () =>
       [...registry.entries()].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),
     writeBack: async () => {

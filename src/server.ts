@@ -25,9 +25,12 @@ import { RedisStore } from './store/redis-store.js';
 import { ClusterBus } from './cluster/bus.js';
 import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
 import { forwarding } from './cluster/forward.js';
+import { NodeLink } from './cluster/node-link.js';
+import type { InboxEntry, NodeEvent } from './cluster/node-link-messages.js';
+import { GatewayNodes } from '../actors/push/gateway-nodes.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
 import { markerKey } from './store/keys.js';
-import { partitionOf } from './store/partitions.js';
+import { ALL_PARTITIONS, partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
 import { ask, startSystem, type InfraSystem } from '../actors/system.js';
 
@@ -89,7 +92,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   /** Where the other members of a cluster reach this one: its own port, on the name nodes use for this host. */
   const memberUrl = urlOf(own ?? http, config.api_listen_address, config.server_name);
 
-  const started: { hub?: PushHub; system?: InfraSystem; watched?: WatchedStore; metrics?: MetricsListener } = {};
+  const started: {
+    hub?: PushHub;
+    system?: InfraSystem;
+    watched?: WatchedStore;
+    metrics?: MetricsListener;
+    link?: JoinedLink;
+  } = {};
   /** Stops whatever started, in order; once only, whether the server is closed or steps down. */
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
@@ -100,6 +109,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       await signatures.close();
       await started.metrics?.close();
       started.hub?.close();
+      await started.link?.close();
       // Organizations are handed over first (what they accepted is stored while their leases still fence it),
       // then the system stops; it owns the store once it runs, and closes it.
       await member?.leave();
@@ -157,9 +167,15 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     });
     started.watched = watched;
     store = watched;
-    const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }));
+    const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }), Date.now, member?.id);
     started.hub = hub;
     await bindHub(hub, config);
+    if (member) {
+      // Where nodes this member is the gateway of connect, for the config answers of every owner.
+      const { heartbeat_addr, command_addr, incarnation_id } = hub.describe();
+      member.members.describe({ heartbeat_addr, command_addr, incarnation_id });
+      await member.members.beat();
+    }
     const system = await startSystem(store, hub, {
       counters,
       log: logger.child({ component: 'actors' }),
@@ -179,6 +195,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);
+    if (member && redisStore) started.link = joinNodeLink(member, redisStore, hub, system, logger);
     await hub.attach(system);
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
     watched.onLost(async () => {
@@ -200,7 +217,11 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
           });
     // From here a member owns what it should: the first round is done before the API answers, so a member alone
     // serves every organization once /_status says pong.
-    if (member && redisStore) await member.run(partitionPorts(system, redisStore));
+    if (member && redisStore && started.link) {
+      // The setting-up member holds every partition until it hands them over: it reads their inboxes meanwhile.
+      if (setsUp) for (const p of ALL_PARTITIONS) if (p !== 'global') await started.link.link.serve(p);
+      await member.run(partitionPorts(system, redisStore, started.link.link));
+    }
     const app = createApp({
       system,
       authSkewSeconds: config.auth_skew,
@@ -247,8 +268,11 @@ function storeIsWhole(store: RedisStore): () => Promise<boolean> {
   return async () => (await store.redis.exists(markerKey(store.keyPrefix))) === 1;
 }
 
-/** A partition's organizations come and go with its lease. */
-function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts {
+/**
+ * A partition's organizations come and go with its lease, and so does reading its inbox: after its organizations
+ * are restored, so that what the last owner left unacknowledged is applied to them.
+ */
+function partitionPorts(system: InfraSystem, store: RedisStore, link: NodeLink): PartitionPorts {
   return {
     adopt: async (p) => {
       // The accounts as stored, before this process writes them: its copy follows hints, and some may be lost.
@@ -257,9 +281,11 @@ function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts 
         return;
       }
       for (const name of await store.idsIn(ORGS, p)) await system.adoptOrg(name);
+      await link.serve(p);
     },
     release: async (p) => {
       if (p === 'global') return;
+      link.unserve(p);
       await Promise.all(
         system
           .orgNames()
@@ -268,6 +294,82 @@ function partitionPorts(system: InfraSystem, store: RedisStore): PartitionPorts 
       );
     },
   };
+}
+
+interface JoinedLink {
+  link: NodeLink;
+  close(): Promise<void>;
+}
+
+/**
+ * Makes this member a gateway and an owner among the others: job messages for nodes connected elsewhere go through
+ * their gateway's stream, and what nodes connected here say of organizations owned elsewhere goes to the owner's
+ * inbox. Nodes connected to a member that leaves are watched by their owners until they connect again.
+ */
+function joinNodeLink(
+  member: ClusterMember,
+  store: RedisStore,
+  hub: PushHub,
+  system: InfraSystem,
+  logger: Logger,
+): JoinedLink {
+  const link = new NodeLink(
+    store.redis,
+    store.keyPrefix,
+    member.id,
+    {
+      orders: (orders) => hub.orders(orders),
+      inbox: (_p, entry) => applyInboxEntry(system, entry),
+    },
+    logger.child({ component: 'node-link' }),
+  );
+  const gateways = new GatewayNodes(system.pushPorts, (event) => link.event(partitionOf(event.org), event));
+  hub.useCluster({
+    link,
+    gateways,
+    members: () => member.members.members(),
+    owns: (org) => member.serves(partitionOf(org)),
+  });
+  let alive = new Set(member.members.members().map((m) => m.id));
+  member.onMembersChanged((members) => {
+    const now = new Set(members.map((m) => m.id));
+    const gone = new Set([...alive].filter((id) => !now.has(id)));
+    alive = now;
+    if (gone.size > 0) system.gatewaysGone(gone);
+  });
+  link.start();
+  return {
+    link,
+    close: async () => {
+      gateways.close();
+      await link.close();
+    },
+  };
+}
+
+/** How long an inbox entry's organizations have to store it before it is left for a later claim. */
+const INBOX_APPLY_TIMEOUT_MS = 30_000;
+
+/** Applies a gateway's entry to its organizations, in order per organization; true once all of it is stored. */
+async function applyInboxEntry(system: InfraSystem, entry: InboxEntry): Promise<boolean> {
+  const byOrg = new Map<string, NodeEvent[]>();
+  for (const e of entry.events) {
+    let events = byOrg.get(e.org);
+    if (!events) byOrg.set(e.org, (events = []));
+    events.push(e);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), INBOX_APPLY_TIMEOUT_MS);
+  });
+  const applied = Promise.all([...byOrg].map(([org, events]) => system.fromGateway(org, entry.gateway, events))).then(
+    (done) => done.every(Boolean),
+  );
+  try {
+    return await Promise.race([applied, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function storeConfig(config: ServerConfig): { redis_url?: string; data_dir: string } {

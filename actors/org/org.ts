@@ -7,6 +7,7 @@ import type { Store } from '../../src/store/store.js';
 import type { PushPorts } from '../push/ports.js';
 import { batchable, WriteBatcher } from './write-batch.js';
 import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
+import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeActor } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
@@ -54,6 +55,8 @@ export interface OrgHandle {
    * is about to read, so that a slow start (a large store to load) does not eat the time nodes have to reconnect.
    */
   resume(): void;
+  /** Applies what a gateway heard from the organization's nodes; resolves once it is stored. */
+  fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void>;
   stop(): Promise<void>;
   /**
    * Resolves once everything asked of the organization before is answered, its jobs are stopped and all of it is
@@ -236,7 +239,12 @@ export function spawnOrg(
         if (state.deleted) dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
         else push.report(msg);
         break;
+      case 'gateway_events':
+        if (released) msg.stored(Promise.reject(new Error('released')));
+        else push.report(msg);
+        break;
       case 'node_availability':
+      case 'gateways_gone':
       case 'job_saved':
       case 'job_finished':
       case 'job_retired':
@@ -278,6 +286,15 @@ export function spawnOrg(
       resumed = true;
       push.resume(inFlight);
     },
+    fromGateway: (gateway, events) =>
+      new Promise<void>((resolve, reject) =>
+        dispatch(self, {
+          type: 'gateway_events',
+          gateway,
+          events,
+          stored: (saved) => void saved.then(resolve, reject),
+        }),
+      ),
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
       clearInterval(ticker);

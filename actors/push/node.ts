@@ -5,8 +5,6 @@
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
-import { dispatch, type Ref } from 'nact';
-import type { JobMsg } from './job.js';
 import { stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
@@ -26,10 +24,16 @@ export interface AvailabilityChange {
   restarted: boolean;
 }
 
+/**
+ * Where a node actor reports: its organization's push runtime when this process owns the organization, else the
+ * gateway's link to the owner (gateway-nodes.ts).
+ */
 export interface NodeParent {
   availability(node: string, change: AvailabilityChange): void;
-  /** The live actor of a job of this organization. */
-  job(id: string): Ref<JobMsg> | undefined;
+  /** Whether the job a node names runs (a node that holds a job that does not is reset). */
+  runs(job: string): boolean;
+  /** An answer about a job that runs, for that job. */
+  answer(node: string, at: number, message: NodeAnswerMessage): void;
 }
 
 export class NodeActor {
@@ -65,7 +69,7 @@ export class NodeActor {
   }
 
   private held(id: string | null): JobHeld {
-    return id === null ? 'none' : this.owner.job(id) ? 'known' : 'unknown';
+    return id === null ? 'none' : this.owner.runs(id) ? 'known' : 'unknown';
   }
 
   private receive(state: NodeState, msg: NodeMsg): NodeState {
@@ -81,11 +85,17 @@ export class NodeActor {
               answer: msg.message.type,
               job: this.held(msg.message.job_id),
             });
-    if (effects.length > 0) this.run(next, effects, msg.type === 'answer' ? msg.message : undefined);
+    if (effects.length > 0) this.run(next, effects, msg.type === 'answer' ? msg : undefined);
     return next;
   }
 
-  private run(state: NodeState, effects: readonly NodeEffect[], answer?: NodeAnswerMessage): void {
+  /** What the node's state says of its availability now, as its parent is told of a change. */
+  availability(): AvailabilityChange {
+    const { status, updated_at, incarnation, rehab } = this.state;
+    return { status, available: status === 'up' && !rehab, updated_at, incarnation, restarted: false };
+  }
+
+  private run(state: NodeState, effects: readonly NodeEffect[], answer?: Extract<NodeMsg, { type: 'answer' }>): void {
     const { name, org, owner, ports } = this;
     for (const e of effects) {
       switch (e.type) {
@@ -113,11 +123,9 @@ export class NodeActor {
         case 'down_deferred':
           ports.transport.downDeferred(org, name);
           break;
-        case 'forward': {
-          const job = answer?.job_id == null ? undefined : owner.job(answer.job_id);
-          if (answer && job) dispatch(job, { type: 'answer', node: name, message: answer });
+        case 'forward':
+          if (answer && answer.message.job_id !== null) owner.answer(name, answer.at, answer.message);
           break;
-        }
         case 'ignored':
           ports.counters.inc('node_ignored', e.reason);
           ports.log.debug('node event ignored', { org, node: name, reason: e.reason });

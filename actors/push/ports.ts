@@ -51,6 +51,8 @@ export interface SessionGrant {
   key: Buffer;
   /** Seconds the key has left. */
   lifetime: number;
+  /** Where the node connects: its gateway's channels (in a cluster, any member's). */
+  gateway: PushDescription;
 }
 
 /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */
@@ -101,6 +103,23 @@ export interface PushTransport {
    */
   closeOrg(org: string): void;
   describe(): PushDescription;
+  /**
+   * The member id of the node's gateway in a cluster (this process's own id included); undefined on one process,
+   * and for a node whose session was never opened.
+   */
+  gatewayOf(org: string, node: string): string | undefined;
+  /**
+   * The job runs no more: gateways that were sent its messages (or only `gateway`, which asked about it) reset a
+   * node that still says it holds it.
+   */
+  jobOver(org: string, job: string, gateway?: string): void;
+  /** The organization was adopted here: every other gateway says which of its nodes it holds, and how they are. */
+  rollCall(org: string): void;
+  /**
+   * The organization is served by another process now, but its nodes stay connected here: their messages go to
+   * the new owner through this process's gateway.
+   */
+  releaseOrg(org: string): void;
 }
 
 /** Everything a job or node actor is given at spawn. */

@@ -23,6 +23,7 @@ import { newNode } from './node-machine.js';
 import { NodeActor, type AvailabilityChange, type NodeMsg } from './node.js';
 import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
 import type { PushData } from './push-data.js';
+import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 
 /** Messages the organization actor takes from its push-jobs children and timers. */
 export type PushReport =
@@ -32,7 +33,11 @@ export type PushReport =
   | { type: 'job_retired'; id: string }
   /** A new job is stored (saveNewJob): start it; its actor sends the request `reply` once started. */
   | { type: 'job_stored'; job: JobState; replyTo: Ref<Reply>; reply: Reply }
-  | { type: 'push_tick' };
+  | { type: 'push_tick' }
+  /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
+  | { type: 'gateway_events'; gateway: string; events: readonly NodeEvent[]; stored: (saved: Promise<void>) => void }
+  /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
+  | { type: 'gateways_gone'; gateways: ReadonlySet<string> };
 
 /**
  * A finished job's actor lives on this long, as the original's job process did: a node answering late (a commit
@@ -47,6 +52,12 @@ export const JOB_LINGER_MS = 5000;
 export const SWEEPS_PER_INTERVAL = 20;
 /** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 const RECONNECT_MS_PER_NODE = 10;
+
+/**
+ * How long an answer from a gateway waits for its job to store it before its inbox entry is acknowledged anyway: a
+ * job that stopped meanwhile (it ended) never says so, and the answer no longer matters to it.
+ */
+const GATEWAY_ANSWER_WAIT_MS = 10_000;
 
 /** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
 const FINISHED_CACHE_NODES = 200_000;
@@ -110,6 +121,8 @@ export class PushRuntime {
       takeover_grace_ms +
       Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
     for (const node of up) this.nodeActor(node, grace);
+    // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
+    this.ports.transport.rollCall(this.org);
     for (const job of inFlight)
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
   }
@@ -163,7 +176,11 @@ export class PushRuntime {
     );
     const actor = new NodeActor(initial, this.org, this.ports, {
       availability: (n, change) => this.tellOrg({ type: 'node_availability', node: n, change }),
-      job: (id) => this.jobs.get(id)?.ref,
+      runs: (id) => this.jobs.has(id),
+      answer: (n, _at, message) => {
+        const job = message.job_id === null ? undefined : this.jobs.get(message.job_id);
+        if (job) dispatch(job.ref, { type: 'answer', node: n, message });
+      },
     });
     this.nodes.set(node, actor);
     return actor;
@@ -206,23 +223,94 @@ export class PushRuntime {
         const job = this.jobs.get(msg.id);
         this.jobs.delete(msg.id);
         if (job) dispatch(job.ref, { type: 'stop' });
+        this.ports.transport.jobOver(this.org, msg.id);
         break;
       }
-      case 'node_availability': {
-        const { change } = msg;
-        const { status, updated_at, incarnation, available } = change;
-        this.data.records.set(msg.node, { node_name: msg.node, status, updated_at, incarnation, available });
-        this.dirty.add(msg.node);
-        if (status === 'down') this.ports.transport.nodeDown(this.org, msg.node);
-        if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node: msg.node });
+      case 'node_availability':
+        this.nodeChanged(msg.node, msg.change);
         break;
-      }
+      case 'gateway_events':
+        // Released meanwhile: nothing of it can be stored here, and the entry waits for the new owner.
+        msg.stored(this.released ? Promise.reject(new Error('released')) : this.fromGateway(msg.gateway, msg.events));
+        break;
+      case 'gateways_gone':
+        this.watchNodesOf(msg.gateways);
+        break;
       case 'push_tick': {
         const at = this.ports.now();
         void this.flush();
         if (at >= this.nextPurge) this.purge(at);
         break;
       }
+    }
+  }
+
+  private nodeChanged(node: string, change: AvailabilityChange): void {
+    const { status, updated_at, incarnation, available } = change;
+    this.data.records.set(node, { node_name: node, status, updated_at, incarnation, available });
+    this.dirty.add(node);
+    if (status === 'down') this.ports.transport.nodeDown(this.org, node);
+    if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node });
+  }
+
+  /**
+   * Applies what a gateway heard, in order; resolves once it is stored. Only the node's gateway of record speaks
+   * for it: a gateway the node left may still hold its actor for a while, and that actor's silence is not the
+   * node's. A node a gateway holds is no longer watched here (see watchNodesOf).
+   */
+  private fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void> {
+    const { transport } = this.ports;
+    const stored: Array<Promise<unknown>> = [];
+    for (const e of events) {
+      const assigned = transport.gatewayOf(this.org, e.node);
+      if (assigned !== undefined && assigned !== gateway) {
+        this.ports.counters.inc('node_ignored', 'not_its_gateway');
+        continue;
+      }
+      switch (e.t) {
+        case 'attached':
+        case 'availability':
+          this.nodes.delete(e.node);
+          this.nodeChanged(e.node, e.change);
+          break;
+        case 'answer': {
+          const job = e.message.job_id === null ? undefined : this.jobs.get(e.message.job_id);
+          if (!job) break;
+          stored.push(
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, GATEWAY_ANSWER_WAIT_MS);
+              const done = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+              dispatch(job.ref, {
+                type: 'answer',
+                node: e.node,
+                message: e.message,
+                stored: (saved) => void saved.then(done, done),
+              });
+            }),
+          );
+          break;
+        }
+        case 'holds':
+          if (!this.jobs.has(e.job)) transport.jobOver(this.org, e.job, gateway);
+          break;
+      }
+    }
+    return Promise.all([this.flush(), ...stored]).then(() => undefined);
+  }
+
+  /**
+   * Members left: the nodes that were up behind them are watched here, as after a restart, until they connect to
+   * another gateway (their clients fetch their config again) or their silence marks them down.
+   */
+  private watchNodesOf(gone: ReadonlySet<string>): void {
+    const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
+    const grace = heartbeat_interval * offline_threshold + takeover_grace_ms;
+    for (const [node, record] of this.data.records) {
+      const gateway = this.ports.transport.gatewayOf(this.org, node);
+      if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeActor(node, grace);
     }
   }
 
@@ -413,7 +501,7 @@ export class PushRuntime {
     const { transport } = this.ports;
     this.answerLater(replyTo, async () => {
       const grant = await transport.openSession(this.org, node);
-      const d = transport.describe();
+      const d = grant.gateway;
       const s = transport.settings;
       const body: PushConfigBody = {
         type: 'config',

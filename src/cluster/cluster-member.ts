@@ -49,6 +49,7 @@ export class ClusterMember {
   private queue: Promise<void> = Promise.resolve();
   private readonly owners = new Map<Partition, { member: string | null; at: number }>();
   private leaving = false;
+  private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
 
   constructor(
     private readonly store: RedisStore,
@@ -73,10 +74,16 @@ export class ClusterMember {
       },
     });
     const me: Member = { id, url, host: hostname(), pid: process.pid, started_at: Date.now() };
-    this.members = new Members(store.redis, store.keyPrefix, me, this.leases.ttlMs, (members) =>
-      log.info('cluster members changed', { members: members.map((m) => m.id) }),
-    );
+    this.members = new Members(store.redis, store.keyPrefix, me, this.leases.ttlMs, (members) => {
+      log.info('cluster members changed', { members: members.map((m) => m.id) });
+      for (const listener of this.membersListeners) listener(members);
+    });
     store.fenceWith(this.leases);
+  }
+
+  /** Calls `listener` with the live members whenever a member joins or leaves. */
+  onMembersChanged(listener: (members: readonly Member[]) => void): void {
+    this.membersListeners.push(listener);
   }
 
   get id(): string {

@@ -12,6 +12,11 @@ export const memberSchema = z.object({
   pid: z.number().int(),
   /** When the process started, ms since the epoch. */
   started_at: z.number(),
+  /**
+   * Where nodes reach this member as their gateway (its ZeroMQ channels, and the incarnation its heartbeats carry);
+   * absent until its transport is bound.
+   */
+  push: z.object({ heartbeat_addr: z.string(), command_addr: z.string(), incarnation_id: z.string() }).optional(),
 });
 export type Member = z.infer<typeof memberSchema>;
 
@@ -46,6 +51,11 @@ export class Members {
     this.live = members;
     if (members.map((m) => m.id).join(',') !== before) this.changed(members);
     return members;
+  }
+
+  /** Says where nodes reach this member; the next refresh publishes it. */
+  describe(push: NonNullable<Member['push']>): void {
+    this.me.push = push;
   }
 
   /** The members alive at the last refresh. */

@@ -6,9 +6,18 @@ import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitio
 
 /** The member (by id) that should own `partition`, or undefined when there is none. */
 export function preferredOwner(partition: Partition, members: readonly string[]): string | undefined {
+  return rendezvous(partitionName(partition), members);
+}
+
+/** The member (by id) that should be a node's gateway (hold its connections), or undefined when there is none. */
+export function preferredGateway(org: string, node: string, members: readonly string[]): string | undefined {
+  return rendezvous(`${org}\u0000${node}`, members);
+}
+
+/** The member that scores highest for `name`: the same answer on every member, from the same member list. */
+function rendezvous(name: string, members: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestScore = -1n;
-  const name = partitionName(partition);
   for (const member of members) {
     const score = createHash('sha1').update(`${name}\u0000${member}`).digest().readBigUInt64BE(0);
     if (score > bestScore || (score === bestScore && best !== undefined && member < best)) {

@@ -186,3 +186,13 @@ export type ServerMessageType = ServerMessage['type'];
 export type ClientMessageType = ClientMessage['type'];
 /** A node's answer to a job message: every client message but its heartbeat. */
 export type NodeAnswerType = Exclude<ClientMessageType, 'heartbeat'>;
+/** Every answer type, for the shapes that carry a node's answer on between this server's processes. */
+export const NODE_ANSWER_TYPES = [
+  'ack_commit',
+  'nack_commit',
+  'ack_run',
+  'nack_run',
+  'succeeded',
+  'failed',
+  'aborted',
+] as const satisfies readonly NodeAnswerType[];

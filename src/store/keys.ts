@@ -115,3 +115,23 @@ export const LEGACY = {
 export function checkPrefix(prefix: string): void {
   if (/[{}]/.test(prefix)) throw new RangeError(`invalid Redis key prefix ${JSON.stringify(prefix)}: no braces`);
 }
+
+/**
+ * A partition's inbox (a Redis Stream): what the gateways heard from the partition's nodes that its owner must
+ * apply (src/cluster/node-link.ts). Read by the consumer group `INBOX_GROUP`, so a new owner claims what the last
+ * one read but never acknowledged.
+ */
+export function inboxKey(prefix: string, partition: Partition): string {
+  return `${partitionPrefix(prefix, partition)}inbox`;
+}
+
+/** The consumer group of the partitions' inboxes: the partition's owner at any time, each under its member id. */
+export const INBOX_GROUP = 'owners';
+
+/**
+ * A gateway's stream: the job messages owners hand it for the nodes connected to it. Tagged by member, so it sits
+ * in a slot of its own in a Redis Cluster.
+ */
+export function gatewayKey(prefix: string, member: string): string {
+  return `${prefix}{m:${member}}:gateway`;
+}

@@ -35,6 +35,11 @@ import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SessionKeys } from './session-keys.js';
+import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
+import type { Member } from '../cluster/members.js';
+import type { NodeLink } from '../cluster/node-link.js';
+import type { GatewayOrder } from '../cluster/node-link-messages.js';
+import { preferredGateway } from '../cluster/ownership.js';
 
 type HubConfig = Pick<
   ServerConfig,
@@ -115,6 +120,19 @@ interface Peer {
   awaiting: Map<string, AwaitedVote> | undefined;
 }
 
+/**
+ * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node actors
+ * of organizations other members own, and who is alive.
+ */
+export interface HubCluster {
+  link: NodeLink;
+  gateways: GatewayNodes;
+  /** The live members. */
+  members(): readonly Member[];
+  /** Whether this process owns the organization now. */
+  owns(org: string): boolean;
+}
+
 /** A commit written to a node: when, and its job's voting deadline. */
 interface AwaitedVote {
   out: Outgoing;
@@ -146,6 +164,9 @@ export class PushHub implements PushTransport {
   private readonly refusedAt = new Map<string, number>();
   private sequence = 0;
   private system: InfraSystem | undefined;
+  private cluster: HubCluster | undefined;
+  /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
+  private readonly routed = new Map<string, Set<string>>();
   private ticker: NodeJS.Timeout | undefined;
   /** How far behind the heartbeat channel is read; made when reading starts. */
   private lagMeter: LagMeter | undefined;
@@ -163,6 +184,8 @@ export class PushHub implements PushTransport {
     readonly store: Store,
     private readonly log: Logger,
     readonly now: () => number = Date.now,
+    /** This process's member id in a cluster: the gateway its nodes' sessions name. */
+    private readonly me?: string,
   ) {
     this.settings = {
       voting_timeout: config.voting_timeout,
@@ -173,7 +196,7 @@ export class PushHub implements PushTransport {
       // A cluster's owner dies with its lease still running, and the nodes' config fetches back off meanwhile.
       takeover_grace_ms: config.redis_url === undefined ? 0 : 2 * config.lease_ttl * 1000,
     };
-    this.sessions = new SessionKeys(store, config.session_key_lifetime, now);
+    this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
   }
@@ -246,7 +269,66 @@ export class PushHub implements PushTransport {
     this.ticker = setInterval(() => this.beat(slots), this.config.heartbeat_interval / slots);
   }
 
+  /** Joins the cluster's streams: from now on, job messages for nodes connected elsewhere go to their gateway. */
+  useCluster(cluster: HubCluster): void {
+    this.cluster = cluster;
+  }
+
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
+    const gateway = this.cluster ? this.sessions.gatewayOf(org, node) : undefined;
+    if (gateway !== undefined && gateway !== this.me) this.sendThrough(gateway, org, node, message, voteBy);
+    else this.sendHere(org, node, message, voteBy);
+  }
+
+  /** A job message for a node connected to another member, handed to that member's stream. */
+  private sendThrough(gateway: string, org: string, node: string, message: OutboundMessage, voteBy?: number): void {
+    const cluster = this.cluster;
+    if (!cluster) return;
+    const order: GatewayOrder = {
+      t: 'send',
+      org,
+      nodes: [node],
+      message,
+      ...(voteBy === undefined ? {} : { vote_by: voteBy }),
+    };
+    cluster.link.order(gateway, order, message);
+    if (message.job_id === null) return;
+    const job = nodeKey(org, message.job_id);
+    let gateways = this.routed.get(job);
+    if (!gateways) this.routed.set(job, (gateways = new Set()));
+    gateways.add(gateway);
+  }
+
+  /** What an owner asks of this process as the gateway of some of its nodes. */
+  orders(orders: readonly GatewayOrder[]): void {
+    const gateways = this.cluster?.gateways;
+    if (!gateways) return;
+    for (const o of orders) {
+      switch (o.t) {
+        case 'send':
+          gateways.sent(o.org, o.message.job_id);
+          for (const node of o.nodes) this.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
+          break;
+        case 'session':
+          void this.sessions.reload(o.org, o.node).then(
+            () => {
+              if (this.sessions.gatewayOf(o.org, o.node) !== this.me) this.peers.get(o.org)?.delete(o.node);
+            },
+            (error: unknown) => this.log.warn('reading a node session failed', { org: o.org, error }),
+          );
+          break;
+        case 'roll_call':
+          gateways.rollCall(o.org);
+          break;
+        case 'jobs_over':
+          gateways.over(o.org, o.jobs);
+          break;
+      }
+    }
+  }
+
+  /** Writes a job message to a node connected here, or keeps it until the node is heard. */
+  private sendHere(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
     if (!this.sockets) return;
     const peer = this.peers.get(org)?.get(node);
     const out = { message, at: this.now(), voteBy };
@@ -328,10 +410,64 @@ export class PushHub implements PushTransport {
     this.keepUnsent(org, node, out);
   }
 
-  /** `lifetime` is what remains of the key's life, so the client renews before it runs out. */
+  /**
+   * `lifetime` is what remains of the key's life, so the client renews before it runs out. In a cluster the node
+   * keeps its gateway while that member lives; else it gets the member rendezvous hashing picks among the live ones,
+   * which is told to read the session (so does the gateway it leaves, which stops accepting it).
+   */
   async openSession(org: string, node: string): Promise<SessionGrant> {
-    const session = await this.sessions.open(org, node);
-    return { key: session.key, lifetime: Math.floor((session.expiresAt - this.now()) / 1000) };
+    const cluster = this.cluster;
+    const before = this.sessions.gatewayOf(org, node);
+    const session = await this.sessions.open(org, node, (current) => {
+      if (!cluster || this.me === undefined) return undefined;
+      const live = cluster.members().filter((m) => m.push !== undefined);
+      if (current !== undefined && (current === this.me || live.some((m) => m.id === current))) return current;
+      return (
+        preferredGateway(
+          org,
+          node,
+          live.map((m) => m.id),
+        ) ?? this.me
+      );
+    });
+    if (cluster) {
+      for (const gateway of new Set([before, session.gateway]))
+        if (gateway !== undefined && gateway !== this.me) cluster.link.order(gateway, { t: 'session', org, node });
+      if (before === this.me && session.gateway !== this.me) this.peers.get(org)?.delete(node);
+    }
+    return {
+      key: session.key,
+      lifetime: Math.floor((session.expiresAt - this.now()) / 1000),
+      gateway: this.describeGateway(session.gateway),
+    };
+  }
+
+  /** The channels of a member as nodes reach them: this process's own, or another's as it registered them. */
+  private describeGateway(id: string | undefined): PushDescription {
+    const here = this.describe();
+    const push =
+      id === undefined || id === this.me ? undefined : this.cluster?.members().find((m) => m.id === id)?.push;
+    return push ? { ...here, ...push } : here;
+  }
+
+  gatewayOf(org: string, node: string): string | undefined {
+    return this.sessions.gatewayOf(org, node);
+  }
+
+  jobOver(org: string, job: string, gateway?: string): void {
+    const link = this.cluster?.link;
+    if (!link) return;
+    const key = nodeKey(org, job);
+    const gateways = gateway === undefined ? this.routed.get(key) : new Set([gateway]);
+    if (gateway === undefined) this.routed.delete(key);
+    for (const g of gateways ?? []) link.order(g, { t: 'jobs_over', org, jobs: [job] });
+  }
+
+  rollCall(org: string): void {
+    const cluster = this.cluster;
+    if (!cluster) return;
+    for (const m of cluster.members())
+      if (m.id !== this.me && m.push !== undefined) cluster.link.order(m.id, { t: 'roll_call', org });
   }
 
   describe(): PushDescription {
@@ -383,15 +519,31 @@ export class PushHub implements PushTransport {
 
   /** Writes the session keys and the Curve key pair again (the store lost them). */
   async writeBack(): Promise<void> {
-    await this.sessions.writeBack();
+    const cluster = this.cluster;
+    await this.sessions.writeBack(cluster ? (org) => cluster.owns(org) : () => true);
     if (this.curve) await saveCurveKeys(this.store, this.curve);
   }
 
+  /** Adopted: the owner's actors take the organization's nodes connected here from the gateway's. */
   async openOrg(org: string): Promise<void> {
     await this.sessions.load([org]);
+    this.peers.delete(org);
+    this.cluster?.gateways.forgetOrg(org);
+  }
+
+  releaseOrg(org: string): void {
+    if (!this.cluster) {
+      this.closeOrg(org);
+      return;
+    }
+    // The nodes stay: their next message finds their actor at this gateway, made from the records as stored now.
+    this.peers.delete(org);
+    this.cluster.gateways.forgetOrg(org);
+    void this.cluster.gateways.load(org);
   }
 
   closeOrg(org: string): void {
+    this.cluster?.gateways.forgetOrg(org);
     this.sessions.forgetOrg(org);
     this.owners.forgetOrg(org);
     const prefix = nodeKey(org, '');
@@ -454,7 +606,12 @@ export class PushHub implements PushTransport {
       maxBodySize: this.config.max_body_size,
       maxSkewSeconds: this.config.max_message_skew,
       now: 0,
-      keyFor: (org, node) => this.sessions.keyFor(org, node),
+      keyFor: (org, node) => {
+        const key = this.sessions.keyFor(org, node);
+        // A node whose gateway this process became while another served its organization: its key is read.
+        if (key === undefined && this.cluster) this.sessions.missing(org);
+        return key;
+      },
       replay: new ReplayGuard(),
       schema: 'client',
       owners: this.owners,
@@ -535,7 +692,7 @@ export class PushHub implements PushTransport {
     let nodes = this.peers.get(org);
     const known = nodes?.get(node);
     if (known) return known;
-    const actor = this.system?.nodeActor(org, node);
+    const actor = this.system?.nodeActor(org, node) ?? this.cluster?.gateways.nodeActor(org, node);
     if (!actor) return undefined;
     if (!nodes) {
       nodes = new Map();

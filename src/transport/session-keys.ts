@@ -1,34 +1,72 @@
 // Session keys of the nodes (reference 2.5): handed out by the config endpoint, looked up for every message.
 // They are saved, so clients keep talking to a restarted server without fetching a new config.
+//
+// In a cluster a session also names the node's gateway: the one member whose sockets may hear the node. A member
+// holds for verification only the keys of the nodes it is the gateway of, so a message captured at one gateway and
+// replayed to another is never accepted there; and an owner reads every node's gateway, to route job messages.
 import { z } from 'zod';
 import { newSessionKey } from '../protocol/signing.js';
 import { sessionsCollection } from '../store/collections.js';
 import type { Store } from '../store/store.js';
 
-const sessionSchema = z.object({ key: z.string(), expires_at: z.number() });
+const sessionSchema = z.object({ key: z.string(), expires_at: z.number(), gateway: z.string().optional() });
 
 export interface Session {
   key: Buffer;
   expiresAt: number;
+  /** The member id of the node's gateway; absent on one process. */
+  gateway?: string;
 }
 
+/** A session's gateway for a config request: `current` (absent for a new session) kept or replaced. */
+export type GatewayChoice = (current: string | undefined) => string | undefined;
+
+/** An organization's keys are read again on a message that finds none at most this often (ms). */
+const RELOAD_EVERY_MS = 1000;
+
 export class SessionKeys {
+  /** The keys this process verifies with, by organization and node. */
   private readonly byOrg = new Map<string, Map<string, Session>>();
+  /**
+   * Sessions of nodes whose gateway is another member: never used to verify here, kept so that a config request
+   * answered here hands out the same key while it is fresh.
+   */
+  private readonly elsewhere = new Map<string, Map<string, Session>>();
+  /** Every node's gateway, for the organizations read. */
+  private readonly gateways = new Map<string, Map<string, string>>();
+  /** When each organization was last read because a message found no key. */
+  private readonly readAt = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
     private readonly lifetimeSeconds: number,
     private readonly now: () => number,
+    /** This member's id in a cluster: it verifies only its own nodes' messages. */
+    private readonly me?: string,
   ) {}
 
   async load(orgs: readonly string[]): Promise<void> {
     for (const org of orgs) {
-      for (const [node, raw] of await this.store.load(sessionsCollection(org))) {
-        const parsed = sessionSchema.safeParse(raw);
-        if (parsed.success)
-          this.set(org, node, { key: Buffer.from(parsed.data.key, 'base64'), expiresAt: parsed.data.expires_at });
-      }
+      for (const [node, raw] of await this.store.load(sessionsCollection(org))) this.take(org, node, raw);
     }
+  }
+
+  /**
+   * A message named a node with no key here: the node's organization is read again (at most once a second), for a
+   * node whose gateway this member became while another process served the organization.
+   */
+  missing(org: string): void {
+    const now = this.now();
+    if (now - (this.readAt.get(org) ?? -Infinity) < RELOAD_EVERY_MS) return;
+    this.readAt.set(org, now);
+    void this.load([org]).catch(() => this.readAt.delete(org));
+  }
+
+  /** Reads one node's session again: it was opened, renewed or moved by the organization's owner. */
+  async reload(org: string, node: string): Promise<void> {
+    const raw = await this.store.get(sessionsCollection(org), node);
+    if (raw === undefined) this.drop(org, node);
+    else this.take(org, node, raw);
   }
 
   /**
@@ -36,27 +74,32 @@ export class SessionKeys {
    * remains: replacing it would cut off the client process that holds it (any reader may fetch a node's
    * config, reference 3), and whatever it had in flight would be dropped. Past half-life a new key, saved
    * before it is returned, replaces the old one; clients renew late in the lifetime, so that is when keys turn.
+   * In a cluster `gateway` picks the node's gateway: a live session that moves keeps its key.
    */
-  async open(org: string, node: string): Promise<Session> {
+  async open(org: string, node: string, gateway: GatewayChoice = () => undefined): Promise<Session> {
     const now = this.now();
-    const live = this.byOrg.get(org)?.get(node);
-    if (live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000) return live;
-    const session = { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000 };
-    await this.store.put(sessionsCollection(org), node, {
-      key: session.key.toString('base64'),
-      expires_at: session.expiresAt,
-    });
+    const live = this.byOrg.get(org)?.get(node) ?? this.elsewhere.get(org)?.get(node);
+    const current = this.gateways.get(org)?.get(node);
+    const chosen = gateway(current);
+    const fresh = live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000;
+    if (fresh && chosen === current) return live;
+    const session: Session = fresh
+      ? { ...live, ...(chosen === undefined ? {} : { gateway: chosen }) }
+      : { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000, ...(chosen ? { gateway: chosen } : {}) };
+    await this.store.put(sessionsCollection(org), node, docOf(session));
     this.set(org, node, session);
     return session;
   }
 
-  /** Writes every live session again (the store lost them). */
-  async writeBack(): Promise<void> {
-    for (const [org, nodes] of this.byOrg) {
-      const docs = [...nodes].map(
-        ([node, s]) => [node, { key: s.key.toString('base64'), expires_at: s.expiresAt }] as const,
+  /** Writes every live session of the organizations `owned` says this process writes (the store lost them). */
+  async writeBack(owned: (org: string) => boolean): Promise<void> {
+    for (const org of new Set([...this.byOrg.keys(), ...this.elsewhere.keys()])) {
+      if (!owned(org)) continue;
+      const sessions = [...(this.byOrg.get(org) ?? []), ...(this.elsewhere.get(org) ?? [])];
+      await this.store.putMany(
+        sessionsCollection(org),
+        sessions.map(([node, s]) => [node, docOf(s)] as const),
       );
-      await this.store.putMany(sessionsCollection(org), docs);
     }
   }
 
@@ -66,16 +109,50 @@ export class SessionKeys {
     return s !== undefined && s.expiresAt > this.now() ? s.key : undefined;
   }
 
-  private set(org: string, node: string, s: Session): void {
-    let nodes = this.byOrg.get(org);
-    if (!nodes) {
-      nodes = new Map();
-      this.byOrg.set(org, nodes);
-    }
-    nodes.set(node, s);
+  /** The member id of the node's gateway, as last read or opened here; undefined on one process or when unknown. */
+  gatewayOf(org: string, node: string): string | undefined {
+    return this.gateways.get(org)?.get(node);
   }
 
   forgetOrg(org: string): void {
     this.byOrg.delete(org);
+    this.gateways.delete(org);
+    this.elsewhere.delete(org);
   }
+
+  private take(org: string, node: string, raw: unknown): void {
+    const parsed = sessionSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { key, expires_at, gateway } = parsed.data;
+    this.set(org, node, { key: Buffer.from(key, 'base64'), expiresAt: expires_at, ...(gateway ? { gateway } : {}) });
+  }
+
+  /** Keeps `s`: its gateway for routing, and its key for verifying where this member is the gateway. */
+  private set(org: string, node: string, s: Session): void {
+    if (s.gateway !== undefined) mapOf(this.gateways, org).set(node, s.gateway);
+    else this.gateways.get(org)?.delete(node);
+    if (s.gateway === undefined || s.gateway === this.me) {
+      mapOf(this.byOrg, org).set(node, s);
+      this.elsewhere.get(org)?.delete(node);
+    } else {
+      this.byOrg.get(org)?.delete(node);
+      mapOf(this.elsewhere, org).set(node, s);
+    }
+  }
+
+  private drop(org: string, node: string): void {
+    this.byOrg.get(org)?.delete(node);
+    this.gateways.get(org)?.delete(node);
+    this.elsewhere.get(org)?.delete(node);
+  }
+}
+
+function docOf(s: Session): { key: string; expires_at: number; gateway?: string } {
+  return { key: s.key.toString('base64'), expires_at: s.expiresAt, ...(s.gateway ? { gateway: s.gateway } : {}) };
+}
+
+function mapOf<V>(maps: Map<string, Map<string, V>>, org: string): Map<string, V> {
+  let nodes = maps.get(org);
+  if (!nodes) maps.set(org, (nodes = new Map()));
+  return nodes;
 }

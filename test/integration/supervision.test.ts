@@ -50,6 +50,12 @@ class RecordingTransport implements PushTransport {
   }
   async openOrg(): Promise<void> {}
   closeOrg(): void {}
+  releaseOrg(): void {}
+  gatewayOf(): undefined {
+    return undefined;
+  }
+  jobOver(): void {}
+  rollCall(): void {}
   nodeDown(): void {}
   lag(): number {
     return 0;

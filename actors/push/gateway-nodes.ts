@@ -1,0 +1,161 @@
+// The node actors of a gateway: nodes connected to this process whose organization another process owns. They run
+// the same node machine as an owner's, on the same heartbeats, and report to the owner what it must know (up and
+// down, answers to jobs) through the partition's inbox; heartbeats themselves never leave the gateway.
+//
+// Whether a job a node names still runs is the owner's to say. A job this gateway was sent messages for runs
+// until the owner says it is over; one it never heard of is asked about once, and counts as running meanwhile,
+// since resetting a node that runs a command would abort that command.
+import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
+import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
+import { NodeActor, type AvailabilityChange } from './node.js';
+import type { PushPorts } from './ports.js';
+import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
+
+interface GatewayOrg {
+  /** The nodes' saved records, read once the organization's first node spoke here. */
+  records: Map<string, NodeRecord> | undefined;
+  loading: Promise<void> | undefined;
+  nodes: Map<string, NodeActor>;
+  /** Jobs this gateway was sent messages for: they run until the owner says otherwise. */
+  sent: Set<string>;
+  /** Jobs the owner says do not run. */
+  over: Set<string>;
+  /** Jobs asked about, so each is asked once. */
+  asked: Set<string>;
+}
+
+export class GatewayNodes {
+  private readonly orgs = new Map<string, GatewayOrg>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly ports: PushPorts,
+    /** Hands an event to the organization's owner. */
+    private readonly report: (event: NodeEvent) => void,
+  ) {
+    const { heartbeat_interval } = ports.transport.settings;
+    this.sweeper = setInterval(() => this.sweep(), heartbeat_interval / SWEEPS_PER_INTERVAL);
+    this.sweeper.unref();
+  }
+
+  /**
+   * The actor of a node of an organization served elsewhere, spawned on its first verified message; undefined while
+   * the organization's node records are being read (the node's next message finds it).
+   */
+  nodeActor(org: string, node: string): NodeActor | undefined {
+    const o = this.orgOf(org);
+    const live = o.nodes.get(node);
+    if (live) return live;
+    if (!o.records) {
+      void this.load(org);
+      return undefined;
+    }
+    const saved = o.records.get(node);
+    const config = this.ports.transport.settings;
+    const at = this.ports.now();
+    const actor = new NodeActor(
+      newNode(saved ? { node_name: node, config, at, saved } : { node_name: node, config, at }),
+      org,
+      this.ports,
+      {
+        availability: (n, change) => this.changed(org, n, change),
+        runs: (job) => this.runs(org, node, job),
+        answer: (n, at2, message) => this.report({ t: 'answer', org, node: n, at: at2, message }),
+      },
+    );
+    o.nodes.set(node, actor);
+    this.report({ t: 'attached', org, node, change: actor.availability() });
+    return actor;
+  }
+
+  /** Reads the organization's node records, once. */
+  load(org: string): Promise<void> {
+    const o = this.orgOf(org);
+    o.loading ??= this.ports.store.getFields(nodeStatesCollection(org), NODE_STATES_MAP).then(
+      (saved) => {
+        const records = new Map<string, NodeRecord>();
+        for (const [node, raw] of saved) {
+          const parsed = nodeRecordSchema.safeParse(raw);
+          if (parsed.success) records.set(node, parsed.data);
+        }
+        o.records = records;
+      },
+      (error: unknown) => {
+        o.loading = undefined;
+        this.ports.log.warn('reading node states for a gateway failed; read again on the next message', {
+          org,
+          error,
+        });
+      },
+    );
+    return o.loading;
+  }
+
+  /** A job message for a node here: its job runs. */
+  sent(org: string, job: string | null): void {
+    if (job !== null) this.orgOf(org).sent.add(job);
+  }
+
+  /** The owner says these jobs do not run (any more): a node still holding one is reset on its next heartbeat. */
+  over(org: string, jobs: readonly string[]): void {
+    const o = this.orgOf(org);
+    for (const job of jobs) {
+      o.sent.delete(job);
+      o.over.add(job);
+    }
+  }
+
+  /** The organization has a new owner: every node of it connected here says where it is and how it is. */
+  rollCall(org: string): void {
+    for (const [node, actor] of this.orgs.get(org)?.nodes ?? [])
+      this.report({ t: 'attached', org, node, change: actor.availability() });
+  }
+
+  /** The organization is served here from now on (its owner's actors take its nodes), or was deleted. */
+  forgetOrg(org: string): void {
+    this.orgs.delete(org);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private runs(org: string, node: string, job: string): boolean {
+    const o = this.orgOf(org);
+    if (o.over.has(job)) return false;
+    if (!o.sent.has(job) && !o.asked.has(job)) {
+      o.asked.add(job);
+      this.report({ t: 'holds', org, node, job });
+    }
+    return true;
+  }
+
+  private changed(org: string, node: string, change: AvailabilityChange): void {
+    if (change.status === 'down') this.ports.transport.nodeDown(org, node);
+    this.report({ t: 'availability', org, node, change });
+  }
+
+  private sweep(): void {
+    const at = this.ports.now();
+    const lag = this.ports.transport.lag(at);
+    for (const o of this.orgs.values())
+      for (const actor of o.nodes.values()) if (actor.tickDue(at, lag)) actor.tell({ type: 'tick', at, lag });
+  }
+
+  private orgOf(org: string): GatewayOrg {
+    let o = this.orgs.get(org);
+    if (!o) {
+      o = {
+        records: undefined,
+        loading: undefined,
+        nodes: new Map(),
+        sent: new Set(),
+        over: new Set(),
+        asked: new Set(),
+      };
+      this.orgs.set(org, o);
+    }
+    return o;
+  }
+}

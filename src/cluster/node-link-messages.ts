@@ -1,0 +1,62 @@
+// The entries of the Redis Streams between partition owners and node gateways (node-link.ts), one zod schema per
+// shape. Owners write to a gateway's stream what to send to its nodes; gateways write to a partition's inbox what
+// its nodes said. Both sides are this server's own processes, so a shape that does not parse is a version mismatch
+// or a damaged store: it is counted and skipped, never applied.
+import { z } from 'zod';
+import { NODE_ANSWER_TYPES } from '../protocol/messages.js';
+
+const availability = z.object({
+  status: z.enum(['up', 'down']),
+  available: z.boolean(),
+  updated_at: z.number(),
+  incarnation: z.string().nullable(),
+  restarted: z.boolean(),
+});
+
+const answer = z.object({
+  type: z.enum(NODE_ANSWER_TYPES),
+  job_id: z.string().nullable(),
+  exit_status: z.number().nullable().optional(),
+  stdout: z.string().optional(),
+  stderr: z.string().optional(),
+  truncated: z.boolean().optional(),
+  reason: z.string().optional(),
+});
+
+/** What a gateway tells a partition's owner about one node of one of its organizations. */
+export const nodeEventSchema = z.discriminatedUnion('t', [
+  /** The node is connected to this gateway now, in this state: the owner routes its messages here. */
+  z.object({ t: z.literal('attached'), org: z.string(), node: z.string(), change: availability }),
+  z.object({ t: z.literal('availability'), org: z.string(), node: z.string(), change: availability }),
+  z.object({ t: z.literal('answer'), org: z.string(), node: z.string(), at: z.number(), message: answer }),
+  /** The node's heartbeats name a job this gateway was never sent: the owner says whether it runs. */
+  z.object({ t: z.literal('holds'), org: z.string(), node: z.string(), job: z.string() }),
+]);
+export type NodeEvent = z.infer<typeof nodeEventSchema>;
+
+/** One inbox entry: a gateway's events for one partition, as gathered in one turn. */
+export const inboxEntrySchema = z.object({ gateway: z.string(), events: z.array(nodeEventSchema) });
+export type InboxEntry = z.infer<typeof inboxEntrySchema>;
+
+/** What an owner asks of a gateway. */
+export const gatewayOrderSchema = z.discriminatedUnion('t', [
+  /** One job message for some of the gateway's nodes, which it signs and writes per node. */
+  z.object({
+    t: z.literal('send'),
+    org: z.string(),
+    nodes: z.array(z.string()),
+    message: z.looseObject({ type: z.enum(['commit', 'run', 'abort']), job_id: z.string().nullable() }),
+    vote_by: z.number().optional(),
+  }),
+  /** A node's session changed (opened, renewed, or moved to another gateway): read it again. */
+  z.object({ t: z.literal('session'), org: z.string(), node: z.string() }),
+  /** The organization has a new owner: say which of its nodes are connected here, and how they are. */
+  z.object({ t: z.literal('roll_call'), org: z.string() }),
+  /** These jobs run no more (or never ran) here: a node that says it holds one is reset. */
+  z.object({ t: z.literal('jobs_over'), org: z.string(), jobs: z.array(z.string()) }),
+]);
+export type GatewayOrder = z.infer<typeof gatewayOrderSchema>;
+
+/** One gateway stream entry: an owner's orders of one turn. */
+export const gatewayEntrySchema = z.object({ owner: z.string(), orders: z.array(gatewayOrderSchema) });
+export type GatewayEntry = z.infer<typeof gatewayEntrySchema>;

@@ -1,0 +1,329 @@
+// The Redis Streams between partition owners and node gateways (node-link-messages.ts has their shapes).
+//
+// - An owner hands a gateway the job messages for the nodes connected to it: one entry per gateway per turn, in
+//   which one fan-out to many nodes is one order naming them all. The gateway reads its stream from where it joined;
+//   what was written for a gateway that died is lost with its connections, and its nodes' jobs deal with that.
+// - A gateway hands a partition's owner what its nodes said (answers, up and down): one entry per partition per
+//   turn, appended to the partition's inbox. The owner reads the inbox as the consumer group's member under its id
+//   and acknowledges an entry only once what it says is stored, so a new owner claims (XAUTOCLAIM) what the last
+//   one read but never acknowledged and applies it again; applying twice changes nothing (the job and node tables
+//   ignore what they already know).
+import { Cluster } from 'ioredis';
+import type { Logger } from '../lib/logger.js';
+import { messageOf } from '../lib/thrown.js';
+import { gatewayKey, inboxKey, INBOX_GROUP } from '../store/keys.js';
+import type { Partition } from '../store/partitions.js';
+import type { RedisClient } from '../store/redis-scripts.js';
+import {
+  gatewayEntrySchema,
+  inboxEntrySchema,
+  type GatewayOrder,
+  type InboxEntry,
+  type NodeEvent,
+} from './node-link-messages.js';
+
+/** What the link hands on. */
+export interface NodeLinkHandlers {
+  /** An owner's orders for this gateway, in the order written. */
+  orders(orders: readonly GatewayOrder[]): void;
+  /**
+   * A gateway's events for a partition this process owns, applied in the order read (synchronously, before the next
+   * entry). Resolves true once what they say is stored (the entry is acknowledged), false when this process does not
+   * serve the partition any more (the entry waits for the owner that does).
+   */
+  inbox(partition: Partition, entry: InboxEntry): Promise<boolean>;
+}
+
+/** Entries kept in a gateway's stream and a partition's inbox at most (approximately, as Redis trims them). */
+const GATEWAY_MAXLEN = 10_000;
+const INBOX_MAXLEN = 100_000;
+/** Entries read at once. */
+const READ_COUNT = 500;
+/** How long a blocking read waits (ms): also how soon a newly served partition is read with the others. */
+const BLOCK_MS = 500;
+/** A Redis Cluster is polled, not blocked on (one blocking read cannot span slots): this often when idle. */
+const POLL_MS = 50;
+/** After a failed read, the next waits this long. */
+const RETRY_MS = 500;
+/** How often an owner claims the entries of its partitions that others read and left unacknowledged. */
+const RECLAIM_EVERY_MS = 5000;
+/** An entry is claimed once unacknowledged this long: its reader let the partition go, or died, meanwhile. */
+const RECLAIM_IDLE_MS = 10_000;
+
+type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
+
+export class NodeLink {
+  private readonly toGateways = new Map<string, GatewayOrder[]>();
+  private readonly toInboxes = new Map<Partition, NodeEvent[]>();
+  private flushing = false;
+  /** The last fan-out order per gateway this turn, with the message object it carries (see order). */
+  private readonly lastSend = new Map<string, { order: Extract<GatewayOrder, { t: 'send' }>; message: object }>();
+  private readonly served = new Set<Partition>();
+  private blocking: RedisClient | undefined;
+  private inboxReader: RedisClient | undefined;
+  private closed = false;
+  private reclaimer: NodeJS.Timeout | undefined;
+  private readonly cluster: boolean;
+  /** Entries that did not parse, for GET /_status. */
+  skipped = 0;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+    /** This process's member id: its gateway stream, and its name in the inboxes' consumer group. */
+    private readonly me: string,
+    private readonly handlers: NodeLinkHandlers,
+    private readonly log: Logger,
+  ) {
+    this.cluster = redis instanceof Cluster;
+  }
+
+  /** Starts reading this gateway's stream, from now on. */
+  start(): void {
+    this.blocking = this.redis.duplicate();
+    this.inboxReader = this.redis.duplicate();
+    this.blocking.on('error', () => undefined);
+    this.inboxReader.on('error', () => undefined);
+    void this.readGateway(this.blocking);
+    void this.readInboxes(this.inboxReader);
+    this.reclaimer = setInterval(() => {
+      for (const p of this.served)
+        this.claim(p, RECLAIM_IDLE_MS).catch((e: unknown) =>
+          this.log.warn('claiming unacknowledged inbox entries failed', { error: messageOf(e) }),
+        );
+    }, RECLAIM_EVERY_MS);
+    this.reclaimer.unref();
+  }
+
+  /**
+   * An order for a gateway, written at the end of this turn with the others. A job's fan-out calls this once per
+   * node with one message object: those become one order naming every node.
+   */
+  order(gateway: string, order: GatewayOrder, message?: object): void {
+    const last = this.lastSend.get(gateway);
+    if (order.t === 'send' && message !== undefined && last?.message === message && last.order.org === order.org) {
+      last.order.nodes.push(...order.nodes);
+      return;
+    }
+    let orders = this.toGateways.get(gateway);
+    if (!orders) this.toGateways.set(gateway, (orders = []));
+    orders.push(order);
+    if (order.t === 'send' && message !== undefined) this.lastSend.set(gateway, { order, message });
+    else this.lastSend.delete(gateway);
+    this.scheduleFlush();
+  }
+
+  /** An event for a partition's owner, appended to its inbox at the end of this turn with the others. */
+  event(partition: Partition, event: NodeEvent): void {
+    let events = this.toInboxes.get(partition);
+    if (!events) this.toInboxes.set(partition, (events = []));
+    events.push(event);
+    this.scheduleFlush();
+  }
+
+  /**
+   * Reads the partition's inbox from now on, as its owner: first what any earlier owner read but never
+   * acknowledged, claimed, and this member's own unacknowledged entries, applied before anything newer.
+   */
+  async serve(partition: Partition): Promise<void> {
+    const key = inboxKey(this.prefix, partition);
+    try {
+      await this.redis.xgroup('CREATE', key, INBOX_GROUP, '0', 'MKSTREAM');
+    } catch (e) {
+      if (!messageOf(e).includes('BUSYGROUP')) throw e;
+    }
+    await this.claim(partition, 0);
+    this.served.add(partition);
+  }
+
+  /** Stops reading the partition's inbox: another process owns it now. */
+  unserve(partition: Partition): void {
+    this.served.delete(partition);
+  }
+
+  /**
+   * Claims the partition's entries read by others and unacknowledged for `minIdleMs`, then applies every entry
+   * pending for this member. Owners call it at adoption (0: the last owner is gone) and from time to time, for an
+   * entry read by a process just before it let the partition go.
+   */
+  async claim(partition: Partition, minIdleMs: number): Promise<void> {
+    const key = inboxKey(this.prefix, partition);
+    let cursor = '0-0';
+    do {
+      const reply = (await this.redis.xautoclaim(
+        key,
+        INBOX_GROUP,
+        this.me,
+        minIdleMs,
+        cursor,
+        'COUNT',
+        READ_COUNT,
+        'JUSTID',
+      )) as [string, string[]];
+      cursor = reply[0];
+    } while (cursor !== '0-0');
+    let from = '0';
+    for (;;) {
+      const reply = (await this.redis.xreadgroup(
+        'GROUP',
+        INBOX_GROUP,
+        this.me,
+        'COUNT',
+        READ_COUNT,
+        'STREAMS',
+        key,
+        from,
+      )) as StreamReply;
+      const entries = reply?.[0]?.[1] ?? [];
+      if (entries.length === 0) return;
+      await this.apply(key, partition, entries);
+      from = entries[entries.length - 1]?.[0] ?? from;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.reclaimer);
+    await this.flush();
+    this.blocking?.disconnect();
+    this.inboxReader?.disconnect();
+    await this.redis.del(gatewayKey(this.prefix, this.me)).catch(() => 0);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = false;
+    this.lastSend.clear();
+    const writes: Array<Promise<unknown>> = [];
+    for (const [gateway, orders] of this.toGateways) {
+      const entry = JSON.stringify({ owner: this.me, orders });
+      writes.push(this.redis.xadd(gatewayKey(this.prefix, gateway), 'MAXLEN', '~', GATEWAY_MAXLEN, '*', 'e', entry));
+    }
+    for (const [partition, events] of this.toInboxes) {
+      const entry = JSON.stringify({ gateway: this.me, events });
+      writes.push(this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry));
+    }
+    this.toGateways.clear();
+    this.toInboxes.clear();
+    // A write lost while Redis is away is what a dropped ZeroMQ message is: the jobs' timers and the nodes'
+    // heartbeats make up for it.
+    for (const result of await Promise.allSettled(writes))
+      if (result.status === 'rejected') this.log.warn('a message between servers was lost', { error: result.reason });
+  }
+
+  private async readGateway(conn: RedisClient): Promise<void> {
+    const key = gatewayKey(this.prefix, this.me);
+    let from = '$';
+    while (!this.closed) {
+      try {
+        const reply = (await conn.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', key, from)) as StreamReply;
+        for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+          from = id;
+          const entry = gatewayEntrySchema.safeParse(parseField(fields));
+          if (entry.success) this.handlers.orders(entry.data.orders);
+          else this.skip('gateway', id);
+        }
+      } catch (e) {
+        if (this.closed) return;
+        this.log.warn('reading the gateway stream failed; reading again', { error: messageOf(e) });
+        await wait(RETRY_MS);
+      }
+    }
+  }
+
+  private async readInboxes(conn: RedisClient): Promise<void> {
+    while (!this.closed) {
+      const partitions = [...this.served];
+      try {
+        if (partitions.length === 0) await wait(BLOCK_MS);
+        else if (this.cluster) {
+          // One read per partition, each routed to its slot's node; a wait only when none had anything.
+          const read = await Promise.all(partitions.map((p) => this.readSome(conn, [p], false)));
+          if (!read.some(Boolean)) await wait(POLL_MS);
+        } else await this.readSome(conn, partitions, true);
+      } catch (e) {
+        if (this.closed) return;
+        this.log.warn('reading the partitions’ inboxes failed; reading again', { error: messageOf(e) });
+        await wait(RETRY_MS);
+      }
+    }
+  }
+
+  /** Reads new entries of `partitions` once and applies them; true when there were any. */
+  private async readSome(conn: RedisClient, partitions: readonly Partition[], block: boolean): Promise<boolean> {
+    const keys = partitions.map((p) => inboxKey(this.prefix, p));
+    const streams = [...keys, ...keys.map(() => '>')];
+    const reply = (
+      block
+        ? await conn.xreadgroup(
+            'GROUP',
+            INBOX_GROUP,
+            this.me,
+            'COUNT',
+            READ_COUNT,
+            'BLOCK',
+            BLOCK_MS,
+            'STREAMS',
+            ...streams,
+          )
+        : await conn.xreadgroup('GROUP', INBOX_GROUP, this.me, 'COUNT', READ_COUNT, 'STREAMS', ...streams)
+    ) as StreamReply;
+    if (!reply) return false;
+    await Promise.all(
+      reply.map(([key, entries]) => {
+        const partition = partitions[keys.indexOf(key)];
+        return partition === undefined ? undefined : this.apply(key, partition, entries);
+      }),
+    );
+    return true;
+  }
+
+  /** Applies entries in order, then acknowledges each once stored. */
+  private async apply(key: string, partition: Partition, entries: Array<[string, string[]]>): Promise<void> {
+    const stored: Array<Promise<string | undefined>> = [];
+    for (const [id, fields] of entries) {
+      const entry = inboxEntrySchema.safeParse(parseField(fields));
+      if (!entry.success) {
+        this.skip('inbox', id);
+        stored.push(Promise.resolve(id));
+        continue;
+      }
+      stored.push(
+        this.handlers.inbox(partition, entry.data).then(
+          (done) => (done ? id : undefined),
+          (e: unknown) => {
+            this.log.error('applying what a gateway heard failed; a later owner applies it again', {
+              error: messageOf(e),
+            });
+            return undefined;
+          },
+        ),
+      );
+    }
+    const ids = (await Promise.all(stored)).filter((id): id is string => id !== undefined);
+    if (ids.length > 0) await this.redis.xack(key, INBOX_GROUP, ...ids);
+  }
+
+  private skip(stream: string, id: string): void {
+    this.skipped += 1;
+    this.log.warn('an entry between servers did not parse and was skipped', { stream, id });
+  }
+}
+
+function parseField(fields: string[]): unknown {
+  const at = fields.indexOf('e');
+  try {
+    return at >= 0 ? JSON.parse(fields[at + 1] ?? '') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

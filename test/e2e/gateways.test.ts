@@ -1,0 +1,77 @@
+// Node gateways: every process of a cluster holds some of an organization's nodes, whichever process owns the
+// organization, and job messages and node answers cross between them through Redis Streams. Real server processes
+// on a private Redis, real push-jobs-client processes.
+import t from 'tap';
+import { serverStatusSchema } from '../../src/api/status.js';
+import { partitionName, partitionOf } from '../../src/store/partitions.js';
+import { fleet, jobEnd, ownerOf, startCluster, startJob } from '../support/cluster.js';
+import { until } from '../support/deadline.js';
+import { waitForNodes } from '../support/node-fleet.js';
+import type { ServerProcess } from '../support/server-process.js';
+
+const DEFAULT_PARTITION = partitionName(partitionOf('default'));
+const NAMES = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6'];
+
+/** Nodes each server hears now (its gateway's connections). */
+async function connected(server: ServerProcess): Promise<number> {
+  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) });
+  return serverStatusSchema.parse(await answer.json()).push_jobs?.connected_nodes ?? 0;
+}
+
+t.test('one organization’s nodes spread over every process, and a job runs on all of them', async (t) => {
+  const c = await startCluster(t, 3);
+  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const nodes = await fleet(t, c, owner, NAMES);
+  const counts = await until(
+    'every node to be heard by some gateway',
+    async () => {
+      const each = await Promise.all(c.servers.map(connected));
+      return each.reduce((a, b) => a + b, 0) === NAMES.length ? each : undefined;
+    },
+    20_000,
+  );
+  t.comment(`nodes per process: ${counts.join(', ')} (the owner is process ${c.servers.indexOf(owner) + 1})`);
+  t.ok(counts.filter((n) => n > 0).length >= 2, 'at least two processes hold nodes of the one organization');
+  t.ok(
+    counts.some((n, i) => n > 0 && c.servers[i] !== owner),
+    'some nodes are held by a process that does not own the organization',
+  );
+  const admin = await c.admin(owner);
+  const job = await jobEnd(admin, await startJob(admin, 'hello', NAMES), 30_000);
+  t.equal(job.status, 'complete', 'a job over all of them completes');
+  t.same(job.nodes, { succeeded: NAMES }, 'with the answer of every node, wherever it is connected');
+  for (const n of nodes) await n.stop();
+});
+
+t.test('kill -9 of a gateway: its nodes move to another, and the owner keeps the organization', async (t) => {
+  const c = await startCluster(t, 3);
+  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const nodes = await fleet(t, c, owner, NAMES);
+  const admin = await c.admin(owner);
+  const gateway = await until(
+    'a process that holds nodes but does not own the organization',
+    async () => {
+      for (const s of c.servers) if (s !== owner && (await connected(s)) > 0) return s;
+      return undefined;
+    },
+    20_000,
+  );
+  const held = await connected(gateway);
+  process.kill(gateway.pid, 'SIGKILL');
+  const survivors = c.servers.filter((s) => s !== gateway);
+  await until(
+    'the nodes of the killed gateway to connect to the others',
+    async () => {
+      const each = await Promise.all(survivors.map(connected));
+      return each.reduce((a, b) => a + b, 0) === NAMES.length ? true : undefined;
+    },
+    40_000,
+  );
+  t.pass(`the ${held} nodes of the killed gateway are heard by the survivors`);
+  await waitForNodes(admin, nodes, 'available', 40_000);
+  t.equal(await ownerOf(survivors, DEFAULT_PARTITION), owner, 'the organization stayed with its owner');
+  const job = await jobEnd(admin, await startJob(admin, 'hello', NAMES), 30_000);
+  t.equal(job.status, 'complete', 'a job over every node completes');
+  t.same(job.nodes, { succeeded: NAMES });
+  for (const n of nodes) await n.stop();
+});
