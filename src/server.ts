@@ -313,13 +313,13 @@ function joinNodeLink(
   system: InfraSystem,
   logger: Logger,
 ): JoinedLink {
-  const link = new NodeLink(
+  const link: NodeLink = new NodeLink(
     store.redis,
     store.keyPrefix,
     member.id,
     {
       orders: (orders) => hub.orders(orders),
-      inbox: (_p, entry) => applyInboxEntry(system, entry),
+      inbox: (p, entry) => applyInboxEntry(system, entry, () => link.serving(p)),
     },
     logger.child({ component: 'node-link' }),
   );
@@ -350,8 +350,13 @@ function joinNodeLink(
 /** How long an inbox entry's organizations have to store it before it is left for a later claim. */
 const INBOX_APPLY_TIMEOUT_MS = 30_000;
 
-/** Applies a gateway's entry to its organizations, in order per organization; true once all of it is stored. */
-async function applyInboxEntry(system: InfraSystem, entry: InboxEntry): Promise<boolean> {
+/**
+ * Applies a gateway's entry to its organizations, in order per organization; true once all of it is stored, false
+ * when an organization is not served here or its store did not answer in time. An organization not found while
+ * this process reads the partition's inbox (its organizations all run by then) was deleted: what its nodes said is
+ * let go.
+ */
+async function applyInboxEntry(system: InfraSystem, entry: InboxEntry, serving: () => boolean): Promise<boolean> {
   const byOrg = new Map<string, NodeEvent[]>();
   for (const e of entry.events) {
     let events = byOrg.get(e.org);

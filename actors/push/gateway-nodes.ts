@@ -112,6 +112,11 @@ export class GatewayNodes {
       this.report({ t: 'attached', org, node, change: actor.availability() });
   }
 
+  /** The node's gateway is another member now: what this one holds of it goes, unreported. */
+  forgetNode(org: string, node: string): void {
+    this.orgs.get(org)?.nodes.delete(node);
+  }
+
   /** The organization is served here from now on (its owner's actors take its nodes), or was deleted. */
   forgetOrg(org: string): void {
     this.orgs.delete(org);

@@ -50,7 +50,8 @@ const RECLAIM_EVERY_MS = 5000;
 /** An entry is claimed once unacknowledged this long: its reader let the partition go, or died, meanwhile. */
 const RECLAIM_IDLE_MS = 10_000;
 
-type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
+/** Entries as Redis answers them: a pending entry trimmed from the stream since comes back with no fields. */
+type StreamReply = Array<[string, Array<[string, string[] | null]>]> | null;
 
 export class NodeLink {
   private readonly toGateways = new Map<string, GatewayOrder[]>();
@@ -59,6 +60,8 @@ export class NodeLink {
   /** The last fan-out order per gateway this turn, with the message object it carries (see order). */
   private readonly lastSend = new Map<string, { order: Extract<GatewayOrder, { t: 'send' }>; message: object }>();
   private readonly served = new Set<Partition>();
+  /** Inbox entries being applied: a claim that reads them again as pending leaves them to the first reading. */
+  private readonly applying = new Set<string>();
   private blocking: RedisClient | undefined;
   private inboxReader: RedisClient | undefined;
   private closed = false;
@@ -134,6 +137,11 @@ export class NodeLink {
     }
     await this.claim(partition, 0);
     this.served.add(partition);
+  }
+
+  /** Whether this process reads the partition's inbox now (it owns the partition, and its organizations run). */
+  serving(partition: Partition): boolean {
+    return this.served.has(partition);
   }
 
   /** Stops reading the partition's inbox: another process owns it now. */
@@ -224,6 +232,7 @@ export class NodeLink {
         const reply = (await conn.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', key, from)) as StreamReply;
         for (const [id, fields] of reply?.[0]?.[1] ?? []) {
           from = id;
+          if (fields === null) continue;
           const entry = gatewayEntrySchema.safeParse(parseField(fields));
           if (entry.success) this.handlers.orders(entry.data.orders);
           else this.skip('gateway', id);
@@ -284,25 +293,34 @@ export class NodeLink {
   }
 
   /** Applies entries in order, then acknowledges each once stored. */
-  private async apply(key: string, partition: Partition, entries: Array<[string, string[]]>): Promise<void> {
+  private async apply(key: string, partition: Partition, entries: Array<[string, string[] | null]>): Promise<void> {
     const stored: Array<Promise<string | undefined>> = [];
     for (const [id, fields] of entries) {
+      if (this.applying.has(id)) continue;
+      if (fields === null) {
+        stored.push(Promise.resolve(id)); // trimmed away: nothing left to apply
+        continue;
+      }
       const entry = inboxEntrySchema.safeParse(parseField(fields));
       if (!entry.success) {
         this.skip('inbox', id);
         stored.push(Promise.resolve(id));
         continue;
       }
+      this.applying.add(id);
       stored.push(
-        this.handlers.inbox(partition, entry.data).then(
-          (done) => (done ? id : undefined),
-          (e: unknown) => {
-            this.log.error('applying what a gateway heard failed; a later owner applies it again', {
-              error: messageOf(e),
-            });
-            return undefined;
-          },
-        ),
+        this.handlers
+          .inbox(partition, entry.data)
+          .finally(() => this.applying.delete(id))
+          .then(
+            (done) => (done ? id : undefined),
+            (e: unknown) => {
+              this.log.error('applying what a gateway heard failed; a later owner applies it again', {
+                error: messageOf(e),
+              });
+              return undefined;
+            },
+          ),
       );
     }
     const ids = (await Promise.all(stored)).filter((id): id is string => id !== undefined);

@@ -312,7 +312,9 @@ export class PushHub implements PushTransport {
         case 'session':
           void this.sessions.reload(o.org, o.node).then(
             () => {
-              if (this.sessions.gatewayOf(o.org, o.node) !== this.me) this.peers.get(o.org)?.delete(o.node);
+              if (this.sessions.gatewayOf(o.org, o.node) === this.me) return;
+              this.peers.get(o.org)?.delete(o.node);
+              gateways.forgetNode(o.org, o.node);
             },
             (error: unknown) => this.log.warn('reading a node session failed', { org: o.org, error }),
           );
@@ -609,7 +611,7 @@ export class PushHub implements PushTransport {
       keyFor: (org, node) => {
         const key = this.sessions.keyFor(org, node);
         // A node whose gateway this process became while another served its organization: its key is read.
-        if (key === undefined && this.cluster) this.sessions.missing(org);
+        if (key === undefined && this.cluster) this.sessions.missing(org, node);
         return key;
       },
       replay: new ReplayGuard(),

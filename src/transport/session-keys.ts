@@ -21,8 +21,12 @@ export interface Session {
 /** A session's gateway for a config request: `current` (absent for a new session) kept or replaced. */
 export type GatewayChoice = (current: string | undefined) => string | undefined;
 
-/** An organization's keys are read again on a message that finds none at most this often (ms). */
-const RELOAD_EVERY_MS = 1000;
+/** An organization's keys are read whole, on a message that finds none, at most this often (ms). */
+const ORG_READ_EVERY_MS = 10_000;
+/** A node's key is read again, on a message that finds none, at most this often (ms). */
+const NODE_READ_EVERY_MS = 5000;
+/** Single keys read a second at most, whatever node names arrive (they are not verified yet). */
+const NODE_READS_PER_SECOND = 500;
 
 export class SessionKeys {
   /** The keys this process verifies with, by organization and node. */
@@ -34,8 +38,9 @@ export class SessionKeys {
   private readonly elsewhere = new Map<string, Map<string, Session>>();
   /** Every node's gateway, for the organizations read. */
   private readonly gateways = new Map<string, Map<string, string>>();
-  /** When each organization was last read because a message found no key. */
+  /** When each organization, and each `org\0node`, was last read because a message found no key. */
   private readonly readAt = new Map<string, number>();
+  private budget = { second: 0, reads: 0 };
 
   constructor(
     private readonly store: Store,
@@ -52,14 +57,29 @@ export class SessionKeys {
   }
 
   /**
-   * A message named a node with no key here: the node's organization is read again (at most once a second), for a
-   * node whose gateway this member became while another process served the organization.
+   * A message named a node with no key here: a node whose gateway this member became while another process served
+   * its organization. The organization's keys are read whole when none were read lately (a fleet moving here from a
+   * gateway that died), else the node's alone; both a bounded number of times, since the names are not verified.
    */
-  missing(org: string): void {
+  missing(org: string, node: string): void {
     const now = this.now();
-    if (now - (this.readAt.get(org) ?? -Infinity) < RELOAD_EVERY_MS) return;
-    this.readAt.set(org, now);
-    void this.load([org]).catch(() => this.readAt.delete(org));
+    if (this.readAt.size > 100_000) this.readAt.clear();
+    const second = Math.floor(now / 1000);
+    if (this.budget.second !== second) this.budget = { second, reads: 0 };
+    if (this.budget.reads >= NODE_READS_PER_SECOND) return;
+    const orgRead = this.readAt.get(org) ?? -Infinity;
+    if (now - orgRead >= ORG_READ_EVERY_MS) {
+      this.budget.reads += 1;
+      this.readAt.set(org, now);
+      void this.load([org]).catch(() => this.readAt.delete(org));
+      return;
+    }
+    if (now - orgRead < 1000) return; // the organization's read under way covers it
+    const key = `${org}\u0000${node}`;
+    if (now - (this.readAt.get(key) ?? -Infinity) < NODE_READ_EVERY_MS) return;
+    this.budget.reads += 1;
+    this.readAt.set(key, now);
+    void this.reload(org, node).catch(() => this.readAt.delete(key));
   }
 
   /** Reads one node's session again: it was opened, renewed or moved by the organization's owner. */

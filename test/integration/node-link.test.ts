@@ -1,0 +1,148 @@
+// The streams between owners and gateways on a real Redis: a fan-out to many nodes of one gateway is one entry; an
+// owner acknowledges an inbox entry only once it is stored; what an owner read and never acknowledged (it died) is
+// claimed and applied by the next; and an entry that does not parse is skipped and counted.
+import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
+import { NodeLink, type NodeLinkHandlers } from '../../src/cluster/node-link.js';
+import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
+import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/keys.js';
+import { until } from '../support/deadline.js';
+import { quietLogger } from '../support/logs.js';
+import { testRedisUrl, uniquePrefix } from '../support/redis.js';
+
+const WAIT_MS = 10_000;
+const PARTITION = 7;
+
+interface Heard {
+  orders: GatewayOrder[];
+  inbox: InboxEntry[];
+}
+
+/** A link for member `me`; `store` decides how its inbox entries end (stored or not). */
+function linkOn(
+  t: Test,
+  redis: Redis,
+  prefix: string,
+  me: string,
+  store: (entry: InboxEntry) => Promise<boolean> = async () => true,
+): { link: NodeLink; heard: Heard } {
+  const heard: Heard = { orders: [], inbox: [] };
+  const handlers: NodeLinkHandlers = {
+    orders: (orders) => heard.orders.push(...orders),
+    inbox: (_p, entry) => {
+      heard.inbox.push(entry);
+      return store(entry);
+    },
+  };
+  const link = new NodeLink(redis, prefix, me, handlers, quietLogger());
+  link.start();
+  t.teardown(() => link.close());
+  return { link, heard };
+}
+
+const answer = (node: string): NodeEvent => ({
+  t: 'answer',
+  org: 'acme',
+  node,
+  at: 1,
+  message: { type: 'ack_commit', job_id: 'j1' },
+});
+
+async function pending(redis: Redis, prefix: string): Promise<number> {
+  const summary = (await redis.xpending(inboxKey(prefix, PARTITION), INBOX_GROUP)) as [number, ...unknown[]];
+  return summary[0];
+}
+
+t.test('a fan-out to many nodes of a gateway is one stream entry naming them all', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const owner = linkOn(t, redis, prefix, 'owner');
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  const commit = { type: 'commit' as const, job_id: 'j1', command: 'hello', run_timeout: 60 };
+  const nodes = Array.from({ length: 200 }, (_, i) => `n${i}`);
+  // The gateway reads what is written from when it joined: a roll call goes again until its first read hears one.
+  await until(
+    'the gateway to hear an order',
+    async () => {
+      if (gateway.heard.orders.length > 0) return true;
+      owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+      return undefined;
+    },
+    WAIT_MS,
+  );
+  const before = await redis.xlen(gatewayKey(prefix, 'gw'));
+  for (const node of nodes) owner.link.order('gw', { t: 'send', org: 'acme', nodes: [node], message: commit }, commit);
+  await until(
+    'the fan-out to arrive',
+    async () => (gateway.heard.orders.some((o) => o.t === 'send') ? true : undefined),
+    WAIT_MS,
+  );
+  t.equal((await redis.xlen(gatewayKey(prefix, 'gw'))) - before, 1, 'one entry');
+  const sends = gateway.heard.orders.filter((o) => o.t === 'send');
+  t.equal(sends.length, 1, 'one order');
+  t.same(sends[0]?.t === 'send' ? sends[0].nodes : [], nodes, 'naming every node, in order');
+});
+
+t.test('an inbox entry is acknowledged once stored, and not before', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  let release: (stored: boolean) => void = () => undefined;
+  const owner = linkOn(t, redis, prefix, 'owner', () => new Promise<boolean>((resolve) => (release = resolve)));
+  await owner.link.serve(PARTITION);
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  gateway.link.event(PARTITION, answer('n1'));
+  await until('the owner to read the entry', async () => (owner.heard.inbox.length > 0 ? true : undefined), WAIT_MS);
+  t.same(owner.heard.inbox[0], { gateway: 'gw', events: [answer('n1')] });
+  t.equal(await pending(redis, prefix), 1, 'read but not acknowledged while it is being stored');
+  release(true);
+  await until(
+    'the entry to be acknowledged',
+    async () => ((await pending(redis, prefix)) === 0 ? true : undefined),
+    WAIT_MS,
+  );
+  t.pass('acknowledged once stored');
+});
+
+t.test('what a dead owner read and never acknowledged is claimed and applied by the next', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const dead = linkOn(t, redis, prefix, 'dead', () => new Promise<boolean>(() => undefined)); // dies mid-store
+  await dead.link.serve(PARTITION);
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  gateway.link.event(PARTITION, answer('n1'));
+  gateway.link.event(PARTITION, answer('n2'));
+  await until('the first owner to read', async () => (dead.heard.inbox.length > 0 ? true : undefined), WAIT_MS);
+  dead.link.unserve(PARTITION);
+  const next = linkOn(t, redis, prefix, 'next');
+  await next.link.serve(PARTITION);
+  t.same(
+    next.heard.inbox.flatMap((e) => e.events),
+    [answer('n1'), answer('n2')],
+    'the new owner applies what the dead one left, before anything newer',
+  );
+  t.equal(await pending(redis, prefix), 0, 'and acknowledges it');
+  gateway.link.event(PARTITION, answer('n3'));
+  await until('the next entry', async () => (next.heard.inbox.length > 1 ? true : undefined), WAIT_MS);
+  t.same(next.heard.inbox.at(-1)?.events, [answer('n3')], 'then reads on');
+});
+
+t.test('an inbox entry that does not parse is skipped, counted and acknowledged', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const owner = linkOn(t, redis, prefix, 'owner');
+  await owner.link.serve(PARTITION);
+  await redis.xadd(inboxKey(prefix, PARTITION), '*', 'e', JSON.stringify({ gateway: 'gw', events: [{ t: 'bogus' }] }));
+  await redis.xadd(inboxKey(prefix, PARTITION), '*', 'e', 'not json');
+  await until('both to be skipped', async () => (owner.link.skipped === 2 ? true : undefined), WAIT_MS);
+  t.equal(owner.heard.inbox.length, 0, 'nothing applied');
+  await until(
+    'them to be acknowledged',
+    async () => ((await pending(redis, prefix)) === 0 ? true : undefined),
+    WAIT_MS,
+  );
+  t.pass('acknowledged');
+});
