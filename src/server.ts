@@ -368,7 +368,7 @@ async function applyInboxEntry(system: InfraSystem, entry: InboxEntry, serving: 
     timer = setTimeout(() => resolve(false), INBOX_APPLY_TIMEOUT_MS);
   });
   const applied = Promise.all([...byOrg].map(([org, events]) => system.fromGateway(org, entry.gateway, events))).then(
-    (done) => done.every(Boolean),
+    (found) => found.every(Boolean) || serving(),
   );
   try {
     return await Promise.race([applied, timedOut]);
