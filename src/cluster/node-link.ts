@@ -45,8 +45,12 @@ const BLOCK_MS = 500;
 const POLL_MS = 50;
 /** After a failed read, the next waits this long. */
 const RETRY_MS = 500;
-/** How often an owner claims the entries of its partitions that others read and left unacknowledged. */
-const RECLAIM_EVERY_MS = 5000;
+/**
+ * How often an owner claims the entries of its partitions that others read and left unacknowledged: rare (a process
+ * read an entry just as it let the partition go, after the new owner's claim at adoption), so rarely looked for,
+ * at two commands a partition.
+ */
+const RECLAIM_EVERY_MS = 30_000;
 /** An entry is claimed once unacknowledged this long: its reader let the partition go, or died, meanwhile. */
 const RECLAIM_IDLE_MS = 10_000;
 

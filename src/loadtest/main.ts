@@ -568,8 +568,8 @@ function figuresOf(x: FigureInputs): Figures {
     job_phases_ms: medians(phases),
     quorum_outcomes_correct: { correct, total: records.length, ambiguous, mismatches },
     offered_hb_per_s: perSecond(fleet.totals.heartbeatsSent - x.hbBefore.heartbeatsSent),
-    // The server counts every message it accepts; the job answers sent meanwhile are taken out.
-    processed_hb_per_s: sa != null && sb != null ? perSecond(sa.heartbeats - sb.heartbeats) : null,
+    // Every process's heartbeats: a cluster's nodes are spread over their gateways.
+    processed_hb_per_s: heartbeats === null ? null : perSecond(heartbeats),
     server_hb_received_per_s: perSecond(fleet.totals.serverHeartbeats - x.hbBefore.serverHeartbeats),
     dropped: sum(serverDrops) + sum(testerDrops),
     dropped_by_reason: { server: serverDrops, tester: testerDrops },
@@ -586,7 +586,13 @@ function figuresOf(x: FigureInputs): Figures {
       missed: x.detector.missed,
     },
     server_pid: x.pid,
-    server_cpu_pct: x.cpu === null ? null : round((100 * x.cpu) / Math.max(x.seconds, 0.001)),
+    // A cluster's processes together (each is listed under `processes`).
+    server_cpu_pct:
+      processes.length > 1
+        ? round(processes.reduce((n, p) => n + (p.cpu_pct ?? 0), 0))
+        : x.cpu === null
+          ? null
+          : round((100 * x.cpu) / Math.max(x.seconds, 0.001)),
     server_rss_mb: x.rssMb === null ? null : round(x.rssMb),
     processes,
     redis_calls: redis.calls,

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { serverStatusSchema } from '../../src/api/status.js';
 import { partitionName, partitionOf } from '../../src/store/partitions.js';
-import { fleet, jobEnd, ownerOf, startCluster, startJob } from '../support/cluster.js';
+import { fleet, jobEnd, ownerOf, settledOwnerOf, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
 import { waitForNodes } from '../support/node-fleet.js';
 import type { ServerProcess } from '../support/server-process.js';
@@ -20,7 +20,7 @@ async function connected(server: ServerProcess): Promise<number> {
 
 t.test('one organization’s nodes spread over every process, and a job runs on all of them', async (t) => {
   const c = await startCluster(t, 3);
-  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
   const nodes = await fleet(t, c, owner, NAMES);
   const counts = await until(
     'every node to be heard by some gateway',
@@ -45,7 +45,7 @@ t.test('one organization’s nodes spread over every process, and a job runs on 
 
 t.test('kill -9 of a gateway: its nodes move to another, and the owner keeps the organization', async (t) => {
   const c = await startCluster(t, 3);
-  const owner = await ownerOf(c.servers, DEFAULT_PARTITION, 30_000);
+  const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
   const nodes = await fleet(t, c, owner, NAMES);
   const admin = await c.admin(owner);
   const gateway = await until(
@@ -75,3 +75,57 @@ t.test('kill -9 of a gateway: its nodes move to another, and the owner keeps the
   t.same(job.nodes, { succeeded: NAMES });
   for (const n of nodes) await n.stop();
 });
+
+/** What the owner ignored because a gateway the node left spoke for it. */
+async function notItsGateway(server: ServerProcess): Promise<number> {
+  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) });
+  return serverStatusSchema.parse(await answer.json()).actors?.node_ignored['not_its_gateway'] ?? 0;
+}
+
+t.test(
+  'SIGSTOP of a gateway past its registration: its nodes move, and once it wakes it speaks for none',
+  async (t) => {
+    const c = await startCluster(t, 3);
+    const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
+    const nodes = await fleet(t, c, owner, NAMES);
+    const admin = await c.admin(owner);
+    const gateway = await until(
+      'a process that holds nodes but does not own the organization',
+      async () => {
+        for (const s of c.servers) if (s !== owner && (await connected(s)) > 0) return s;
+        return undefined;
+      },
+      20_000,
+    );
+    process.kill(gateway.pid, 'SIGSTOP');
+    t.teardown(() => void process.kill(gateway.pid, 'SIGCONT'));
+    const survivors = c.servers.filter((s) => s !== gateway);
+    await until(
+      'the frozen gateway’s nodes to connect to the others',
+      async () => {
+        const each = await Promise.all(survivors.map(connected));
+        return each.reduce((a, b) => a + b, 0) === NAMES.length ? true : undefined;
+      },
+      40_000,
+    );
+    await waitForNodes(admin, nodes, 'available', 40_000);
+    process.kill(gateway.pid, 'SIGCONT');
+    // Woken, it finds its nodes silent and says they went down: the owner knows they left it, and ignores that.
+    await until(
+      'the woken gateway to report its silent nodes',
+      async () => ((await notItsGateway(owner)) > 0 ? true : undefined),
+      30_000,
+    );
+    await until(
+      'the woken gateway to count no node',
+      async () => ((await connected(gateway)) === 0 ? true : undefined),
+      30_000,
+    );
+    await waitForNodes(admin, nodes, 'available', 5000);
+    t.pass('every node stays available');
+    const job = await jobEnd(admin, await startJob(admin, 'hello', NAMES), 30_000);
+    t.equal(job.status, 'complete', 'and a job over every node completes');
+    t.same(job.nodes, { succeeded: NAMES });
+    for (const n of nodes) await n.stop();
+  },
+);

@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { isFinished, type JobBody } from '../../src/api/push-jobs.js';
 import { serverStatusSchema, type ClusterStatus } from '../../src/api/status.js';
 import { ApiClient } from '../../src/auth/api-client.js';
+import { preferredOwner } from '../../src/cluster/ownership.js';
 import { until } from './deadline.js';
 import { startNodeFleet, waitForNodes, type FleetNode } from './node-fleet.js';
 import { getJob } from './push-api.js';
@@ -66,6 +67,25 @@ export async function ownerOf(servers: readonly ServerProcess[], partition: stri
       const holders = [];
       for (const s of servers) if ((await clusterOf(s))?.held.includes(partition)) holders.push(s);
       return holders.length === 1 ? holders[0] : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+/**
+ * The server serving `partition` once it is the one rendezvous hashing picks among the live members: the
+ * hand-overs after a start are done, and only a member leaving moves the partition from then on.
+ */
+export async function settledOwnerOf(servers: readonly ServerProcess[], partition: string, timeoutMs = 30_000) {
+  return until(
+    `${partition} to be served by its preferred member`,
+    async () => {
+      const all = await Promise.all(servers.map(clusterOf));
+      const members = all[0]?.members.map((m) => m.id) ?? [];
+      const preferred = preferredOwner(Number(partition.slice(1)), members);
+      const at = all.findIndex((s) => s !== undefined && s.member === preferred && s.held.includes(partition));
+      return members.length === servers.length && at >= 0 ? servers[at] : undefined;
     },
     timeoutMs,
     100,
