@@ -4,6 +4,12 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const SLEEP =
+  'unit tests never wait for time: give the code a Timers (src/lib/timers.ts) and move a ManualClock ' +
+  '(test/support/manual-clock.ts), or wait for an event; tests of real time go in test/integration';
+const TIMING = 'speed is never in a unit test: measure it in bench/';
+const SOCKETS = 'unit tests open no sockets: a test of a real socket goes in test/integration';
+
 export default tseslint.config(
   { ignores: ['dist/', '.tap/', '.infra-data/'] },
   js.configs.recommended,
@@ -15,6 +21,54 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    // CONTRIBUTING.md: unit tests are pure code with no sockets or timers; they never sleep, and speed is never in
+    // their assertions. Code with timers takes a Timers (src/lib/timers.ts) and its unit test moves a ManualClock
+    // (test/support/manual-clock.ts); tests of real sockets, processes and time go in test/integration, speed in bench/.
+    files: ['test/unit/**'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: SLEEP },
+        { name: 'setInterval', message: SLEEP },
+        { name: 'performance', message: TIMING },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...['timers', 'timers/promises'].flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: SLEEP })),
+            ...['perf_hooks', 'node:perf_hooks'].map((name) => ({ name, message: TIMING })),
+            ...['net', 'http', 'https', 'http2', 'dgram', 'tls']
+              .flatMap((m) => [m, `node:${m}`])
+              .concat(['zeromq'])
+              .map((name) => ({ name, message: SOCKETS })),
+          ],
+          patterns: [
+            {
+              group: ['**/support/deadline.js'],
+              message: `until() polls in real time. ${SLEEP}`,
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'CallExpression[callee.name=/^(sleep|delay|wait|pause)$/]', message: SLEEP },
+        { selector: 'CallExpression[callee.property.name=/^(sleep|delay)$/]', message: SLEEP },
+        {
+          selector: 'MemberExpression[object.name=/^(globalThis|global)$/][property.name=/^(setTimeout|setInterval)$/]',
+          message: SLEEP,
+        },
+        { selector: "MemberExpression[object.name='process'][property.name='hrtime']", message: TIMING },
+        {
+          selector:
+            "BinaryExpression[operator='-'] > CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: TIMING,
+        },
       ],
     },
   },

@@ -5,6 +5,7 @@
 // gathered after it (decided on top of it) are undone, newest first, and answered 503.
 // A batch holds each document once, as last written, and the next batch waits as long as the last one took to
 // store, so a burst gathers into fewer, larger batches.
+import { realTimers, type Timers } from '../../src/lib/timers.js';
 import type { GroupDoc } from '../shared/documents.js';
 import type { OrgState, OrgWrite } from './org-state.js';
 import { applyWrites } from './org-state.js';
@@ -22,6 +23,8 @@ export interface WriteBatchPorts {
   store(writes: readonly OrgWrite[], before: ReadonlyMap<string, GroupDoc>): Promise<void>;
   /** The batch is stored: tell whoever mirrors the state (the principal directory). */
   stored(writes: readonly OrgWrite[]): void;
+  /** Times the writes and the rest between them; Node's unless a unit test runs the batcher on a clock of its own. */
+  timers?: Timers;
 }
 
 /** May a request's writes join a batch? Writes of the organization document itself go alone. */
@@ -73,16 +76,17 @@ export class WriteBatcher {
   }
 
   private async storeAll(): Promise<void> {
+    const timers = this.ports.timers ?? realTimers;
     let rest = 0;
     for (let batch = this.gathering; batch !== null; batch = this.gathering) {
       // Requests go on gathering into this batch while it waits.
-      if (rest >= 1) await new Promise((r) => setTimeout(r, rest));
+      if (rest >= 1) await new Promise<void>((r) => timers.after(rest, r));
       this.gathering = null;
       this.inStore = batch;
-      const started = performance.now();
+      const started = timers.now();
       try {
         await this.ports.store(lastOfEach(batch.writes), groupsBefore(batch));
-        rest = performance.now() - started;
+        rest = timers.now() - started;
       } catch (e) {
         const failed = this.gathering === null ? [batch] : [batch, this.gathering];
         this.gathering = null;

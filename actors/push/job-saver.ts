@@ -4,6 +4,7 @@
 // them at once. A burst of 10,000 acks thus costs a handful of writes, not 10,000.
 // The saver also keeps the job as the store holds it, brought up to each write as it lands: a request about the
 // job is answered from that at once, instead of waiting behind the answers of thousands of nodes.
+import { realTimers, type Timers } from '../../src/lib/timers.js';
 import { FencedError } from '../../src/store/fencing.js';
 import type { JobState } from './job-model.js';
 import { applySave, copyJob, headerOf, nodeFieldOf, type JobOutput, type JobSave } from './job-store.js';
@@ -33,6 +34,8 @@ export interface SaverPorts {
   /** A write failed; it is retried after `retryMs`. */
   failed(error: unknown): void;
   retryMs: number;
+  /** The spacing and retry timers; Node's unless a unit test runs the saver on a clock of its own. */
+  timers?: Timers;
 }
 
 export class JobSaver {
@@ -137,8 +140,12 @@ export class JobSaver {
   private readonly waiting = new Set<() => void>();
 
   private scheduled = false;
-  /** When the last write began (performance.now()). */
+  /** When the last write began (timers.now()). */
   private lastWriteAt = -Infinity;
+
+  private get timers(): Timers {
+    return this.ports.timers ?? realTimers;
+  }
 
   private kick(): void {
     // The first change after a quiet spell waits one turn of the event loop, so the messages already queued
@@ -151,15 +158,15 @@ export class JobSaver {
         this.scheduled = false;
         void this.flush();
       };
-      const wait = this.lastWriteAt + WRITE_SPACING_MS - performance.now();
-      if (wait > 0) setTimeout(go, wait);
+      const wait = this.lastWriteAt + WRITE_SPACING_MS - this.timers.now();
+      if (wait > 0) this.timers.after(wait, go);
       else setImmediate(go);
     }
   }
 
   private async flush(): Promise<void> {
     if (this.deposed || this.sealed !== null || isEmpty(this.open)) return;
-    this.lastWriteAt = performance.now();
+    this.lastWriteAt = this.timers.now();
     const batch = this.open;
     this.open = emptyBatch();
     this.sealed = batch;
@@ -191,7 +198,7 @@ export class JobSaver {
           this.waiting.clear();
           return;
         }
-        await new Promise((r) => setTimeout(r, this.ports.retryMs));
+        await new Promise<void>((r) => this.timers.after(this.ports.retryMs, r));
       }
     }
     this.sealed = null;

@@ -3,6 +3,7 @@
 // every event as it is published. A job's log lives from its actor's start until a while after it finished;
 // an organization's log keeps `start` and `job_complete` for org_feed_expiration.
 import { feedTimestamp, type JobNote } from '../api/job-feed.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { FeedLog, type FeedEvent } from './feed-log.js';
 
 export type { FeedEvent, FeedReader } from './feed-log.js';
@@ -20,6 +21,8 @@ export interface FeedSettings {
   /** How many events a reader may fall behind before it is dropped. */
   readerAllowance: number;
   now: () => number;
+  /** The linger and keepalive timers; Node's unless a unit test runs the feeds on a clock of its own. */
+  timers?: Timers;
 }
 
 const ORG_EVENTS: ReadonlySet<string> = new Set(['start', 'job_complete']);
@@ -30,6 +33,10 @@ export class FeedHub {
   private readonly taps = new Set<FeedTap>();
 
   constructor(readonly settings: FeedSettings) {}
+
+  get timers(): Timers {
+    return this.settings.timers ?? realTimers;
+  }
 
   /** A job's actor started (or was restored): its feed exists from now on, even before its first event. */
   jobStarted(org: string, job: string): void {
@@ -53,9 +60,13 @@ export class FeedHub {
       if (note.event === 'job_complete') {
         log.close();
         const done = log;
-        setTimeout(() => {
-          if (this.jobs.get(key) === done) this.jobs.delete(key);
-        }, this.settings.lingerMs).unref();
+        this.timers.after(
+          this.settings.lingerMs,
+          () => {
+            if (this.jobs.get(key) === done) this.jobs.delete(key);
+          },
+          { unref: true },
+        );
         return;
       }
     }

@@ -62,9 +62,9 @@ export function orgFeedResponse(feeds: FeedHub, org: string, lastEventId: string
 function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[]): Response {
   const { keepAliveMs, readerAllowance } = feeds.settings;
   let reader: FeedReader | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let cancelTimer: (() => void) | undefined;
   const leave = () => {
-    if (timer !== undefined) clearTimeout(timer);
+    cancelTimer?.();
     if (reader !== undefined) log.leave(reader);
   };
   const stream = new ReadableStream<Uint8Array>(
@@ -95,9 +95,9 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[])
           // Nothing to send: wait for the log, or say the stream is alive after keep_alive_time.
           const woken = await new Promise<boolean>((resolve) => {
             r.wake = () => resolve(true);
-            timer = setTimeout(() => resolve(false), keepAliveMs);
+            cancelTimer = feeds.timers.after(keepAliveMs, () => resolve(false));
           });
-          clearTimeout(timer);
+          cancelTimer?.();
           r.wake = null;
           if (!woken) return controller.enqueue(encoder.encode(':keepalive\n\n'));
         }

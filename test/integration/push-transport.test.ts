@@ -79,8 +79,12 @@ t.test('push-jobs transport', async (t) => {
       n.pauseHeartbeats();
       const lastBeat = n.sent.filter((r) => r.body.type === 'heartbeat').at(-1)?.at ?? 0;
       // A job answer after the last heartbeat (as when a node answers its rehab abort late) does not keep a node
-      // that went down counted as connected: the node and GET /_status go by the same heartbeats.
-      await new Promise((r) => setTimeout(r, 300));
+      // that went down counted as connected: the node and GET /_status go by the same heartbeats. The answer goes
+      // once two more of the server's heartbeats came, an interval or more after the node's last one.
+      const heard = n.received.length;
+      await poll('two server heartbeats after the last of the node', () =>
+        n.received.slice(heard).filter((m) => m.type === 'heartbeat').length >= 2 ? true : undefined,
+      );
       n.send('command', { type: 'aborted', job_id: null });
       const down = await waitStatus('hb-1', 'down');
       t.ok(
@@ -431,7 +435,16 @@ t.test('push-jobs transport', async (t) => {
     const asked = n.received.filter((m) => m.type === 'commit').length;
     const most = Math.floor((FAST.voting_timeout * 1000) / window) + 1;
     t.ok(asked >= 2 && asked <= most, `asked ${asked} times, once an offline window at most`);
-    await new Promise((r) => setTimeout(r, 2 * window));
+    // Two offline windows of the server's own heartbeats: had it gone on asking, a commit would have come among them.
+    const heard = n.received.length;
+    await poll(
+      'two offline windows of server heartbeats',
+      () =>
+        n.received.slice(heard).filter((m) => m.type === 'heartbeat').length >= 2 * FAST.offline_threshold
+          ? true
+          : undefined,
+      10_000,
+    );
     t.equal(n.received.filter((m) => m.type === 'commit').length, asked, 'no commit once the vote is over');
   });
   t.test('a commit waiting for a node that goes down is let go, and its rehab abort waits as one copy', async (t) => {
@@ -462,10 +475,17 @@ t.test("the server's heartbeats are spread over the interval, each node hearing 
   const s = await startTestServer(t, 'file', { ...FAST, heartbeat_interval: interval });
   const nodes = await Promise.all(Array.from({ length: 12 }, (_, i) => startTestNode(s, `spread-${i}`)));
   t.teardown(() => Promise.all(nodes.map((n) => n.stop())));
-  // Every node is heard before the round that is measured begins.
+  // Every node is heard before the rounds that are measured begin; they are measured once each node has heard the
+  // server after them.
   const from = Date.now() + 2 * interval;
-  await new Promise((r) => setTimeout(r, 2 * interval + 3 * interval));
-  const beats = nodes.map((n) => n.receivedAt.filter((at, i) => at >= from && n.received[i]?.type === 'heartbeat'));
+  const to = from + 3 * interval;
+  const heartbeatTimes = (n: TestNode) => n.receivedAt.filter((_at, i) => n.received[i]?.type === 'heartbeat');
+  await poll(
+    'every node to hear the server after the three intervals measured',
+    () => (nodes.every((n) => heartbeatTimes(n).some((at) => at >= to)) ? true : undefined),
+    20_000,
+  );
+  const beats = nodes.map((n) => heartbeatTimes(n).filter((at) => at >= from && at < to));
   const gaps = beats.flatMap((times) => times.slice(1).map((at, i) => at - (times[i] as number)));
   t.ok(
     beats.every((times) => times.length >= 2 && times.length <= 4),

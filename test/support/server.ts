@@ -40,6 +40,12 @@ export interface TestServer {
   beside(adopt?: readonly string[]): Promise<TestServer>;
 }
 
+/** What a test changes in the server it starts, beyond its settings and logger. */
+export interface TestServerHooks {
+  /** Wraps each store a server is given (at every start), to watch its operations or hold them up. */
+  store?: (store: Store) => Store;
+}
+
 /** A server's settings for a test: its files under `dataDir`, port 0 everywhere (the system picks free ports, so
  * test files run side by side), on the loopback. */
 export function testServerConfig(dataDir: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
@@ -61,14 +67,17 @@ export async function startTestServer(
   kind: StoreKind,
   overrides: Partial<ServerConfig> = {},
   logger: Logger = quietLogger(),
+  hooks: TestServerHooks = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-test-'));
   const prefix = uniquePrefix();
   // `redis_url` among the overrides names the Redis to use (a private one a test stops and starts).
   const redisUrl = kind === 'redis' ? (overrides.redis_url ?? (await testRedisUrl())) : undefined;
   const config = testServerConfig(dataDir, overrides);
-  const openStore = async (): Promise<Store> =>
-    redisUrl ? RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store'));
+  const openStore = async (): Promise<Store> => {
+    const store = redisUrl ? await RedisStore.connect(redisUrl, prefix) : new FileStore(join(dataDir, 'store'));
+    return hooks.store ? hooks.store(store) : store;
+  };
 
   let current: RunningServer | undefined;
   const others: RunningServer[] = [];

@@ -1,22 +1,25 @@
 // The feeds without a server: what a reader of a job or organization feed gets from the hub, a slow reader
-// dropped with a final comment while the job's feed goes on, and the organization feed's retention.
+// dropped with a final comment while the job's feed goes on, and the organization feed's retention. The linger and
+// keepalive timers run on a manual clock, moved by the tests.
 import t from 'tap';
 import { readEventStream, type StreamItem } from '../../src/api/event-stream.js';
 import type { JobNote } from '../../src/api/job-feed.js';
 import { FeedHub, type FeedSettings } from '../../src/feeds/feed-hub.js';
 import { jobFeedResponse, orgFeedResponse } from '../../src/http/feed-stream.js';
 import type { JobBody } from '../../src/api/push-jobs.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 24, 9, 0, 0);
 const SUMMARY = { id: 'j1', status: 'complete', nodes: { succeeded: ['a'] } } as unknown as JobBody;
 
-function hub(over: Partial<FeedSettings> = {}, clock = { now: T0 }): FeedHub {
+function hub(over: Partial<FeedSettings> = {}, clock = { now: T0 }, timers = new ManualClock()): FeedHub {
   return new FeedHub({
     lingerMs: 50,
     orgExpirationMs: 60_000,
     keepAliveMs: 60_000,
     readerAllowance: 10,
     now: () => clock.now,
+    timers,
     ...over,
   });
 }
@@ -38,7 +41,8 @@ async function readAll(res: Response, limit = Infinity): Promise<StreamItem[]> {
 const ids = (items: StreamItem[]) => items.flatMap((i) => (i.kind === 'event' ? [i.value.id] : []));
 
 t.test('a job feed replays its history and ends with the job', async (t) => {
-  const feeds = hub();
+  const timers = new ManualClock();
+  const feeds = hub({}, undefined, timers);
   feeds.jobStarted('o', 'j1');
   feeds.publish('o', 'j1', [start, vote('a')], T0);
   const res = jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY);
@@ -47,7 +51,10 @@ t.test('a job feed replays its history and ends with the job', async (t) => {
   feeds.publish('o', 'j1', [done], T0 + 5);
   feeds.publish('o', 'j1', [vote('late')], T0 + 6);
   t.same(ids(await reading), ['job-1', 'job-2', 'job-3'], 'nothing after job_complete');
-  await new Promise((r) => setTimeout(r, 80));
+  await timers.advance(49);
+  const lingering = await readAll(jobFeedResponse(feeds, 'o', 'j1', 'job-2', SUMMARY));
+  t.same(ids(lingering), ['job-3'], 'during the linger, the events after the one named');
+  await timers.advance(1);
   const after = await readAll(jobFeedResponse(feeds, 'o', 'j1', 'job-2', SUMMARY));
   t.match(after, [{ kind: 'event', value: { event: 'summary', id: 'job-1' } }], 'after the linger, the summary');
 });
@@ -95,9 +102,21 @@ t.test('the organization feed keeps start and job_complete for org_feed_expirati
 });
 
 t.test('a quiet feed sends keepalive comments; a deleted organization ends its feeds', async (t) => {
-  const feeds = hub({ keepAliveMs: 20 });
-  const items = await readAll(orgFeedResponse(feeds, 'o', undefined), 2);
-  t.same(items, [
+  const timers = new ManualClock();
+  const feeds = hub({ keepAliveMs: 20 }, undefined, timers);
+  const got: StreamItem[] = [];
+  const keptAlive = (async () => {
+    const body = orgFeedResponse(feeds, 'o', undefined).body;
+    if (body === null) return;
+    for await (const item of readEventStream(body)) if (got.push(item) >= 2) break;
+  })();
+  await timers.advance(19);
+  t.same(got, [], 'nothing before keep_alive_time passes');
+  await timers.advance(1);
+  t.same(got, [{ kind: 'comment', text: 'keepalive' }], 'a keepalive once it has');
+  await timers.advance(20);
+  await keptAlive;
+  t.same(got, [
     { kind: 'comment', text: 'keepalive' },
     { kind: 'comment', text: 'keepalive' },
   ]);

@@ -1,10 +1,12 @@
 // The job saver: a burst of steps is a handful of writes, each write holds exactly what its held-back effects
 // show, those effects run in order once it is stored, and a failed write is tried again before anything shows.
+// The saver runs on a manual clock: its spacing and retries are checked in the clock's time, never waited for.
 import t from 'tap';
 import { newJob, stepJob } from '../../actors/push/job-machine.js';
 import type { JobState } from '../../actors/push/job-model.js';
 import { JobSaver } from '../../actors/push/job-saver.js';
 import type { JobSave } from '../../actors/push/job-store.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
@@ -20,89 +22,102 @@ function fixture(nodes: string[], write: (save: JobSave) => Promise<void> = asyn
     at: T0,
   });
   const writes: JobSave[] = [];
+  /** When each write began, on the clock. */
+  const began: number[] = [];
   const failures: unknown[] = [];
+  const clock = new ManualClock();
   const saver = new JobSaver(() => job, {
     write: async (save) => {
+      began.push(clock.now());
       await write(save);
       writes.push(save);
     },
     failed: (e) => failures.push(e),
     retryMs: 1,
+    timers: clock,
   });
   /** Steps an event and records its changes, as the job actor does. */
   const step = (event: Parameters<typeof stepJob>[1]) => {
     for (const e of stepJob(job, event).effects) if (e.type === 'persist') saver.changed(e.job, e.nodes);
   };
-  return { job, saver, writes, failures, step };
+  /** Lets the saver run (its timers too) until every change recorded so far is stored. */
+  const settled = () => clock.until('every change to be stored', () => !saver.pending);
+  return { job, saver, writes, began, failures, step, clock, settled };
 }
 
-const settled = (saver: JobSaver) =>
-  new Promise<void>((resolve) => {
-    const check = () => (saver.pending ? setImmediate(check) : resolve());
-    check();
-  });
-
 t.test('a burst of 1,000 acks stepped in one turn is one write of those nodes', async (t) => {
-  const { job, saver, writes, step } = fixture(names(1000));
+  const { job, writes, step, settled } = fixture(names(1000));
   step({ type: 'start', at: T0, available: new Set(names(1000)) });
-  await settled(saver);
+  await settled();
   writes.length = 0;
   for (const n of names(1000)) step({ type: 'ack_commit', at: T0 + 1, node: n });
-  await settled(saver);
+  await settled();
   t.equal(writes.length, 1, 'one write');
   t.equal(writes[0]?.nodes.length, 1000, 'holding every node that moved');
   t.equal(writes[0]?.header?.status, 'running', 'and the header, since the job moved');
   t.equal(job.status, 'running');
 });
 
-t.test('acks arriving one per turn of the event loop are written at most every 10 ms', async (t) => {
-  const { saver, writes, step } = fixture(names(300));
+t.test('acks arriving one a millisecond are written at most every 10 ms, and not all held to the end', async (t) => {
+  const { writes, began, step, clock, settled } = fixture(names(300));
   step({ type: 'start', at: T0, available: new Set(names(300)) });
-  await settled(saver);
+  await settled();
   writes.length = 0;
-  const began = performance.now();
+  began.length = 0;
+  const from = clock.now();
   for (const n of names(300)) {
     step({ type: 'ack_commit', at: T0 + 1, node: n });
-    await new Promise((r) => setImmediate(r));
+    await clock.advance(1);
   }
-  await settled(saver);
-  const elapsed = performance.now() - began;
-  t.ok(writes.length <= Math.ceil(elapsed / 10) + 1, `${writes.length} writes in ${Math.round(elapsed)} ms`);
+  await settled();
+  const gaps = began.slice(1).map((at, i) => at - (began[i] as number));
+  t.same(
+    gaps.filter((g) => g < 10),
+    [],
+    'no write begins within 10 ms of the one before',
+  );
+  t.ok(writes.length <= 300 / 10 + 1, `${writes.length} writes for 300 acks over 300 ms`);
+  t.ok(
+    began.filter((at) => at < from + 300).length >= 300 / 10 - 1,
+    'writes go on during the burst, one every 10 ms, not all at its end',
+  );
   t.equal(new Set(writes.flatMap((w) => w.nodes.map(([n]) => n))).size, 300, 'every node that moved is written');
 });
 
 t.test('an answer waiting for a write leaves from memory once the store refuses it; effects still wait', async (t) => {
   let refuse = true;
-  const { saver, step } = fixture(names(1), async () => {
+  const { saver, step, failures, clock, settled } = fixture(names(1), async () => {
     if (refuse) throw new Error('store away');
   });
   step({ type: 'start', at: T0, available: new Set(names(1)) });
   const order: string[] = [];
   saver.afterSaved(() => order.push('effect'));
   saver.answerAfterSaved(() => order.push('answer'));
-  await new Promise((r) => setTimeout(r, 20));
+  t.same(order, [], 'both wait for the write');
+  await clock.until('the store to refuse a write', () => failures.length > 0);
   t.same(order, ['answer'], 'the answer left when the write failed, the effect did not');
+  t.ok(saver.failing, 'the saver knows the store refuses writes');
   saver.answerAfterSaved(() => order.push('answer while failing'));
   t.same(order, ['answer', 'answer while failing'], 'and answers leave at once while the store refuses writes');
   refuse = false;
-  await settled(saver);
+  await settled();
   t.same(order, ['answer', 'answer while failing', 'effect'], 'the effect ran once the write landed');
 });
 
 t.test('effects wait for the write that holds their change, and run in order', async (t) => {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const { saver, writes, step } = fixture(['a', 'b'], () => gate);
+  const { saver, writes, began, step, clock, settled } = fixture(['a', 'b'], () => gate);
   const seen: string[] = [];
   saver.afterSaved(() => seen.push('nothing pending: at once'));
   step({ type: 'start', at: T0, available: new Set(['a', 'b']) });
   saver.afterSaved(() => seen.push('commit sent'));
-  await new Promise((r) => setImmediate(r));
+  await clock.until('the first write to begin', () => began.length === 1);
   step({ type: 'ack_commit', at: T0 + 1, node: 'a' });
   saver.afterSaved(() => seen.push('answer about a'));
   t.same(seen, ['nothing pending: at once'], 'nothing else shows while the write waits');
   release();
-  await settled(saver);
+  await settled();
   t.same(seen, ['nothing pending: at once', 'commit sent', 'answer about a']);
   t.equal(writes.length, 2, 'the change stepped during the first write goes in a second');
   t.same(writes[1]?.nodes, [['a', { status: 'ready', at: T0 + 1 }]]);
@@ -111,13 +126,13 @@ t.test('effects wait for the write that holds their change, and run in order', a
 
 t.test('a write the store refuses is tried again, and nothing shows before it lands', async (t) => {
   let fail = 2;
-  const { saver, writes, failures, step } = fixture(['a'], async () => {
+  const { saver, writes, failures, step, settled } = fixture(['a'], async () => {
     if (fail-- > 0) throw new Error('store down');
   });
   const seen: string[] = [];
   step({ type: 'start', at: T0, available: new Set(['a']) });
   saver.afterSaved(() => seen.push('commit sent'));
-  await settled(saver);
+  await settled();
   t.equal(failures.length, 2, 'two failures reported');
   t.equal(writes.length, 1, 'then stored');
   t.same(seen, ['commit sent']);
@@ -126,16 +141,12 @@ t.test('a write the store refuses is tried again, and nothing shows before it la
 t.test('the job as stored follows the writes as they land, never the steps still waiting', async (t) => {
   let release: (() => void) | undefined;
   let hold = false;
-  const { job, saver, step } = fixture(names(3), () =>
+  const { job, saver, step, clock, settled } = fixture(names(3), () =>
     hold ? new Promise<void>((r) => (release = r)) : Promise.resolve(),
   );
-  const writing = () =>
-    new Promise<void>((resolve) => {
-      const check = () => (release ? resolve() : setTimeout(check, 1));
-      check();
-    });
+  const writing = () => clock.until('the held write to be under way', () => release !== undefined);
   step({ type: 'start', at: T0, available: new Set(names(3)) });
-  await settled(saver);
+  await settled();
   t.equal(saver.stored.status, 'voting', 'the start is stored');
   const before = saver.version;
   hold = true;
@@ -146,7 +157,7 @@ t.test('the job as stored follows the writes as they land, never the steps still
   t.same(Object.values(saver.stored.nodes), ['new', 'new', 'new']);
   t.equal(saver.version, before, 'no write landed');
   release?.();
-  await settled(saver);
+  await settled();
   t.equal(saver.stored.status, 'running', 'once the write lands, the stored job runs');
   t.same(Object.values(saver.stored.nodes), ['ready', 'ready', 'ready']);
   t.equal(saver.stored.node_updated_at.n0, T0 + 5);
@@ -154,7 +165,7 @@ t.test('the job as stored follows the writes as they land, never the steps still
   hold = false;
   step({ type: 'ack_run', at: T0 + 8, node: 'n1' });
   step({ type: 'succeeded', at: T0 + 9, node: 'n1', exit_status: 0 });
-  await settled(saver);
+  await settled();
   t.equal(saver.stored.exit_status.n1, 0, 'exit statuses are stored with their node');
   t.not(saver.stored.nodes, job.nodes, 'the stored job is a copy, not the live maps');
 });

@@ -1,9 +1,11 @@
 // Group commit of an organization's plain writes: applied at once, answered once stored, gathered while a batch is
-// stored, and undone (with everything decided on top of them) when the store refuses.
+// stored, and undone (with everything decided on top of them) when the store refuses. The batcher runs on a manual
+// clock: how long a write took, and the rest after it, are the clock's time, moved by the test.
 import t from 'tap';
 import { emptyOrgState, type OrgState, type OrgWrite } from '../../actors/org/org-state.js';
 import { batchable, WriteBatcher } from '../../actors/org/write-batch.js';
 import type { GroupDoc, OrgDoc } from '../../actors/shared/documents.js';
+import { ManualClock, turn as tick } from '../support/manual-clock.js';
 
 const ORG = { name: 'acme', full_name: 'Acme', guid: 'g', acl: {}, created_at: 0 } as unknown as OrgDoc;
 const node = (name: string, role = 'web'): OrgWrite => ({ coll: 'nodes', id: name, doc: { name, body: { role } } });
@@ -17,25 +19,22 @@ function gate() {
     refuse(e: Error): void;
   }> = [];
   const stored: string[][] = [];
+  const clock = new ManualClock();
   const ports = {
     store: (writes: readonly OrgWrite[], before: ReadonlyMap<string, GroupDoc>) =>
       new Promise<void>((pass, refuse) => calls.push({ writes, before, pass, refuse })),
     stored: (writes: readonly OrgWrite[]) => stored.push(writes.map((w) => w.id)),
+    timers: clock,
   };
-  return { calls, stored, ports };
-}
-
-const tick = () => new Promise((r) => setImmediate(r));
-/** The batcher may rest before its next write (as long as the last one took): wait for that write to start. */
-async function nthCall(calls: readonly unknown[], n: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (calls.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+  /** The batcher may rest before its next write (as long as the last one took): lets it run until that write starts. */
+  const nthCall = (n: number) => clock.until(`write ${n} to start`, () => calls.length >= n);
+  return { calls, stored, ports, clock, nthCall };
 }
 const names = (s: OrgState) => [...s.nodes.keys()].sort();
 
 t.test('writes apply at once, are answered once stored, and gather while a batch is stored', async (t) => {
   const state = emptyOrgState(ORG);
-  const { calls, stored, ports } = gate();
+  const { calls, stored, ports, nthCall } = gate();
   const batcher = new WriteBatcher(state, ports);
   const answers: string[] = [];
   batcher.add([node('a')], () => answers.push('a'));
@@ -52,7 +51,7 @@ t.test('writes apply at once, are answered once stored, and gather while a batch
   calls[0]?.pass();
   await tick();
   t.same(answers, ['a'], 'a is answered once stored; b and c wait for their batch');
-  await nthCall(calls, 2);
+  await nthCall(2);
   t.same(
     calls[1]?.writes.map((w) => w.id),
     ['b', 'c'],
@@ -68,7 +67,7 @@ t.test('writes apply at once, are answered once stored, and gather while a batch
 t.test('a refused batch is undone with everything gathered after it, newest first', async (t) => {
   const state = emptyOrgState(ORG);
   state.nodes.set('old', { name: 'old', body: { role: 'db' } });
-  const { calls, stored, ports } = gate();
+  const { calls, stored, ports, nthCall } = gate();
   const batcher = new WriteBatcher(state, ports);
   const errors: unknown[] = [];
   const settled = (e?: unknown) => errors.push(e);
@@ -86,7 +85,7 @@ t.test('a refused batch is undone with everything gathered after it, newest firs
   t.equal(calls.length, 1, 'the later batch was never written');
 
   batcher.add([node('y')], settled);
-  await nthCall(calls, 2);
+  await nthCall(2);
   calls[1]?.pass();
   await batcher.drain();
   t.same(names(state), ['old', 'y'], 'the batcher goes on after a refusal');
@@ -100,14 +99,14 @@ t.test('the organization document itself is never batched', async (t) => {
 
 t.test('a document written twice in a batch is stored once, as last written', async (t) => {
   const state = emptyOrgState(ORG);
-  const { calls, ports } = gate();
+  const { calls, ports, nthCall } = gate();
   const batcher = new WriteBatcher(state, ports);
   batcher.add([node('a')], () => undefined);
   batcher.add([node('b', 'web')], () => undefined);
   batcher.add([node('c')], () => undefined);
   batcher.add([node('b', 'db')], () => undefined);
   calls[0]?.pass();
-  await nthCall(calls, 2);
+  await nthCall(2);
   t.same(
     calls[1]?.writes.map((w) => [w.id, w.doc]),
     [
@@ -131,7 +130,7 @@ t.test('registrations gathered in a batch store the clients group once, with eve
     acl: { create: acl, read: acl, update: acl, delete: acl, grant: acl },
   };
   state.groups.set('clients', g0);
-  const { calls, ports } = gate();
+  const { calls, ports, nthCall } = gate();
   const batcher = new WriteBatcher(state, ports);
   const register = (name: string, hint = true): OrgWrite => {
     const g = state.groups.get('clients') as GroupDoc;
@@ -143,7 +142,7 @@ t.test('registrations gathered in a batch store the clients group once, with eve
   batcher.add([node('first')], () => undefined);
   for (const name of ['a', 'b', 'c']) batcher.add([register(name)], () => undefined);
   calls[0]?.pass();
-  await nthCall(calls, 2);
+  await nthCall(2);
   t.match(calls[1]?.writes, [
     { id: 'clients', doc: { clients: ['old', 'a', 'b', 'c'] }, appendedClients: ['a', 'b', 'c'] },
   ]);
@@ -151,7 +150,7 @@ t.test('registrations gathered in a batch store the clients group once, with eve
   batcher.add([register('d')], () => undefined);
   batcher.add([register('e', false)], () => undefined);
   calls[1]?.pass();
-  await nthCall(calls, 3);
+  await nthCall(3);
   t.notOk(
     calls[2]?.writes.some((w) => w.coll === 'groups' && w.appendedClients),
     'a write in the batch without the hint drops it for the group',
@@ -162,17 +161,18 @@ t.test('registrations gathered in a batch store the clients group once, with eve
 
 t.test('after a slow write the next batch rests as long, gathering what comes meanwhile', async (t) => {
   const state = emptyOrgState(ORG);
-  const { calls, ports } = gate();
+  const { calls, ports, clock } = gate();
   const batcher = new WriteBatcher(state, ports);
   batcher.add([node('a')], () => undefined);
   batcher.add([node('b')], () => undefined);
-  await new Promise((r) => setTimeout(r, 40));
+  await clock.advance(40);
   calls[0]?.pass();
-  const passedAt = performance.now();
   await tick();
   batcher.add([node('c')], () => undefined);
-  await nthCall(calls, 2);
-  t.ok(performance.now() - passedAt >= 35, `rested ${Math.round(performance.now() - passedAt)} ms after a 40 ms write`);
+  await clock.advance(39);
+  t.equal(calls.length, 1, '39 ms after a write that took 40, the next has not begun');
+  await clock.advance(1);
+  t.equal(calls.length, 2, 'and begins once it has rested 40 ms');
   t.same(
     calls[1]?.writes.map((w) => w.id),
     ['b', 'c'],
@@ -184,7 +184,7 @@ t.test('after a slow write the next batch rests as long, gathering what comes me
 
 t.test('a read is answered once the writes it saw are stored, while later writes go on applying', async (t) => {
   const state = emptyOrgState(ORG);
-  const { calls, ports } = gate();
+  const { calls, ports, nthCall } = gate();
   const batcher = new WriteBatcher(state, ports);
   const heard: string[] = [];
   batcher.afterApplied(() => heard.push('read before any write'));
@@ -197,7 +197,7 @@ t.test('a read is answered once the writes it saw are stored, while later writes
   batcher.add([node('c')], () => heard.push('c stored'));
   t.same(names(state), ['a', 'b', 'c'], 'writes after the read still apply at once');
   calls[0]?.pass();
-  await nthCall(calls, 2);
+  await nthCall(2);
   t.same(heard, ['read before any write', 'a stored'], 'the read waits for b, which it saw');
   calls[1]?.pass();
   await batcher.drain();

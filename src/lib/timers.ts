@@ -1,0 +1,32 @@
+// The clock and timers of the parts whose timing the unit tests check (the job saver, the write batcher, the feeds,
+// the load gauge): a seam, so that a test can run them on a clock it moves by hand (test/support/manual-clock.ts)
+// instead of waiting for real time. Everywhere else, and by default there too, they are Node's own timers.
+
+export interface TimerOptions {
+  /** The timer does not keep the process alive (Node's `unref`). */
+  unref?: boolean;
+}
+
+export interface Timers {
+  /** Milliseconds on a clock that only moves forward (performance.now() for the real one): for spacing, not dates. */
+  now(): number;
+  /** Calls `fn` once, `ms` from now (setTimeout); returns what cancels it. */
+  after(ms: number, fn: () => void, options?: TimerOptions): () => void;
+  /** Calls `fn` every `ms` (setInterval); returns what stops it. */
+  every(ms: number, fn: () => void, options?: TimerOptions): () => void;
+}
+
+/** Node's timers, exactly as the code called them before the seam. */
+export const realTimers: Timers = {
+  now: () => performance.now(),
+  after(ms, fn, options) {
+    const timer = setTimeout(fn, ms);
+    if (options?.unref === true) timer.unref();
+    return () => clearTimeout(timer);
+  },
+  every(ms, fn, options) {
+    const timer = setInterval(fn, ms);
+    if (options?.unref === true) timer.unref();
+    return () => clearInterval(timer);
+  },
+};
