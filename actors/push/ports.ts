@@ -109,6 +109,12 @@ export interface PushTransport {
    */
   gatewayOf(org: string, node: string): string | undefined;
   /**
+   * Whether `gateway` speaks for the node: it is the node's gateway of record, or that one is gone and the node was
+   * heard at `gateway` since (which is recorded). A gateway the node left may hold its actor for a while, and that
+   * actor's silence is not the node's.
+   */
+  heardAt(org: string, node: string, gateway: string): boolean;
+  /**
    * The job runs no more: gateways that were sent its messages (or only `gateway`, which asked about it) reset a
    * node that still says it holds it.
    */

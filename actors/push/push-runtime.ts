@@ -254,16 +254,14 @@ export class PushRuntime {
   }
 
   /**
-   * Applies what a gateway heard, in order; resolves once it is stored. Only the node's gateway of record speaks
-   * for it: a gateway the node left may still hold its actor for a while, and that actor's silence is not the
-   * node's. A node a gateway holds is no longer watched here (see watchNodesOf).
+   * Applies what a gateway heard, in order; resolves once it is stored. Only the gateway that speaks for the node
+   * counts (see PushTransport.heardAt). A node a gateway holds is no longer watched here (see watchNodesOf).
    */
   private fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void> {
     const { transport } = this.ports;
     const stored: Array<Promise<unknown>> = [];
     for (const e of events) {
-      const assigned = transport.gatewayOf(this.org, e.node);
-      if (assigned !== undefined && assigned !== gateway) {
+      if (!transport.heardAt(this.org, e.node, gateway)) {
         this.ports.counters.inc('node_ignored', 'not_its_gateway');
         continue;
       }

@@ -35,11 +35,11 @@ import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SessionKeys } from './session-keys.js';
-import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
-import type { Member } from '../cluster/members.js';
-import type { NodeLink } from '../cluster/node-link.js';
+import { nodeKey, Unsent, type Outgoing } from './unsent.js';
+import { ServerHeartbeats } from './server-heartbeats.js';
+import { recoverVote, type AwaitedVote } from '../../actors/push/vote-recovery.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
-import { preferredGateway } from '../cluster/ownership.js';
+import { GatewayRoutes, type HubCluster } from './gateway-routes.js';
 
 type HubConfig = Pick<
   ServerConfig,
@@ -66,15 +66,6 @@ type Channel = 'heartbeat' | 'command';
 /** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
  * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
 const BIND_RETRY_MS = 2000;
-/** Messages kept for a node not heard yet; a job sends a node at most commit, run and abort. */
-const UNSENT_PER_NODE = 4;
-/** Server heartbeats signed per turn of the event loop. */
-const BEAT_SLICE = 500;
-/**
- * The server's heartbeats are spread over the interval in slots this long, each node in the same slot every
- * round: 10,000 nodes at once every 10 s would stall a job's fan-out for as long as they take to sign.
- */
-const BEAT_SLOT_MS = 100;
 const BIND_RETRY_STEP_MS = 20;
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
 const LAG_PROBE_MS = 50;
@@ -84,13 +75,6 @@ const LAG_PROBE_MS = 50;
  * sweeps that decide `down` among them) go before more heartbeats.
  */
 const HEARTBEATS_PER_TURN = 64;
-
-/** A message on its way to a node: `at`, when its job sent it; `voteBy`, a commit's voting deadline. */
-interface Outgoing {
-  message: OutboundMessage;
-  at: number;
-  voteBy: number | undefined;
-}
 
 interface Sockets {
   heartbeat: Router;
@@ -117,27 +101,12 @@ interface Peer {
    * The commits written to the node, by job, until the node answers one, is sent on for its job, or its vote is
    * over; undefined when none waits (most nodes, most of the time).
    */
-  awaiting: Map<string, AwaitedVote> | undefined;
+  awaiting: Map<string, AwaitedCommit> | undefined;
 }
 
-/**
- * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node actors
- * of organizations other members own, and who is alive.
- */
-export interface HubCluster {
-  link: NodeLink;
-  gateways: GatewayNodes;
-  /** The live members. */
-  members(): readonly Member[];
-  /** Whether this process owns the organization now. */
-  owns(org: string): boolean;
-}
-
-/** A commit written to a node: when, and its job's voting deadline. */
-interface AwaitedVote {
+/** A commit written to a node and not answered yet (see vote-recovery.ts), with what to write again. */
+interface AwaitedCommit extends AwaitedVote {
   out: Outgoing;
-  writtenAt: number;
-  voteBy: number;
 }
 
 export class PushHub implements PushTransport {
@@ -156,18 +125,15 @@ export class PushHub implements PushTransport {
   private readonly ports = { heartbeat: 0, command: 0 };
   /** Which client process holds each node, for both channels (see IncarnationOwners). */
   private readonly owners: IncarnationOwners;
-  /** Messages to nodes not reachable yet, by `org\0node`, written when they are (see keepUnsent). */
-  private readonly unsent = new Map<string, Outgoing[]>();
-  /** When the channels began reading: no node can be heard before. */
-  private readingSince = Infinity;
+  /** Messages to nodes not reachable yet, written when they are. */
+  private readonly unsent: Unsent;
   /** When each refused node was last told so. */
   private readonly refusedAt = new Map<string, number>();
   private sequence = 0;
   private system: InfraSystem | undefined;
-  private cluster: HubCluster | undefined;
-  /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
-  private readonly routed = new Map<string, Set<string>>();
-  private ticker: NodeJS.Timeout | undefined;
+  /** Where job messages go in a cluster (undefined on one process: every node is connected here). */
+  private routes: GatewayRoutes | undefined;
+  private beats: ServerHeartbeats | undefined;
   /** How far behind the heartbeat channel is read; made when reading starts. */
   private lagMeter: LagMeter | undefined;
   private prober: NodeJS.Timeout | undefined;
@@ -197,6 +163,7 @@ export class PushHub implements PushTransport {
       takeover_grace_ms: config.redis_url === undefined ? 0 : 2 * config.lease_ttl * 1000,
     };
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me);
+    this.unsent = new Unsent(config.offline_threshold * config.heartbeat_interval + RECONNECT_GRACE_MAX_MS);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
   }
@@ -252,10 +219,11 @@ export class PushHub implements PushTransport {
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
     // The organizations adopted so far loaded their session keys (openOrg) as they were adopted.
     system.resumePush();
-    this.readingSince = this.now();
+    const readingSince = this.now();
+    this.unsent.reading(readingSince);
     const meter = new LagMeter(
       { probeMs: LAG_PROBE_MS, holdMs: this.config.offline_threshold * this.config.heartbeat_interval },
-      this.readingSince,
+      readingSince,
     );
     this.lagMeter = meter;
     this.prober = setInterval(() => {
@@ -265,98 +233,51 @@ export class PushHub implements PushTransport {
     }, LAG_PROBE_MS);
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
-    const slots = Math.max(1, Math.round(this.config.heartbeat_interval / BEAT_SLOT_MS));
-    this.ticker = setInterval(() => this.beat(slots), this.config.heartbeat_interval / slots);
+    this.beats = new ServerHeartbeats(
+      this.config.heartbeat_interval,
+      this.config.offline_threshold * this.config.heartbeat_interval,
+      {
+        targets: () => this.connected(),
+        beat: (org, node, identity, now) => this.beatTo(org, node, identity, now),
+        roundStarted: (now) => {
+          // Messages for nodes that never came back are let go once stale.
+          this.unsent.expire(now);
+          // A refusal older than an interval no longer holds back the next one.
+          for (const [key, at] of this.refusedAt)
+            if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
+        },
+        now: () => this.now(),
+      },
+    );
+    this.beats.start();
   }
 
   /** Joins the cluster's streams: from now on, job messages for nodes connected elsewhere go to their gateway. */
   useCluster(cluster: HubCluster): void {
-    this.cluster = cluster;
+    if (this.me === undefined) throw new Error('a hub joins a cluster only with its member id');
+    this.routes = new GatewayRoutes(this.me, cluster, this.sessions, this, this.log);
   }
 
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
-    const gateway = this.cluster ? this.sessions.gatewayOf(org, node) : undefined;
-    if (gateway !== undefined && gateway !== this.me) this.sendThrough(gateway, org, node, message, voteBy);
-    else this.sendHere(org, node, message, voteBy);
-  }
-
-  /** A job message for a node connected to another member, handed to that member's stream. */
-  private sendThrough(gateway: string, org: string, node: string, message: OutboundMessage, voteBy?: number): void {
-    const cluster = this.cluster;
-    if (!cluster) return;
-    const order: GatewayOrder = {
-      t: 'send',
-      org,
-      nodes: [node],
-      message,
-      ...(voteBy === undefined ? {} : { vote_by: voteBy }),
-    };
-    cluster.link.order(gateway, order, message);
-    if (message.job_id === null) return;
-    const job = nodeKey(org, message.job_id);
-    let gateways = this.routed.get(job);
-    if (!gateways) this.routed.set(job, (gateways = new Set()));
-    gateways.add(gateway);
+    if (!this.routes?.sendElsewhere(org, node, message, voteBy)) this.sendHere(org, node, message, voteBy);
   }
 
   /** What an owner asks of this process as the gateway of some of its nodes. */
   orders(orders: readonly GatewayOrder[]): void {
-    const gateways = this.cluster?.gateways;
-    if (!gateways) return;
-    for (const o of orders) {
-      switch (o.t) {
-        case 'send':
-          gateways.sent(o.org, o.message.job_id);
-          for (const node of o.nodes) this.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
-          break;
-        case 'session':
-          void this.sessions.reload(o.org, o.node).then(
-            () => {
-              if (this.sessions.gatewayOf(o.org, o.node) === this.me) return;
-              this.peers.get(o.org)?.delete(o.node);
-              gateways.forgetNode(o.org, o.node);
-            },
-            (error: unknown) => this.log.warn('reading a node session failed', { org: o.org, error }),
-          );
-          break;
-        case 'roll_call':
-          gateways.rollCall(o.org);
-          break;
-        case 'jobs_over':
-          gateways.over(o.org, o.jobs);
-          break;
-      }
-    }
+    this.routes?.orders(orders);
+  }
+
+  forgetPeer(org: string, node: string): void {
+    this.peers.get(org)?.delete(node);
   }
 
   /** Writes a job message to a node connected here, or keeps it until the node is heard. */
-  private sendHere(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
+  sendHere(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
     if (!this.sockets) return;
     const peer = this.peers.get(org)?.get(node);
     const out = { message, at: this.now(), voteBy };
     if (peer?.identity) this.write(org, node, peer, peer.identity, out);
-    else this.keepUnsent(org, node, out);
-  }
-
-  /**
-   * For a node not heard since this server started (it restarted, or the node is reconnecting), or whose command
-   * connection was not up: written when the node is next heard, so that a commit of a job resumed after a restart
-   * arrives. It is signed then, with the key of that moment: at a restart jobs resume before sessions are loaded.
-   * It waits while its node may still be up: until the node goes down (nodeDown), at most as long as a node
-   * restored after a restart is given to reconnect, counted from when it was first sent or, if later, from when
-   * the channels began reading. A fleet reconnecting to a restarted server is heard over seconds, and a node
-   * whose command connection comes up late keeps heartbeating meanwhile.
-   */
-  private keepUnsent(org: string, node: string, out: Outgoing): void {
-    const unsentKey = nodeKey(org, node);
-    const { message } = out;
-    // A message sent again (a rehab abort, once an interval) replaces its earlier copy instead of crowding out
-    // the others.
-    const same = (w: Outgoing) => w.message.type === message.type && w.message.job_id === message.job_id;
-    const waiting = (this.unsent.get(unsentKey) ?? []).filter((w) => !same(w));
-    waiting.push(out);
-    if (waiting.length > UNSENT_PER_NODE) waiting.shift();
-    this.unsent.set(unsentKey, waiting);
+    else this.unsent.keep(org, node, out);
   }
 
   /** `peer`: the node's, which keeps the commit awaiting an answer; `identity`: where to write. */
@@ -376,26 +297,26 @@ export class PushHub implements PushTransport {
     else answered(peer, message.job_id);
   }
 
-  /**
-   * A node heard but silent on a commit written an offline window ago (`offline_threshold` intervals: heartbeats
-   * read later than that would have the node down already) lost the commit or its answer on the way: with a
-   * restart, or its channels replaced while the commit was in flight. Its heartbeat says which. Not holding the job,
-   * it is sent the commit again; holding it committed, it acked, and the heartbeat, signed like any answer, is
-   * taken as that ack.
-   */
-  private recoverVote(org: string, node: string, peer: Peer, beat: ClientHeartbeat, at: number): void {
+  /** Runs what vote-recovery.ts says of each commit the node has not answered, on its heartbeat. */
+  private recoverVotes(org: string, node: string, peer: Peer, beat: ClientHeartbeat, at: number): void {
     if (!peer.awaiting || !peer.identity) return;
     const window = this.config.offline_threshold * this.config.heartbeat_interval;
     for (const [job, awaited] of peer.awaiting) {
-      if (at - awaited.writtenAt < window) continue;
-      if (at >= awaited.voteBy) answered(peer, job);
-      else if (beat.job_id !== job) {
-        this.votesRecovered.commit_resent += 1;
-        this.write(org, node, peer, peer.identity, awaited.out);
-      } else if (beat.job_state === 'committed') {
-        answered(peer, job);
-        this.votesRecovered.ack_from_heartbeat += 1;
-        peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
+      switch (recoverVote(job, awaited, beat, at, window)) {
+        case 'wait':
+          break;
+        case 'forget':
+          answered(peer, job);
+          break;
+        case 'resend':
+          this.votesRecovered.commit_resent += 1;
+          this.write(org, node, peer, peer.identity, awaited.out);
+          break;
+        case 'ack':
+          answered(peer, job);
+          this.votesRecovered.ack_from_heartbeat += 1;
+          peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
+          break;
       }
     }
   }
@@ -409,7 +330,7 @@ export class PushHub implements PushTransport {
     if (peer?.identity?.equals(identity)) peer.identity = undefined;
     const job = out.message.job_id;
     if (peer && job !== null && peer.awaiting?.get(job)?.out === out) answered(peer, job);
-    this.keepUnsent(org, node, out);
+    this.unsent.keep(org, node, out);
   }
 
   /**
@@ -418,58 +339,36 @@ export class PushHub implements PushTransport {
    * which is told to read the session (so does the gateway it leaves, which stops accepting it).
    */
   async openSession(org: string, node: string): Promise<SessionGrant> {
-    const cluster = this.cluster;
+    const routes = this.routes;
     const before = this.sessions.gatewayOf(org, node);
-    const session = await this.sessions.open(org, node, (current) => {
-      if (!cluster || this.me === undefined) return undefined;
-      const live = cluster.members().filter((m) => m.push !== undefined);
-      if (current !== undefined && (current === this.me || live.some((m) => m.id === current))) return current;
-      return (
-        preferredGateway(
-          org,
-          node,
-          live.map((m) => m.id),
-        ) ?? this.me
-      );
-    });
-    if (cluster) {
-      for (const gateway of new Set([before, session.gateway]))
-        if (gateway !== undefined && gateway !== this.me) cluster.link.order(gateway, { t: 'session', org, node });
-      if (before === this.me && session.gateway !== this.me) this.peers.get(org)?.delete(node);
-    }
+    const session = await this.sessions.open(org, node, routes?.choose(org, node));
+    routes?.sessionOpened(org, node, before, session.gateway);
     return {
       key: session.key,
       lifetime: Math.floor((session.expiresAt - this.now()) / 1000),
-      gateway: this.describeGateway(session.gateway),
+      gateway: routes ? routes.describe(session.gateway) : this.describe(),
     };
-  }
-
-  /** The channels of a member as nodes reach them: this process's own, or another's as it registered them. */
-  private describeGateway(id: string | undefined): PushDescription {
-    const here = this.describe();
-    const push =
-      id === undefined || id === this.me ? undefined : this.cluster?.members().find((m) => m.id === id)?.push;
-    return push ? { ...here, ...push } : here;
   }
 
   gatewayOf(org: string, node: string): string | undefined {
     return this.sessions.gatewayOf(org, node);
   }
 
+  heardAt(org: string, node: string, gateway: string): boolean {
+    const routes = this.routes;
+    const recorded = this.sessions.gatewayOf(org, node);
+    if (!routes || recorded === undefined || recorded === gateway) return true;
+    if (routes.isLive(recorded)) return false;
+    routes.moved(org, node, gateway);
+    return true;
+  }
+
   jobOver(org: string, job: string, gateway?: string): void {
-    const link = this.cluster?.link;
-    if (!link) return;
-    const key = nodeKey(org, job);
-    const gateways = gateway === undefined ? this.routed.get(key) : new Set([gateway]);
-    if (gateway === undefined) this.routed.delete(key);
-    for (const g of gateways ?? []) link.order(g, { t: 'jobs_over', org, jobs: [job] });
+    this.routes?.jobOver(org, job, gateway);
   }
 
   rollCall(org: string): void {
-    const cluster = this.cluster;
-    if (!cluster) return;
-    for (const m of cluster.members())
-      if (m.id !== this.me && m.push !== undefined) cluster.link.order(m.id, { t: 'roll_call', org });
+    this.routes?.rollCall(org);
   }
 
   describe(): PushDescription {
@@ -521,7 +420,7 @@ export class PushHub implements PushTransport {
 
   /** Writes the session keys and the Curve key pair again (the store lost them). */
   async writeBack(): Promise<void> {
-    const cluster = this.cluster;
+    const cluster = this.routes?.cluster;
     await this.sessions.writeBack(cluster ? (org) => cluster.owns(org) : () => true);
     if (this.curve) await saveCurveKeys(this.store, this.curve);
   }
@@ -530,26 +429,27 @@ export class PushHub implements PushTransport {
   async openOrg(org: string): Promise<void> {
     await this.sessions.load([org]);
     this.peers.delete(org);
-    this.cluster?.gateways.forgetOrg(org);
+    this.routes?.cluster.gateways.forgetOrg(org);
   }
 
   releaseOrg(org: string): void {
-    if (!this.cluster) {
+    const gateways = this.routes?.cluster.gateways;
+    if (!gateways) {
       this.closeOrg(org);
       return;
     }
     // The nodes stay: their next message finds their actor at this gateway, made from the records as stored now.
     this.peers.delete(org);
-    this.cluster.gateways.forgetOrg(org);
-    void this.cluster.gateways.load(org);
+    gateways.forgetOrg(org);
+    void gateways.load(org);
   }
 
   closeOrg(org: string): void {
-    this.cluster?.gateways.forgetOrg(org);
+    this.routes?.cluster.gateways.forgetOrg(org);
     this.sessions.forgetOrg(org);
     this.owners.forgetOrg(org);
     const prefix = nodeKey(org, '');
-    for (const key of this.unsent.keys()) if (key.startsWith(prefix)) this.unsent.delete(key);
+    this.unsent.dropOrg(org);
     for (const key of this.refusedAt.keys()) if (key.startsWith(prefix)) this.refusedAt.delete(key);
     this.peers.delete(org);
   }
@@ -574,29 +474,14 @@ export class PushHub implements PushTransport {
     out.push([r.identity, ...signedText(body, key)]);
   }
 
-  /** What waited for a node that had not been heard yet, if it is still fresh. */
-  private writeUnsent(org: string, node: string, peer: Peer, identity: Buffer, now: number): void {
-    const key = nodeKey(org, node);
-    const waiting = this.unsent.get(key);
-    if (!waiting) return;
-    this.unsent.delete(key);
-    for (const out of waiting) if (this.stillWaits(out.at, now)) this.write(org, node, peer, identity, out);
-  }
-
-  /** Whether a message kept since `at` still waits for its node (see keepUnsent). */
-  private stillWaits(at: number, now: number): boolean {
-    const lifetime = this.config.offline_threshold * this.config.heartbeat_interval + RECONNECT_GRACE_MAX_MS;
-    return now - Math.max(at, this.readingSince) <= lifetime;
-  }
-
   nodeDown(org: string, node: string): void {
-    this.unsent.delete(nodeKey(org, node));
+    this.unsent.drop(org, node);
     const peer = this.peers.get(org)?.get(node);
     if (peer) peer.awaiting = undefined;
   }
 
   close(): void {
-    if (this.ticker) clearInterval(this.ticker);
+    this.beats?.stop();
     if (this.prober) clearInterval(this.prober);
     this.sockets?.heartbeat.close();
     this.sockets?.command.close();
@@ -610,9 +495,12 @@ export class PushHub implements PushTransport {
       now: 0,
       keyFor: (org, node) => {
         const key = this.sessions.keyFor(org, node);
-        // A node whose gateway this process became while another served its organization: its key is read.
-        if (key === undefined && this.cluster) this.sessions.missing(org, node);
-        return key;
+        if (key !== undefined || !this.routes) return key;
+        // A node whose gateway died (or was this process's predecessor): taken over. Else one whose gateway this
+        // process became while another served its organization: its key is read.
+        const orphan = this.routes.adoptOrphan(org, node);
+        if (orphan === undefined) this.sessions.missing(org, node);
+        return orphan;
       },
       replay: new ReplayGuard(),
       schema: 'client',
@@ -675,13 +563,14 @@ export class PushHub implements PushTransport {
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
       return;
     }
-    if (peer.identity === undefined && identity) this.writeUnsent(m.org, m.node, peer, identity, at);
+    if (peer.identity === undefined && identity)
+      for (const out of this.unsent.take(m.org, m.node, at)) this.write(m.org, m.node, peer, identity, out);
     peer.identity = identity;
     this.accepted += 1;
     if (m.type === 'heartbeat') {
       peer.lastBeat = at;
       this.heartbeats += 1;
-      this.recoverVote(m.org, m.node, peer, m, at);
+      this.recoverVotes(m.org, m.node, peer, m, at);
       peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
     } else {
       if (m.job_id !== null) answered(peer, m.job_id);
@@ -689,12 +578,29 @@ export class PushHub implements PushTransport {
     }
   }
 
+  private *connected(): Iterable<[string, string, Peer]> {
+    for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) yield [org, node, peer];
+  }
+
+  private beatTo(org: string, node: string, identity: Buffer, now: number): void {
+    const key = this.sessions.keyFor(org, node);
+    const out = this.sockets?.heartbeatOut;
+    if (!key || !out) return;
+    const body = {
+      type: 'heartbeat',
+      ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
+      server: this.config.server_name,
+      interval_ms: this.config.heartbeat_interval,
+    };
+    out.push([identity, ...signedText(body, key)]);
+  }
+
   /** The peer of a verified sender, with its node actor spawned on its first message. */
   private peer(org: string, node: string): Peer | undefined {
     let nodes = this.peers.get(org);
     const known = nodes?.get(node);
     if (known) return known;
-    const actor = this.system?.nodeActor(org, node) ?? this.cluster?.gateways.nodeActor(org, node);
+    const actor = this.system?.nodeActor(org, node) ?? this.routes?.cluster.gateways.nodeActor(org, node);
     if (!actor) return undefined;
     if (!nodes) {
       nodes = new Map();
@@ -704,68 +610,12 @@ export class PushHub implements PushTransport {
     nodes.set(node, peer);
     return peer;
   }
-
-  /** The nodes of this heartbeat round, taken at its first slot, and the slot due next. */
-  private round: Array<[string, string, Peer]> = [];
-  private slot = 0;
-
-  /**
-   * One slot of the round: server heartbeats go to every node heard within the offline window (spec 6:
-   * heartbeats both ways), a `slots`-th of them at a time. Peers are only added, so a node stays at about the
-   * same point of the round and hears the server about once per interval.
-   */
-  private beat(slots: number): void {
-    const out = this.sockets?.heartbeatOut;
-    if (!out) return;
-    if (this.slot === 0) {
-      this.round = [];
-      for (const [org, nodes] of this.peers) for (const [node, peer] of nodes) this.round.push([org, node, peer]);
-      // Messages for nodes that never came back are let go once stale.
-      const now = this.now();
-      for (const [key, kept] of this.unsent) if (!this.stillWaits(kept.at(-1)?.at ?? 0, now)) this.unsent.delete(key);
-      // A refusal older than an interval no longer holds back the next one.
-      for (const [key, at] of this.refusedAt)
-        if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
-    }
-    const from = Math.floor((this.slot * this.round.length) / slots);
-    const to = Math.floor(((this.slot + 1) * this.round.length) / slots);
-    this.slot = (this.slot + 1) % slots;
-    void this.beatSlices(out, this.round.slice(from, to));
-  }
-
-  /**
-   * Signs and queues the server heartbeats a slice at a time, yielding between slices: 20,000 signatures in
-   * one go would hold the event loop for a tenth of a second and delay the nodes' own heartbeats.
-   */
-  private async beatSlices(out: Outbox, targets: ReadonlyArray<[string, string, Peer]>): Promise<void> {
-    const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    for (let i = 0; i < targets.length; i += BEAT_SLICE) {
-      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const now = this.now();
-      for (const [org, node, peer] of targets.slice(i, i + BEAT_SLICE)) {
-        const key = this.sessions.keyFor(org, node);
-        if (!peer.identity || !key || now - peer.lastBeat > window) continue;
-        const body = {
-          type: 'heartbeat',
-          ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
-          server: this.config.server_name,
-          interval_ms: this.config.heartbeat_interval,
-        };
-        out.push([peer.identity, ...signedText(body, key)]);
-      }
-    }
-  }
 }
 
 /** The node's vote in `job` is no longer awaited. */
 function answered(peer: Peer, job: string): void {
   peer.awaiting?.delete(job);
   if (peer.awaiting?.size === 0) peer.awaiting = undefined;
-}
-
-/** The key of a node in the hub's maps by organization and node. */
-function nodeKey(org: string, node: string): string {
-  return `${org}\u0000${node}`;
 }
 
 function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerMessage {

@@ -129,6 +129,27 @@ export class SessionKeys {
     return s !== undefined && s.expiresAt > this.now() ? s.key : undefined;
   }
 
+  /**
+   * A message came from a node whose session names another gateway, not alive (`live` says): the gateway died, or
+   * this process restarted in its place on its addresses. Such a session is taken over here (in memory; the owner
+   * stores it, see `bind`) and its key answered; undefined for any other node.
+   */
+  adoptOrphan(org: string, node: string, live: (gateway: string) => boolean): Buffer | undefined {
+    const s = this.elsewhere.get(org)?.get(node);
+    if (s === undefined || s.gateway === undefined || live(s.gateway) || s.expiresAt <= this.now()) return undefined;
+    this.set(org, node, { ...s, gateway: this.me ?? s.gateway });
+    return s.key;
+  }
+
+  /** The node is connected to `gateway` now: its session names it, as stored (the owner calls this). */
+  async bind(org: string, node: string, gateway: string): Promise<void> {
+    const s = this.byOrg.get(org)?.get(node) ?? this.elsewhere.get(org)?.get(node);
+    if (s === undefined) return;
+    const bound = { ...s, gateway };
+    this.set(org, node, bound);
+    await this.store.put(sessionsCollection(org), node, docOf(bound));
+  }
+
   /** The member id of the node's gateway, as last read or opened here; undefined on one process or when unknown. */
   gatewayOf(org: string, node: string): string | undefined {
     return this.gateways.get(org)?.get(node);

@@ -55,6 +55,9 @@ class RecordingTransport implements PushTransport {
     return undefined;
   }
   jobOver(): void {}
+  heardAt(): boolean {
+    return true;
+  }
   rollCall(): void {}
   nodeDown(): void {}
   lag(): number {

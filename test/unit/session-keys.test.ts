@@ -95,3 +95,31 @@ t.test('a message with no key here reads the organization once, then single node
   gateway.missing('acme', 'n2');
   t.same(reads.slice(1), [`get ${sessionsCollection('acme')}/n2`], 'later a node alone is read, once');
 });
+
+t.test('a session naming a gateway that is gone is taken over by the member that hears the node', async (t) => {
+  const store = sharedStore();
+  const now = 1_000_000;
+  const owner = new SessionKeys(store, LIFETIME_S, () => now, 'a');
+  const opened = await owner.open('acme', 'n1', () => 'dead');
+  const successor = new SessionKeys(store, LIFETIME_S, () => now, 'b');
+  await successor.load(['acme']);
+  t.equal(successor.keyFor('acme', 'n1'), undefined, 'not verified here while its gateway may live');
+  t.equal(
+    successor.adoptOrphan('acme', 'n1', (g) => g === 'dead'),
+    undefined,
+    'nor taken over while that gateway is alive',
+  );
+  t.same(
+    successor.adoptOrphan('acme', 'n1', () => false),
+    opened.key,
+    'taken over once it is gone',
+  );
+  t.same(successor.keyFor('acme', 'n1'), opened.key, 'and verified here from then on');
+  t.equal(successor.gatewayOf('acme', 'n1'), 'b');
+  await owner.bind('acme', 'n1', 'b');
+  t.same(
+    ((await store.get(sessionsCollection('acme'), 'n1')) as { gateway?: string }).gateway,
+    'b',
+    'the owner stores the node’s new gateway',
+  );
+});

@@ -1,0 +1,180 @@
+// The hub's side of a cluster: where a job message for a node goes (this process's sockets, or the stream of the
+// member that is the node's gateway), which gateway a node's config names, and what an owner's orders ask of this
+// process as a gateway. The sockets, signing and delivery stay in push-hub.ts; this file only routes.
+import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
+import type { OutboundMessage, PushDescription } from '../../actors/push/ports.js';
+import type { Member } from '../cluster/members.js';
+import type { NodeLink } from '../cluster/node-link.js';
+import type { GatewayOrder } from '../cluster/node-link-messages.js';
+import { preferredGateway } from '../cluster/ownership.js';
+import type { Logger } from '../lib/logger.js';
+import type { GatewayChoice, SessionKeys } from './session-keys.js';
+
+/**
+ * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node actors
+ * of organizations other members own, and who is alive.
+ */
+export interface HubCluster {
+  link: NodeLink;
+  gateways: GatewayNodes;
+  /** The live members. */
+  members(): readonly Member[];
+  /** Whether this process owns the organization now. */
+  owns(org: string): boolean;
+}
+
+/** What the routes ask of the hub they route for. */
+export interface RoutedHub {
+  /** Writes a job message to a node connected to this process (or keeps it until the node is heard). */
+  sendHere(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
+  /** The node's connection here is not its own any more: its next message here finds no actor. */
+  forgetPeer(org: string, node: string): void;
+  describe(): PushDescription;
+}
+
+export class GatewayRoutes {
+  /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
+  private readonly routed = new Map<string, Set<string>>();
+
+  constructor(
+    /** This process's member id. */
+    private readonly me: string,
+    readonly cluster: HubCluster,
+    private readonly sessions: SessionKeys,
+    private readonly hub: RoutedHub,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Hands a job message to the node's gateway when that is another live member; false when it is this process, or
+   * a gateway that is gone (the message waits here: the node may reconnect to this process, which takes it over).
+   */
+  sendElsewhere(org: string, node: string, message: OutboundMessage, voteBy?: number): boolean {
+    const gateway = this.sessions.gatewayOf(org, node);
+    if (gateway === undefined || gateway === this.me || !this.isLive(gateway)) return false;
+    const order: GatewayOrder = {
+      t: 'send',
+      org,
+      nodes: [node],
+      message,
+      ...(voteBy === undefined ? {} : { vote_by: voteBy }),
+    };
+    // One message object per fan-out: the link makes one order of all its nodes for this gateway.
+    this.cluster.link.order(gateway, order, message);
+    if (message.job_id !== null) {
+      const job = jobKey(org, message.job_id);
+      let gateways = this.routed.get(job);
+      if (!gateways) this.routed.set(job, (gateways = new Set()));
+      gateways.add(gateway);
+    }
+    return true;
+  }
+
+  /**
+   * A node keeps its gateway while that member lives; a new node, or one whose gateway left, gets the member
+   * rendezvous hashing picks among the live ones (the same on every owner, for the same members).
+   */
+  readonly choose = (org: string, node: string): GatewayChoice => {
+    return (current) => {
+      const live = this.cluster.members().filter((m) => m.push !== undefined);
+      if (current !== undefined && (current === this.me || live.some((m) => m.id === current))) return current;
+      return (
+        preferredGateway(
+          org,
+          node,
+          live.map((m) => m.id),
+        ) ?? this.me
+      );
+    };
+  };
+
+  /**
+   * A node's session was opened or moved: its gateway, and the one it left, read it again (the one it left stops
+   * accepting the node's messages).
+   */
+  sessionOpened(org: string, node: string, before: string | undefined, after: string | undefined): void {
+    for (const gateway of new Set([before, after]))
+      if (gateway !== undefined && gateway !== this.me) this.cluster.link.order(gateway, { t: 'session', org, node });
+    if (before === this.me && after !== this.me) this.hub.forgetPeer(org, node);
+  }
+
+  /**
+   * The key of a node whose session names a gateway that is gone (see SessionKeys.adoptOrphan): this process is its
+   * gateway now. The owner stores that; an owner elsewhere learns it from the node's `attached` event.
+   */
+  adoptOrphan(org: string, node: string): Buffer | undefined {
+    const key = this.sessions.adoptOrphan(org, node, (g) => this.isLive(g));
+    if (key !== undefined && this.cluster.owns(org)) this.moved(org, node, this.me);
+    return key;
+  }
+
+  /** Whether the member is alive (this process always is). */
+  isLive(member: string): boolean {
+    return member === this.me || this.cluster.members().some((m) => m.id === member);
+  }
+
+  /** The owner heard the node at `gateway`, its recorded gateway being gone: the session says so from now on. */
+  moved(org: string, node: string, gateway: string): void {
+    this.sessions.bind(org, node, gateway).then(
+      () => {
+        if (gateway !== this.me) this.cluster.link.order(gateway, { t: 'session', org, node });
+      },
+      (error: unknown) => this.log.warn('recording a node’s new gateway failed', { org, node, error }),
+    );
+  }
+
+  /** The channels of a member as nodes reach them: this process's own, or another's as it registered them. */
+  describe(id: string | undefined): PushDescription {
+    const here = this.hub.describe();
+    const push = id === undefined || id === this.me ? undefined : this.cluster.members().find((m) => m.id === id)?.push;
+    return push ? { ...here, ...push } : here;
+  }
+
+  /** The job is over: the gateways that were sent its messages (or `gateway` alone, which asked) are told. */
+  jobOver(org: string, job: string, gateway?: string): void {
+    const key = jobKey(org, job);
+    const gateways = gateway === undefined ? this.routed.get(key) : new Set([gateway]);
+    if (gateway === undefined) this.routed.delete(key);
+    for (const g of gateways ?? []) this.cluster.link.order(g, { t: 'jobs_over', org, jobs: [job] });
+  }
+
+  /** The organization was adopted here: every other gateway says which of its nodes it holds. */
+  rollCall(org: string): void {
+    for (const m of this.cluster.members())
+      if (m.id !== this.me && m.push !== undefined) this.cluster.link.order(m.id, { t: 'roll_call', org });
+  }
+
+  /** What an owner asks of this process as the gateway of some of its nodes. */
+  orders(orders: readonly GatewayOrder[]): void {
+    const { gateways } = this.cluster;
+    for (const o of orders) {
+      switch (o.t) {
+        case 'send':
+          gateways.sent(o.org, o.message.job_id);
+          // The owner built it as an OutboundMessage; the stream's schema checked its type and job.
+          for (const node of o.nodes) this.hub.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
+          break;
+        case 'session':
+          void this.sessions.reload(o.org, o.node).then(
+            () => {
+              if (this.sessions.gatewayOf(o.org, o.node) === this.me) return;
+              this.hub.forgetPeer(o.org, o.node);
+              gateways.forgetNode(o.org, o.node);
+            },
+            (error: unknown) => this.log.warn('reading a node session failed', { org: o.org, error }),
+          );
+          break;
+        case 'roll_call':
+          gateways.rollCall(o.org);
+          break;
+        case 'jobs_over':
+          gateways.over(o.org, o.jobs);
+          break;
+      }
+    }
+  }
+}
+
+function jobKey(org: string, job: string): string {
+  return `${org}\u0000${job}`;
+}
