@@ -3,9 +3,9 @@
 // store or the transport must answer. It runs inside the organization actor's turn and holds the only live
 // references to those children.
 import { dispatch, query, type Ref } from 'nact';
-import type { JobBody, PushConfigBody } from '../../src/api/push-jobs.js';
-import { parsePublicKey } from '../../src/auth/keys.js';
-import { encryptSessionKey } from '../../src/protocol/signing.js';
+import type { JobBody } from '../../src/api/push-jobs.js';
+import { configBody } from './config-answer.js';
+import { FinishedJobs } from './finished-jobs.js';
 import { parseHttpDate } from '../../src/lib/clock.js';
 import {
   jobOutputsCollection,
@@ -15,7 +15,7 @@ import {
 } from '../../src/store/collections.js';
 import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
-import { answerAbout, answerFinished, spawnJob, type FinishedJob, type JobHandle, type JobMsg } from './job.js';
+import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
 import { isFinished } from '../../src/api/push-jobs.js';
@@ -59,9 +59,6 @@ const RECONNECT_MS_PER_NODE = 10;
  */
 const GATEWAY_ANSWER_WAIT_MS = 10_000;
 
-/** Finished jobs answered from memory, counted in nodes: the latest ones are those asked about most. */
-const FINISHED_CACHE_NODES = 200_000;
-
 /**
  * How often finished jobs past job_retention_days are looked for (or every half retention period, when shorter),
  * and how many one pass removes at most.
@@ -80,9 +77,8 @@ export class PushRuntime {
   private fleetRef: Ref<never> | undefined;
   private readonly jobs = new Map<string, JobHandle>();
   private readonly nodes = new Map<string, NodeActor>();
-  /** How finished jobs answer, newest last, until the cache holds FINISHED_CACHE_NODES nodes. */
-  private readonly finished = new Map<string, FinishedJob>();
-  private finishedNodes = 0;
+  /** How finished jobs answer while they are among the latest. */
+  private readonly finished = new FinishedJobs();
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
   /** The node-state write under way (or the last one, settled): it never rejects. */
@@ -212,7 +208,7 @@ export class PushRuntime {
         this.data.headers.set(msg.header.id, msg.header);
         break;
       case 'job_finished':
-        this.remember(msg.id, msg.final);
+        this.finished.remember(msg.id, msg.final);
         setTimeout(() => this.tellOrg({ type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
         break;
       case 'job_stored':
@@ -356,7 +352,7 @@ export class PushRuntime {
     if (expired.length === 0) return;
     for (const id of expired) {
       this.data.headers.delete(id);
-      this.forget(id);
+      this.finished.forget(id);
     }
     this.purging = purgeJobs(this.ports.store, this.org, expired)
       .then(() =>
@@ -427,7 +423,7 @@ export class PushRuntime {
     });
     await store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, records);
     await store.putMany(jobsCollection(this.org), [...this.data.headers]);
-    for (const [id, { body }] of this.finished) {
+    for (const [id, { body }] of this.finished.entries()) {
       const fields = Object.entries(body.nodes).flatMap(([status, names]) =>
         names.map((n) => [n, { status, at: parseHttpDate(body.node_updated_at[n] ?? body.created_at) ?? 0 }] as const),
       );
@@ -499,33 +495,7 @@ export class PushRuntime {
     const { transport } = this.ports;
     this.answerLater(replyTo, async () => {
       const grant = await transport.openSession(this.org, node);
-      const d = grant.gateway;
-      const s = transport.settings;
-      const body: PushConfigBody = {
-        type: 'config',
-        host: d.server_name,
-        node,
-        organization: this.org,
-        push_jobs: {
-          heartbeat: {
-            heartbeat_addr: d.heartbeat_addr,
-            command_addr: d.command_addr,
-            interval: s.heartbeat_interval / 1000,
-            offline_threshold: s.offline_threshold,
-            online_threshold: s.online_threshold,
-          },
-        },
-        curve_public_key: d.curve_public_key,
-        encoded_session_key: {
-          method: 'hmac_sha256',
-          key: encryptSessionKey(grant.key, parsePublicKey(requesterKey) ?? requesterKey),
-        },
-        lifetime: grant.lifetime,
-        incarnation_id: d.incarnation_id,
-        max_message_skew: d.max_message_skew,
-        max_body_size: d.max_body_size,
-      };
-      return ok(body);
+      return ok(configBody(this.org, node, grant, transport.settings, requesterKey));
     });
   }
 
@@ -538,23 +508,6 @@ export class PushRuntime {
         dispatch(replyTo, fail(503, 'The data store is unavailable. Try again.'));
       },
     );
-  }
-
-  private forget(id: string): void {
-    const job = this.finished.get(id);
-    if (job === undefined) return;
-    this.finished.delete(id);
-    this.finishedNodes -= nodeCount(job.body);
-  }
-
-  private remember(id: string, body: JobBody): void {
-    this.finished.set(id, { body });
-    this.finishedNodes += nodeCount(body);
-    for (const [oldest, old] of this.finished) {
-      if (this.finishedNodes <= FINISHED_CACHE_NODES || oldest === id) break;
-      this.finished.delete(oldest);
-      this.finishedNodes -= nodeCount(old.body);
-    }
   }
 
   private tellOrg(msg: PushReport): void {
@@ -585,8 +538,4 @@ export class PushRuntime {
     this.jobs.set(job.id, handle);
     return handle.ref;
   }
-}
-
-function nodeCount(body: JobBody): number {
-  return Object.values(body.nodes).reduce((n, names) => n + names.length, 0);
 }

@@ -1,0 +1,63 @@
+// One organization's fleet over 1, 2, ... server processes on one Redis (node gateways): heartbeats each process
+// handles, its CPU per heartbeat, Redis commands per heartbeat, and three jobs over every node, at the defaults real
+// clients run (one connection pair per node, 1 s heartbeat). Each count of processes runs `infra-loadtest --spawn
+// --processes N` twice: heartbeats only, then jobs.
+//
+// INFRA_BENCH_NODES (2,000), INFRA_BENCH_PROCESSES (`1,2`), INFRA_BENCH_SECONDS (30), REDIS_URL (127.0.0.1:6379,
+// database 5). On a machine where the load tester shares the cores with the servers, the figures per process (CPU a
+// heartbeat, heartbeats each) are what scale; the totals say what this machine did.
+import { z } from 'zod';
+import { runInTempDir, spawnTester } from './support.js';
+
+const NODES = Number(process.env['INFRA_BENCH_NODES'] ?? 2000);
+const PROCESSES = (process.env['INFRA_BENCH_PROCESSES'] ?? '1,2').split(',').map(Number);
+const SECONDS = Number(process.env['INFRA_BENCH_SECONDS'] ?? 30);
+const REDIS = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/5';
+
+const figures = z.object({
+  processes: z.array(z.object({ cpu_pct: z.number().nullable(), heartbeats: z.number().nullable() })),
+  processed_hb_per_s: z.number().nullable(),
+  redis_ops_per_heartbeat: z.number().nullable(),
+  commit_to_all_acked_ms: z.object({ p50: z.number().nullable() }),
+  post_to_complete_ms: z.object({ p50: z.number().nullable() }),
+  jobs_by_status: z.record(z.string(), z.number()),
+  dropped: z.number(),
+});
+type Figures = z.infer<typeof figures>;
+
+async function loadtest(processes: number, extra: readonly string[]): Promise<Figures> {
+  const tester = spawnTester([
+    ...['--spawn', '--redis', REDIS, '--nodes', String(NODES), '--processes', String(processes)],
+    ...['--json', ...extra],
+  ]);
+  const line = await tester.lastLine();
+  try {
+    return figures.parse(JSON.parse(line));
+  } catch {
+    throw new Error(`infra-loadtest --processes ${processes} gave no figures: ${line}`);
+  }
+}
+
+const cell = (n: number | null | undefined, unit = '') => (n === null || n === undefined ? 'n/a' : `${n}${unit}`);
+
+runInTempDir('cluster-scaling-', async () => {
+  console.log(
+    `${NODES} nodes, one connection pair each, 1 s heartbeat; ${SECONDS} s of heartbeats, then 3 jobs over every node\n`,
+  );
+  console.log(
+    '| processes | heartbeats/s handled | each process: heartbeats/s, CPU | CPU ms a heartbeat | Redis commands a heartbeat | commit to all acked p50 | POST to complete p50 | jobs |',
+  );
+  console.log('| --: | --: | --- | --: | --: | --: | --: | --- |');
+  for (const n of PROCESSES) {
+    const beats = await loadtest(n, ['--heartbeat-only', '--seconds', String(SECONDS)]);
+    const jobs = await loadtest(n, ['--jobs', '3']);
+    const each = beats.processes
+      .map((p) => `${Math.round((p.heartbeats ?? 0) / SECONDS)}/s ${cell(p.cpu_pct, '%')}`)
+      .join(', ');
+    const cpu = beats.processes.reduce((s, p) => s + (p.cpu_pct ?? 0), 0);
+    const perBeat = beats.processed_hb_per_s ? ((cpu / 100) * 1000) / beats.processed_hb_per_s : null;
+    console.log(
+      `| ${n} | ${cell(beats.processed_hb_per_s)} | ${each} | ${cell(perBeat === null ? null : Math.round(perBeat * 1000) / 1000)} | ${cell(beats.redis_ops_per_heartbeat)} | ${cell(jobs.commit_to_all_acked_ms.p50, ' ms')} | ${cell(jobs.post_to_complete_ms.p50, ' ms')} | ${JSON.stringify(jobs.jobs_by_status)}, ${jobs.dropped} dropped |`,
+    );
+  }
+});
