@@ -3,16 +3,17 @@
 // clients run (one connection pair per node, 1 s heartbeat). Each count of processes runs `infra-loadtest --spawn
 // --processes N` twice: heartbeats only, then jobs.
 //
-// INFRA_BENCH_NODES (2,000), INFRA_BENCH_PROCESSES (`1,2`), INFRA_BENCH_SECONDS (30), REDIS_URL (127.0.0.1:6379,
-// database 5). On a machine where the load tester shares the cores with the servers, the figures per process (CPU a
+// INFRA_BENCH_NODES (2,000), INFRA_BENCH_PROCESSES (`1,2`), INFRA_BENCH_SECONDS (30). Each run has a private
+// redis-server of its own (an empty store, and its INFO commandstats counting this run alone). On a machine where the load tester shares the cores with the servers, the figures per process (CPU a
 // heartbeat, heartbeats each) are what scale; the totals say what this machine did.
+import type { Test } from 'tap';
 import { z } from 'zod';
-import { runInTempDir, spawnTester } from './support.js';
+import { startPrivateRedis } from '../test/support/private-redis.js';
+import { runInTempDir, scope, spawnTester } from './support.js';
 
 const NODES = Number(process.env['INFRA_BENCH_NODES'] ?? 2000);
 const PROCESSES = (process.env['INFRA_BENCH_PROCESSES'] ?? '1,2').split(',').map(Number);
 const SECONDS = Number(process.env['INFRA_BENCH_SECONDS'] ?? 30);
-const REDIS = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379/5';
 
 const figures = z.object({
   processes: z.array(z.object({ cpu_pct: z.number().nullable(), heartbeats: z.number().nullable() })),
@@ -26,15 +27,18 @@ const figures = z.object({
 type Figures = z.infer<typeof figures>;
 
 async function loadtest(processes: number, extra: readonly string[]): Promise<Figures> {
+  const redis = await startPrivateRedis(scope as unknown as Test);
   const tester = spawnTester([
-    ...['--spawn', '--redis', REDIS, '--nodes', String(NODES), '--processes', String(processes)],
+    ...['--spawn', '--redis', redis.url, '--nodes', String(NODES), '--processes', String(processes)],
     ...['--json', ...extra],
   ]);
-  const line = await tester.lastLine();
+  const line = (await tester.output()).trim().split('\n').at(-1) ?? '';
   try {
     return figures.parse(JSON.parse(line));
   } catch {
-    throw new Error(`infra-loadtest --processes ${processes} gave no figures: ${line}`);
+    throw new Error(`infra-loadtest --processes ${processes} gave no figures: ${line.slice(0, 400)}`);
+  } finally {
+    await redis.kill();
   }
 }
 

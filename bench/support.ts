@@ -87,7 +87,7 @@ export async function rssKiB(pid: number): Promise<number> {
 }
 
 /** infra-loadtest in a child process with `args`, killed at teardown. */
-export function spawnTester(args: readonly string[]): { lastLine(): Promise<string> } {
+export function spawnTester(args: readonly string[]): { lastLine(): Promise<string>; output(): Promise<string> } {
   const tester = spawn(process.execPath, ['dist/src/bin/infra-loadtest.js', ...args], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -100,6 +100,11 @@ export function spawnTester(args: readonly string[]): { lastLine(): Promise<stri
     lastLine: async () => {
       await Promise.race([done, new Promise((r) => setTimeout(r, 10_000))]);
       return (out.trim().split('\n').at(-1) ?? '').slice(0, 400);
+    },
+    /** Everything it wrote, once it ends. */
+    output: async () => {
+      await done;
+      return out;
     },
   };
 }
