@@ -319,11 +319,14 @@ function joinNodeLink(
     member.id,
     {
       orders: (orders) => hub.orders(orders),
+      resync: () => gateways.rollCallAll(),
       inbox: (p, entry) => applyInboxEntry(system, entry, () => link.serving(p)),
     },
     logger.child({ component: 'node-link' }),
   );
-  const gateways = new GatewayNodes(system.pushPorts, (event) => link.event(partitionOf(event.org), event));
+  const gateways: GatewayNodes = new GatewayNodes(system.pushPorts, (event) =>
+    link.event(partitionOf(event.org), event),
+  );
   hub.useCluster({
     link,
     gateways,
@@ -335,7 +338,10 @@ function joinNodeLink(
     const now = new Set(members.map((m) => m.id));
     const gone = new Set([...alive].filter((id) => !now.has(id)));
     alive = now;
-    if (gone.size > 0) system.gatewaysGone(gone);
+    if (gone.size === 0) return;
+    system.gatewaysGone(gone);
+    // What owners wrote for them is read by no one: their streams go (a member that wakes starts a new one).
+    link.forget(gone);
   });
   link.start();
   return {

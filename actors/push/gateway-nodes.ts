@@ -12,6 +12,12 @@ import { NodeActor, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
 
+/**
+ * Job ids a gateway remembers per organization and kind at most: the latest ones matter (a node names the job it
+ * runs now), and an organization with many jobs must not grow these sets for ever.
+ */
+const JOBS_KEPT = 10_000;
+
 interface GatewayOrg {
   /** The nodes' saved records, read once the organization's first node spoke here. */
   records: Map<string, NodeRecord> | undefined;
@@ -94,7 +100,7 @@ export class GatewayNodes {
 
   /** A job message for a node here: its job runs. */
   sent(org: string, job: string | null): void {
-    if (job !== null) this.orgOf(org).sent.add(job);
+    if (job !== null) keep(this.orgOf(org).sent, job);
   }
 
   /** The owner says these jobs do not run (any more): a node still holding one is reset on its next heartbeat. */
@@ -102,7 +108,7 @@ export class GatewayNodes {
     const o = this.orgOf(org);
     for (const job of jobs) {
       o.sent.delete(job);
-      o.over.add(job);
+      keep(o.over, job);
     }
   }
 
@@ -115,6 +121,11 @@ export class GatewayNodes {
   /** The node's gateway is another member now: what this one holds of it goes, unreported. */
   forgetNode(org: string, node: string): void {
     this.orgs.get(org)?.nodes.delete(node);
+  }
+
+  /** Every node connected here says where it is and how it is, to its organization's owner. */
+  rollCallAll(): void {
+    for (const org of this.orgs.keys()) this.rollCall(org);
   }
 
   /** The organization is served here from now on (its owner's actors take its nodes), or was deleted. */
@@ -130,7 +141,7 @@ export class GatewayNodes {
     const o = this.orgOf(org);
     if (o.over.has(job)) return false;
     if (!o.sent.has(job) && !o.asked.has(job)) {
-      o.asked.add(job);
+      keep(o.asked, job);
       this.report({ t: 'holds', org, node, job });
     }
     return true;
@@ -163,4 +174,10 @@ export class GatewayNodes {
     }
     return o;
   }
+}
+
+/** Adds `job`, letting the oldest go past JOBS_KEPT (a Set iterates in insertion order). */
+function keep(jobs: Set<string>, job: string): void {
+  jobs.add(job);
+  if (jobs.size > JOBS_KEPT) for (const oldest of jobs) return void jobs.delete(oldest);
 }

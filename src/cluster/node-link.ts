@@ -27,6 +27,11 @@ export interface NodeLinkHandlers {
   /** An owner's orders for this gateway, in the order written. */
   orders(orders: readonly GatewayOrder[]): void;
   /**
+   * Events for owners were lost while Redis was away and it answers again: the up and down changes among them are
+   * said again, as the state of every node connected here.
+   */
+  resync(): void;
+  /**
    * A gateway's events for a partition this process owns, applied in the order read (synchronously, before the next
    * entry). Resolves true once what they say is stored (the entry is acknowledged), false when this process does not
    * serve the partition any more (the entry waits for the owner that does).
@@ -73,6 +78,8 @@ export class NodeLink {
   private readonly cluster: boolean;
   /** Entries that did not parse, for GET /_status. */
   skipped = 0;
+  /** An inbox write was lost (Redis away): once writes go through again, the gateway says where its nodes are. */
+  private inboxLost = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -193,6 +200,11 @@ export class NodeLink {
     }
   }
 
+  /** Deletes the streams of gateways that left the cluster. */
+  forget(gateways: ReadonlySet<string>): void {
+    for (const g of gateways) this.redis.del(gatewayKey(this.prefix, g)).catch(() => 0);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.reclaimer);
@@ -212,20 +224,34 @@ export class NodeLink {
     this.flushing = false;
     this.lastSend.clear();
     const writes: Array<Promise<unknown>> = [];
+    const inboxWrites: Array<Promise<unknown>> = [];
     for (const [gateway, orders] of this.toGateways) {
       const entry = JSON.stringify({ owner: this.me, orders });
       writes.push(this.redis.xadd(gatewayKey(this.prefix, gateway), 'MAXLEN', '~', GATEWAY_MAXLEN, '*', 'e', entry));
     }
     for (const [partition, events] of this.toInboxes) {
       const entry = JSON.stringify({ gateway: this.me, events });
-      writes.push(this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry));
+      inboxWrites.push(
+        this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry),
+      );
     }
     this.toGateways.clear();
     this.toInboxes.clear();
     // A write lost while Redis is away is what a dropped ZeroMQ message is: the jobs' timers and the nodes'
-    // heartbeats make up for it.
+    // heartbeats make up for an answer or a job message; an up or down change is said again (resync).
     for (const result of await Promise.allSettled(writes))
       if (result.status === 'rejected') this.log.warn('a message between servers was lost', { error: result.reason });
+    const inbox = await Promise.allSettled(inboxWrites);
+    const lost = inbox.filter((r) => r.status === 'rejected');
+    if (lost.length > 0) {
+      this.inboxLost = true;
+      this.log.warn('events for owners were lost; they are said again once Redis answers', {
+        entries: lost.length,
+      });
+    } else if (inbox.length > 0 && this.inboxLost) {
+      this.inboxLost = false;
+      this.handlers.resync();
+    }
   }
 
   private async readGateway(conn: RedisClient): Promise<void> {

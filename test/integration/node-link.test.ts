@@ -8,6 +8,7 @@ import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node
 import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/keys.js';
 import { until } from '../support/deadline.js';
 import { quietLogger } from '../support/logs.js';
+import { startPrivateRedis } from '../support/private-redis.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';
 
 const WAIT_MS = 10_000;
@@ -16,6 +17,7 @@ const PARTITION = 7;
 interface Heard {
   orders: GatewayOrder[];
   inbox: InboxEntry[];
+  resyncs: number;
 }
 
 /** A link for member `me`; `store` decides how its inbox entries end (stored or not). */
@@ -26,9 +28,10 @@ function linkOn(
   me: string,
   store: (entry: InboxEntry) => Promise<boolean> = async () => true,
 ): { link: NodeLink; heard: Heard } {
-  const heard: Heard = { orders: [], inbox: [] };
+  const heard: Heard = { orders: [], inbox: [], resyncs: 0 };
   const handlers: NodeLinkHandlers = {
     orders: (orders) => heard.orders.push(...orders),
+    resync: () => (heard.resyncs += 1),
     inbox: (_p, entry) => {
       heard.inbox.push(entry);
       return store(entry);
@@ -145,4 +148,30 @@ t.test('an inbox entry that does not parse is skipped, counted and acknowledged'
     WAIT_MS,
   );
   t.pass('acknowledged');
+});
+
+t.test('events lost while Redis is away are said again once it answers', async (t) => {
+  const redis = await startPrivateRedis(t);
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  client.on('error', () => undefined);
+  t.teardown(() => client.disconnect());
+  const gateway = linkOn(t, client, uniquePrefix(), 'gw');
+  await redis.kill();
+  gateway.link.event(PARTITION, answer('n1'));
+  await until(
+    'the write to fail',
+    async () => (await Promise.resolve(), client.status !== 'ready' ? true : undefined),
+    WAIT_MS,
+  );
+  await redis.start();
+  await until(
+    'a write to go through and the gateway to be asked for its nodes again',
+    async () => {
+      if (gateway.heard.resyncs > 0) return true;
+      if (client.status === 'ready') gateway.link.event(PARTITION, answer('n2'));
+      return undefined;
+    },
+    WAIT_MS,
+  );
+  t.equal(gateway.heard.resyncs, 1, 'once');
 });
