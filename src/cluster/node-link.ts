@@ -231,9 +231,7 @@ export class NodeLink {
     }
     for (const [partition, events] of this.toInboxes) {
       const entry = JSON.stringify({ gateway: this.me, events });
-      inboxWrites.push(
-        this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry),
-      );
+      inboxWrites.push(this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry));
     }
     this.toGateways.clear();
     this.toInboxes.clear();
