@@ -11,6 +11,11 @@ import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { MAX_BODY_BYTES } from './http/authenticate.js';
 import { createStartingApp } from './http/starting.js';
+import { RedisSessions, RedisSignInThrottle } from './http/ui/redis-sign-ins.js';
+import { MAX_FORM_BYTES } from './http/ui/ui-app.js';
+import { UI } from './http/ui/ui-env.js';
+import type { Sessions } from './http/ui/sessions.js';
+import type { SignInThrottle } from './http/ui/sign-in-throttle.js';
 import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -232,6 +237,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       observeRequest: metrics?.observeRequest,
       signatures,
       ...(member ? { cluster: () => (member as ClusterMember).status() } : {}),
+      ...(member && redisStore ? { signIns: redisSignIns(redisStore, config) } : {}),
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -242,7 +248,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     // A member of a cluster answers what it owns and passes the rest on to the owner.
     fetch = member
       ? forwarding<HttpBindings | Http2Bindings>(member, app, {
-          maxBodyBytes: MAX_BODY_BYTES,
+          maxBodyBytes: (path) => (path.startsWith(`${UI}/`) ? MAX_FORM_BYTES : MAX_BODY_BYTES),
           tooLarge: () =>
             Response.json({ error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` }, { status: 413 }),
         })
@@ -261,6 +267,17 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     await stopAll();
     throw e;
   }
+}
+
+/** A cluster's dashboard sign-ins live in Redis, where every member reads them: any member answers any page. */
+function redisSignIns(store: RedisStore, config: ServerConfig): { sessions: Sessions; throttle: SignInThrottle } {
+  const options = {
+    keyPrefix: store.keyPrefix,
+    sessionMs: config.ui_session_timeout * 1000,
+    timeoutMs: config.store_timeout * 1000,
+    now: Date.now,
+  };
+  return { sessions: new RedisSessions(store.redis, options), throttle: new RedisSignInThrottle(store.redis, options) };
 }
 
 /** Whether the store's marker is there: it is written again once what the store lost is written back. */

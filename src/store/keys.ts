@@ -102,6 +102,23 @@ export function busChannel(prefix: string): string {
   return `${partitionPrefix(prefix, 'global')}bus`;
 }
 
+/**
+ * A dashboard sign-in (src/http/ui/redis-sign-ins.ts), named by the hash of its session id, with the session's time
+ * to live: every process reads it, so a sign-in through one works on all and a sign-out ends it on all.
+ */
+export function uiSessionKey(prefix: string, digest: string): string {
+  return `${partitionPrefix(prefix, 'global')}ui:session:${digest}`;
+}
+
+/**
+ * The dashboard's failed sign-ins for one name or address (`user:olga`): their count, forgotten a while after the
+ * last, and the wait they impose, a key that lives as long as the wait.
+ */
+export function signInKeys(prefix: string, counted: string): { failures: string; wait: string } {
+  const base = `${partitionPrefix(prefix, 'global')}ui:sign-in:`;
+  return { failures: `${base}failures:${counted}`, wait: `${base}wait:${counted}` };
+}
+
 /** Keys of the first layout (no hash tags), read once to migrate a store written by an earlier version. */
 export const LEGACY = {
   collection: (prefix: string, collection: CollectionName) => `${prefix}c:${collection}`,
