@@ -41,21 +41,21 @@ export class FeedHub {
   /** A job's actor started (or was restored): its feed exists from now on, even before its first event. */
   jobStarted(org: string, job: string): void {
     const key = jobKey(org, job);
-    if (!this.jobs.has(key)) this.jobs.set(key, new FeedLog());
+    if (!this.jobs.has(key)) this.jobs.set(key, new FeedLog('job'));
   }
 
   /** The job's machine said these things at `at`; a finished job's feed takes nothing more. */
   publish(org: string, job: string, notes: readonly JobNote[], at: number): void {
     const key = jobKey(org, job);
     let log = this.jobs.get(key);
-    if (log === undefined) this.jobs.set(key, (log = new FeedLog()));
+    if (log === undefined) this.jobs.set(key, (log = new FeedLog('job')));
     if (log.done) return;
     const timestamp = feedTimestamp(at);
     for (const note of notes) {
-      const e = log.append((seq) => ({ id: `job-${seq}`, event: note.event, at, data: { ...note.data, timestamp } }));
+      const e = log.append({ event: note.event, at, data: { ...note.data, timestamp } });
       for (const tap of this.taps) tap(org, job, e);
       if (ORG_EVENTS.has(note.event)) {
-        this.orgLog(org).append((seq) => ({ id: `org-${seq}`, event: note.event, at, data: { ...e.data, job } }));
+        this.orgLog(org).append({ event: note.event, at, data: { ...e.data, job } });
       }
       if (note.event === 'job_complete') {
         log.close();
@@ -80,7 +80,7 @@ export class FeedHub {
   /** An organization's log, its events older than org_feed_expiration dropped. */
   orgLog(org: string): FeedLog {
     let log = this.orgs.get(org);
-    if (log === undefined) this.orgs.set(org, (log = new FeedLog()));
+    if (log === undefined) this.orgs.set(org, (log = new FeedLog('org')));
     log.expire(this.settings.now() - this.settings.orgExpirationMs);
     return log;
   }
