@@ -4,7 +4,9 @@
 //
 // Event ids name the log they come from as well as the place in it (`org-<incarnation>-<n>`): a log lives in one
 // process's memory, and when its organization moves to another process (its owner died or handed it over) a new
-// log starts at 1 there. An id the earlier log gave is then unknown rather than the id of some other event.
+// log starts at 1 there. An id the earlier log gave is then unknown rather than the id of some other event, unless
+// the new log was started with the earlier one's events (a cluster keeps an organization's recent events in Redis):
+// it keeps their ids, so a reader resumes exactly where it left the earlier owner.
 import { randomBytes } from 'node:crypto';
 
 export type FeedKind = 'job' | 'org';
@@ -41,13 +43,22 @@ export class FeedLog {
   /** The sequence number of events[0] (numbers start at 1). */
   private first = 1;
   private readonly readers = new Map<FeedReader, number>();
+  /** The numbers here of the events an earlier log gave their ids. */
+  private readonly inherited = new Map<string, number>();
   /** No event follows: readers stop once they have the rest. */
   done = false;
 
+  /** `earlier`: events of an earlier log of the same feed, oldest first, kept here under their own ids. */
   constructor(
     readonly kind: FeedKind,
     readonly incarnation: string = newIncarnation(),
-  ) {}
+    earlier: readonly FeedEvent[] = [],
+  ) {
+    for (const e of earlier) {
+      this.inherited.set(e.id, this.end);
+      this.events.push(e);
+    }
+  }
 
   /** The number of the oldest event kept. */
   get start(): number {
@@ -71,6 +82,8 @@ export class FeedLog {
 
   /** The number of the event with this id, if it is still here: an id of another log (or incarnation) is not. */
   seqOf(id: string): number | undefined {
+    const inherited = this.inherited.get(id);
+    if (inherited !== undefined) return inherited >= this.first ? inherited : undefined;
     const n = Number(/-(\d+)$/.exec(id)?.[1]);
     return Number.isSafeInteger(n) && n >= this.first && n < this.end && this.at(n)?.id === id ? n : undefined;
   }
@@ -93,6 +106,7 @@ export class FeedLog {
     if (n === 0) return;
     this.events.splice(0, n);
     this.first += n;
+    for (const [id, seq] of this.inherited) if (seq < this.first) this.inherited.delete(id);
     for (const reader of this.readers.keys()) {
       if (reader.next < this.first) {
         reader.dropped = true;

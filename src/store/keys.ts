@@ -1,6 +1,6 @@
 // Store layout: the collection-name rule and document encoding both stores share, and every Redis key name.
 // Every Redis key carries its partition's hash tag (partitions.ts).
-import { hashTag, type Partition } from './partitions.js';
+import { hashTag, partitionOf, type Partition } from './partitions.js';
 import type { CollectionName } from './store.js';
 
 const SEGMENT = /^[a-z0-9_.-]+$/;
@@ -140,6 +140,14 @@ export function checkPrefix(prefix: string): void {
  */
 export function inboxKey(prefix: string, partition: Partition): string {
   return `${partitionPrefix(prefix, partition)}inbox`;
+}
+
+/**
+ * An organization's recent feed events (a Redis Stream, src/feeds/redis-org-feed.ts), written by its owner and read
+ * by the next one, so that a feed's reader resumes across a change of owner. In the organization's partition.
+ */
+export function orgFeedKey(prefix: string, org: string): string {
+  return `${partitionPrefix(prefix, partitionOf(org))}feed:${org}`;
 }
 
 /** The consumer group of the partitions' inboxes: the partition's owner at any time, each under its member id. */

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readEventStream, type StreamItem } from '../../src/api/event-stream.js';
 import type { JobNote } from '../../src/api/job-feed.js';
-import { FeedHub, type FeedSettings } from '../../src/feeds/feed-hub.js';
+import { FeedHub, type FeedEvent, type FeedSettings, type OrgFeedHistory } from '../../src/feeds/feed-hub.js';
 import { jobFeedResponse, orgFeedResponse } from '../../src/http/feed-stream.js';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -127,6 +127,45 @@ t.test("after the organization moved to another process, the earlier owner's ids
     ['quorum_vote', 'job_complete'],
     'the job feed replays every event the new owner has',
   );
+});
+
+t.test("a new owner that starts from the earlier owner's history resumes its readers exactly", async (t) => {
+  const kept: FeedEvent[] = [];
+  const deleted: string[] = [];
+  const history: OrgFeedHistory = { kept: (_org, e) => kept.push(e), deleted: (org) => deleted.push(org) };
+  const clock = { now: T0 };
+  const before = hub({}, clock);
+  before.keepHistoryIn(history);
+  before.publish('o', 'j1', [start, vote('a'), done], T0);
+  before.publish('o', 'j2', [start], T0 + 1);
+  t.same(
+    kept.map((e) => e.event),
+    ['start', 'job_complete', 'start'],
+    'the history gets what the org feed gets',
+  );
+  const [, lastSeen] = kept.map((e) => e.id);
+
+  const after = hub({}, clock);
+  after.resumeOrg('o', kept);
+  after.publish('o', 'j2', [done], T0 + 2);
+  const resumed = await readAll(orgFeedResponse(after, 'o', lastSeen), 2);
+  t.same(
+    resumed.map((i) => (i.kind === 'event' ? `${i.value.event} ${JSON.parse(i.value.data).job}` : i.text)),
+    ['start j2', 'job_complete j2'],
+    "the earlier owner's id resumes right after its event, then the new owner's events follow",
+  );
+  const unknown = await readAll(orgFeedResponse(after, 'o', 'org-gone-9'), 1);
+  t.match(unknown, [{ kind: 'event', value: { event: 'start_of_history' } }], 'an id the history lacks is unknown');
+
+  after.resumeOrg('o', []);
+  const again = await readAll(orgFeedResponse(after, 'o', lastSeen), 1);
+  t.same(ids(again), [kept[2]?.id], 'a log that has started is not replaced');
+  clock.now = T0 + 60_001;
+  const expired = await readAll(orgFeedResponse(after, 'o', kept[0]?.id), 1);
+  t.match(expired, [{ kind: 'event', value: { event: 'start_of_history' } }], 'inherited events expire like any');
+
+  before.orgDeleted('o');
+  t.same(deleted, ['o'], "a deleted organization's history goes too");
 });
 
 t.test('a quiet feed sends keepalive comments; a deleted organization ends its feeds', async (t) => {
