@@ -11,6 +11,11 @@ import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { MAX_BODY_BYTES } from './http/authenticate.js';
 import { createStartingApp } from './http/starting.js';
+import { RedisSessions, RedisSignInThrottle } from './http/ui/redis-sign-ins.js';
+import { MAX_FORM_BYTES } from './http/ui/ui-app.js';
+import { UI } from './http/ui/ui-env.js';
+import type { Sessions } from './http/ui/sessions.js';
+import type { SignInThrottle } from './http/ui/sign-in-throttle.js';
 import { SignaturePool } from './auth/signature-pool.js';
 import { Counters } from './lib/counters.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -25,6 +30,7 @@ import { RedisStore } from './store/redis-store.js';
 import { ClusterBus } from './cluster/bus.js';
 import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js';
 import { forwarding } from './cluster/forward.js';
+import { RedisOrgFeed } from './feeds/redis-org-feed.js';
 import { NodeLink } from './cluster/node-link.js';
 import type { InboxEntry, NodeEvent } from './cluster/node-link-messages.js';
 import { GatewayNodes } from '../actors/push/gateway-nodes.js';
@@ -195,6 +201,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     });
     started.system = system;
     metrics?.jobs.watch(system.feeds);
+    const orgFeed = member && redisStore ? keepOrgFeeds(system, member, redisStore, config, logger) : undefined;
     if (member && redisStore) started.link = joinNodeLink(member, redisStore, hub, system, logger);
     await hub.attach(system);
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
@@ -220,7 +227,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     if (member && redisStore && started.link) {
       // The setting-up member holds every partition until it hands them over: it reads their inboxes meanwhile.
       if (setsUp) for (const p of ALL_PARTITIONS) if (p !== 'global') await started.link.link.serve(p);
-      await member.run(partitionPorts(system, redisStore, started.link.link));
+      await member.run(partitionPorts(system, redisStore, started.link.link, orgFeed));
     }
     const app = createApp({
       system,
@@ -232,6 +239,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       observeRequest: metrics?.observeRequest,
       signatures,
       ...(member ? { cluster: () => (member as ClusterMember).status() } : {}),
+      ...(member && redisStore ? { signIns: redisSignIns(redisStore, config) } : {}),
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -242,7 +250,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     // A member of a cluster answers what it owns and passes the rest on to the owner.
     fetch = member
       ? forwarding<HttpBindings | Http2Bindings>(member, app, {
-          maxBodyBytes: MAX_BODY_BYTES,
+          maxBodyBytes: (path) => (path.startsWith(`${UI}/`) ? MAX_FORM_BYTES : MAX_BODY_BYTES),
           tooLarge: () =>
             Response.json({ error: `JSON must be no more than ${MAX_BODY_BYTES} bytes.` }, { status: 413 }),
         })
@@ -263,6 +271,36 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   }
 }
 
+/** A cluster keeps each organization's recent feed events in Redis, from which its next owner resumes the feed. */
+function keepOrgFeeds(
+  system: InfraSystem,
+  member: ClusterMember,
+  store: RedisStore,
+  config: ServerConfig,
+  logger: Logger,
+): RedisOrgFeed {
+  const orgFeed = new RedisOrgFeed(store.redis, {
+    keyPrefix: store.keyPrefix,
+    expirationMs: config.org_feed_expiration * 1000,
+    tokenFor: (p) => member.leases.tokenFor(p),
+    now: Date.now,
+    log: logger.child({ component: 'feeds' }),
+  });
+  system.feeds.keepHistoryIn(orgFeed);
+  return orgFeed;
+}
+
+/** A cluster's dashboard sign-ins live in Redis, where every member reads them: any member answers any page. */
+function redisSignIns(store: RedisStore, config: ServerConfig): { sessions: Sessions; throttle: SignInThrottle } {
+  const options = {
+    keyPrefix: store.keyPrefix,
+    sessionMs: config.ui_session_timeout * 1000,
+    timeoutMs: config.store_timeout * 1000,
+    now: Date.now,
+  };
+  return { sessions: new RedisSessions(store.redis, options), throttle: new RedisSignInThrottle(store.redis, options) };
+}
+
 /** Whether the store's marker is there: it is written again once what the store lost is written back. */
 function storeIsWhole(store: RedisStore): () => Promise<boolean> {
   return async () => (await store.redis.exists(markerKey(store.keyPrefix))) === 1;
@@ -272,7 +310,12 @@ function storeIsWhole(store: RedisStore): () => Promise<boolean> {
  * A partition's organizations come and go with its lease, and so does reading its inbox: after its organizations
  * are restored, so that what the last owner left unacknowledged is applied to them.
  */
-function partitionPorts(system: InfraSystem, store: RedisStore, link: NodeLink): PartitionPorts {
+function partitionPorts(
+  system: InfraSystem,
+  store: RedisStore,
+  link: NodeLink,
+  orgFeed: RedisOrgFeed | undefined,
+): PartitionPorts {
   return {
     adopt: async (p) => {
       // The accounts as stored, before this process writes them: its copy follows hints, and some may be lost.
@@ -280,7 +323,13 @@ function partitionPorts(system: InfraSystem, store: RedisStore, link: NodeLink):
         await ask(system.users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, take: true, replyTo }));
         return;
       }
-      for (const name of await store.idsIn(ORGS, p)) await system.adoptOrg(name);
+      const names = await store.idsIn(ORGS, p);
+      // Each organization's feed resumes where its last owner left it, before its jobs publish anything here.
+      const feeds = await Promise.all(names.map((name) => orgFeed?.load(name) ?? []));
+      for (const [i, name] of names.entries()) {
+        system.feeds.resumeOrg(name, feeds[i] ?? []);
+        await system.adoptOrg(name);
+      }
       await link.serve(p);
     },
     release: async (p) => {

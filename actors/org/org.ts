@@ -114,7 +114,7 @@ export function spawnOrg(
         await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(log, e));
         dispatch(ports.users, { type: 'org_deleted', org: name });
         transport.closeOrg(name);
-        ports.push.feeds.forgetOrg(name);
+        ports.push.feeds.orgDeleted(name);
         ports.deleted(name);
         return false;
       case 'start_job':

@@ -20,15 +20,20 @@ export interface Owners {
 /** The 413 a body past the API's limit gets, wherever it lands. */
 export type TooLarge = () => Response;
 
+/** The most a request's body may hold, by its path (the dashboard's forms take more than the API's JSON). */
+export type BodyLimit = (pathname: string) => number;
+
 /** Headers that belong to one connection, not to the request or answer passed on. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length'];
 
 /**
  * The partition whose owner answers a request, `body` when only its body says (the organization a POST to
- * /organizations creates), or undefined when any process answers it (status, the organization list, the dashboard).
+ * /organizations creates), or undefined when any process answers it (status, the organization list, the
+ * dashboard's sign-in and its list of organizations). The dashboard's pages of an organization go to its owner
+ * as the API's do: only the owner holds the organization, and the session cookie is good on every process.
  */
 export function partitionOfRequest(method: string, pathname: string): Partition | 'body' | undefined {
-  const org = /^\/organizations\/([^/]+)/.exec(pathname);
+  const org = /^\/(?:organizations|ui\/orgs)\/([^/]+)/.exec(pathname);
   if (org?.[1] !== undefined) {
     try {
       return partitionOf(decodeURIComponent(org[1]));
@@ -43,12 +48,12 @@ export function partitionOfRequest(method: string, pathname: string): Partition 
 
 /**
  * Wraps the local handler: requests this process does not own go to their owner. A body is read here only up to
- * `maxBodyBytes`, the API's own limit, and one past it is refused here as the owner would refuse it.
+ * `maxBodyBytes`, the limit the owner's route applies, and one past it is refused here as the owner would refuse it.
  */
 export function forwarding<E>(
   owners: Owners,
   local: Handler<E>,
-  limit: { maxBodyBytes: number; tooLarge: TooLarge },
+  limit: { maxBodyBytes: BodyLimit; tooLarge: TooLarge },
 ): Handler<E> {
   return async (req, env) => {
     const url = new URL(req.url);
@@ -57,7 +62,7 @@ export function forwarding<E>(
     let body: ArrayBuffer | undefined;
     let partition: Partition;
     if (where === 'body' || (req.body !== null && req.method !== 'GET' && req.method !== 'HEAD')) {
-      body = await readUpTo(req, limit.maxBodyBytes);
+      body = await readUpTo(req, limit.maxBodyBytes(url.pathname));
       if (body === undefined) return limit.tooLarge();
     }
     if (where === 'body') {

@@ -20,8 +20,8 @@ import { pushyRoutes } from './routes/pushy.js';
 import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/users.js';
 import { runningStatus, type PushFigures } from './status.js';
-import { SessionStore } from './ui/sessions.js';
-import { SignInThrottle } from './ui/sign-in-throttle.js';
+import { MemorySessions, type Sessions } from './ui/sessions.js';
+import { MemorySignInThrottle, type SignInThrottle } from './ui/sign-in-throttle.js';
 import { createUiApp } from './ui/ui-app.js';
 import { UI } from './ui/ui-env.js';
 
@@ -45,6 +45,8 @@ export interface AppOptions {
   signatures?: SignaturePool;
   /** This process among the others sharing its Redis store (absent on the file store). */
   cluster?: () => Promise<ClusterStatus>;
+  /** Where dashboard sessions and failed sign-ins are kept: in memory unless given (a cluster keeps them in Redis). */
+  signIns?: { sessions: Sessions; throttle: SignInThrottle };
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -68,8 +70,8 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
     UI,
     createUiApp({
       system,
-      sessions: new SessionStore(sessionSeconds * 1000, now),
-      throttle: new SignInThrottle(now),
+      sessions: opts.signIns?.sessions ?? new MemorySessions(sessionSeconds * 1000, now),
+      throttle: opts.signIns?.throttle ?? new MemorySignInThrottle(now),
       limits: opts.limits ?? DEFAULT_LIMITS,
       log: opts.log,
       now,

@@ -1,6 +1,6 @@
 // Store layout: the collection-name rule and document encoding both stores share, and every Redis key name.
 // Every Redis key carries its partition's hash tag (partitions.ts).
-import { hashTag, type Partition } from './partitions.js';
+import { hashTag, partitionOf, type Partition } from './partitions.js';
 import type { CollectionName } from './store.js';
 
 const SEGMENT = /^[a-z0-9_.-]+$/;
@@ -102,6 +102,23 @@ export function busChannel(prefix: string): string {
   return `${partitionPrefix(prefix, 'global')}bus`;
 }
 
+/**
+ * A dashboard sign-in (src/http/ui/redis-sign-ins.ts), named by the hash of its session id, with the session's time
+ * to live: every process reads it, so a sign-in through one works on all and a sign-out ends it on all.
+ */
+export function uiSessionKey(prefix: string, digest: string): string {
+  return `${partitionPrefix(prefix, 'global')}ui:session:${digest}`;
+}
+
+/**
+ * The dashboard's failed sign-ins for one name or address (`user:olga`): their count, forgotten a while after the
+ * last, and the wait they impose, a key that lives as long as the wait.
+ */
+export function signInKeys(prefix: string, counted: string): { failures: string; wait: string } {
+  const base = `${partitionPrefix(prefix, 'global')}ui:sign-in:`;
+  return { failures: `${base}failures:${counted}`, wait: `${base}wait:${counted}` };
+}
+
 /** Keys of the first layout (no hash tags), read once to migrate a store written by an earlier version. */
 export const LEGACY = {
   collection: (prefix: string, collection: CollectionName) => `${prefix}c:${collection}`,
@@ -123,6 +140,14 @@ export function checkPrefix(prefix: string): void {
  */
 export function inboxKey(prefix: string, partition: Partition): string {
   return `${partitionPrefix(prefix, partition)}inbox`;
+}
+
+/**
+ * An organization's recent feed events (a Redis Stream, src/feeds/redis-org-feed.ts), written by its owner and read
+ * by the next one, so that a feed's reader resumes across a change of owner. In the organization's partition.
+ */
+export function orgFeedKey(prefix: string, org: string): string {
+  return `${partitionPrefix(prefix, partitionOf(org))}feed:${org}`;
 }
 
 /** The consumer group of the partitions' inboxes: the partition's owner at any time, each under its member id. */

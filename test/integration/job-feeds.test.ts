@@ -57,10 +57,11 @@ t.test('job and organization feeds', async (t) => {
     t.ok(job.ended, 'the finished job feed ends by itself');
     t.equal(job.headers.get('x-accel-buffering'), 'no');
     const events = eventsOf(job.items);
+    const incarnation = /^job-([a-z0-9]+)-1$/.exec(events[0]?.id ?? '')?.[1] ?? 'none';
     t.same(
       events.map((e) => e.id),
-      events.map((_, i) => `job-${i + 1}`),
-      'ids are job-1, job-2, ... in order',
+      events.map((_, i) => `job-${incarnation}-${i + 1}`),
+      "ids are job-<the log's incarnation>-1, -2, ... in order",
     );
     t.ok(
       events.every((e) => TIMESTAMP.test(String(e.data.timestamp))),
@@ -100,17 +101,23 @@ t.test('job and organization feeds', async (t) => {
         order.indexOf('quorum_succeeded') < order.indexOf('run_start'),
       'votes, then quorum_succeeded, then the runs',
     );
-    t.same(events.at(-1), { event: 'job_complete', id: `job-${events.length}`, data: events.at(-1)?.data });
+    t.same(events.at(-1), {
+      event: 'job_complete',
+      id: `job-${incarnation}-${events.length}`,
+      data: events.at(-1)?.data,
+    });
     t.match(events.at(-1)?.data, { status: 'complete' });
 
-    const resumed = await readFeed(s.admin, `${FEED}/${id}`, { lastEventId: 'job-3' });
+    const resumed = await readFeed(s.admin, `${FEED}/${id}`, { lastEventId: events[2]?.id ?? '' });
     t.same(
       eventsOf(resumed.items).map((e) => e.id),
       events.slice(3).map((e) => e.id),
       'Last-Event-ID resumes after that event',
     );
-    const unknown = await readFeed(s.admin, `${FEED}/${id}`, { lastEventId: 'job-999' });
+    const unknown = await readFeed(s.admin, `${FEED}/${id}`, { lastEventId: `job-${incarnation}-999` });
     t.equal(eventsOf(unknown.items).length, events.length, 'an unknown id replays everything');
+    const earlier = await readFeed(s.admin, `${FEED}/${id}`, { lastEventId: 'job-3' });
+    t.equal(eventsOf(earlier.items).length, events.length, 'so does an id of an earlier log (job-3, an older server)');
 
     // Once the actor is gone the stored record answers: one summary event, Last-Event-ID or not.
     const summary = await poll(

@@ -11,14 +11,24 @@ export interface Page {
 }
 
 export class UiVisitor {
-  private readonly cookies = new Map<string, string>();
   /** The `_csrf` value of the last page that had a form. */
   csrf = '';
 
   constructor(
     private readonly baseUrl: string,
     private readonly from?: string,
+    private readonly cookies = new Map<string, string>(),
   ) {}
+
+  /**
+   * The same browser reaching the dashboard at another address, as behind a load balancer in front of a cluster:
+   * it shares this visitor's cookies (a cookie set through either is sent through both) and starts with its token.
+   */
+  through(baseUrl: string): UiVisitor {
+    const other = new UiVisitor(baseUrl, this.from, this.cookies);
+    other.csrf = this.csrf;
+    return other;
+  }
 
   async get(path: string, accept = 'text/html'): Promise<Page> {
     return this.send('GET', path, undefined, accept);

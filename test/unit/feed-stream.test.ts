@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readEventStream, type StreamItem } from '../../src/api/event-stream.js';
 import type { JobNote } from '../../src/api/job-feed.js';
-import { FeedHub, type FeedSettings } from '../../src/feeds/feed-hub.js';
+import { FeedHub, type FeedEvent, type FeedSettings, type OrgFeedHistory } from '../../src/feeds/feed-hub.js';
 import { jobFeedResponse, orgFeedResponse } from '../../src/http/feed-stream.js';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -45,17 +45,19 @@ t.test('a job feed replays its history and ends with the job', async (t) => {
   const feeds = hub({}, undefined, timers);
   feeds.jobStarted('o', 'j1');
   feeds.publish('o', 'j1', [start, vote('a')], T0);
+  const [id1, id2, id3] = [1, 2, 3].map((n) => feeds.jobLog('o', 'j1')?.idOf(n) ?? '');
+  t.match(id1, /^job-[a-z0-9]+-1$/, 'ids name the log and the place in it');
   const res = jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY);
   t.equal(res.headers.get('content-type'), 'text/event-stream');
   const reading = readAll(res);
   feeds.publish('o', 'j1', [done], T0 + 5);
   feeds.publish('o', 'j1', [vote('late')], T0 + 6);
-  t.same(ids(await reading), ['job-1', 'job-2', 'job-3'], 'nothing after job_complete');
+  t.same(ids(await reading), [id1, id2, id3], 'nothing after job_complete');
   await timers.advance(49);
-  const lingering = await readAll(jobFeedResponse(feeds, 'o', 'j1', 'job-2', SUMMARY));
-  t.same(ids(lingering), ['job-3'], 'during the linger, the events after the one named');
+  const lingering = await readAll(jobFeedResponse(feeds, 'o', 'j1', id2, SUMMARY));
+  t.same(ids(lingering), [id3], 'during the linger, the events after the one named');
   await timers.advance(1);
-  const after = await readAll(jobFeedResponse(feeds, 'o', 'j1', 'job-2', SUMMARY));
+  const after = await readAll(jobFeedResponse(feeds, 'o', 'j1', id2, SUMMARY));
   t.match(after, [{ kind: 'event', value: { event: 'summary', id: 'job-1' } }], 'after the linger, the summary');
 });
 
@@ -71,8 +73,9 @@ t.test('a reader that falls too far behind is dropped with a final comment; the 
   const last = items.at(-1);
   t.match(last, { kind: 'comment', text: /dropped/ }, 'the last item says why the stream ended');
   t.ok(ids(items).length < 51, `the slow reader got ${ids(items).length} of 51 events before it was dropped`);
-  const fresh = await readAll(jobFeedResponse(feeds, 'o', 'j1', 'job-49', SUMMARY), 2);
-  t.same(ids(fresh), ['job-50', 'job-51'], 'the feed itself lost nothing');
+  const jobId = (n: number) => feeds.jobLog('o', 'j1')?.idOf(n) ?? '';
+  const fresh = await readAll(jobFeedResponse(feeds, 'o', 'j1', jobId(49), SUMMARY), 2);
+  t.same(ids(fresh), [jobId(50), jobId(51)], 'the feed itself lost nothing');
 });
 
 t.test('the organization feed keeps start and job_complete for org_feed_expiration', async (t) => {
@@ -81,24 +84,88 @@ t.test('the organization feed keeps start and job_complete for org_feed_expirati
   feeds.publish('o', 'j1', [start, vote('a'), done], T0);
   clock.now = T0 + 30_000;
   feeds.publish('o', 'j2', [start], clock.now);
+  const orgId = (n: number) => feeds.orgLog('o').idOf(n);
   const all = await readAll(orgFeedResponse(feeds, 'o', 'org-77'), 4);
   t.same(
     all.map((i) => (i.kind === 'event' ? `${i.value.id} ${i.value.event}` : i.text)),
-    ['start_id start_of_history', 'org-1 start', 'org-2 job_complete', 'org-3 start'],
+    ['start_id start_of_history', `${orgId(1)} start`, `${orgId(2)} job_complete`, `${orgId(3)} start`],
     'an unknown id: start_of_history, then every event kept, votes left out',
   );
-  const resumed = await readAll(orgFeedResponse(feeds, 'o', 'org-2'), 1);
-  t.same(ids(resumed), ['org-3']);
+  const resumed = await readAll(orgFeedResponse(feeds, 'o', orgId(2)), 1);
+  t.same(ids(resumed), [orgId(3)]);
   clock.now = T0 + 61_000;
-  const expired = await readAll(orgFeedResponse(feeds, 'o', 'org-1'), 2);
+  const expired = await readAll(orgFeedResponse(feeds, 'o', orgId(1)), 2);
   t.same(
     expired.map((i) => (i.kind === 'event' ? i.value.id : i.text)),
-    ['start_id', 'org-3'],
+    ['start_id', orgId(3)],
     'an expired id starts over from what is kept',
   );
   t.match(JSON.parse(expired[0]?.kind === 'event' ? expired[0].value.data : '{}'), {
     timestamp: '2026-11-24 09:00:01.000000Z',
   });
+});
+
+t.test("after the organization moved to another process, the earlier owner's ids are unknown there", async (t) => {
+  // Two hubs: the feeds of the organization's earlier owner and of the process that took it over, each from 1.
+  const before = hub();
+  before.publish('o', 'j1', [start, done], T0);
+  const lastSeen = before.orgLog('o').idOf(2);
+  const oldJobId = before.jobLog('o', 'j1')?.idOf(1) ?? '';
+  const after = hub();
+  after.jobStarted('o', 'j1');
+  after.publish('o', 'j1', [vote('a'), done], T0 + 1);
+  after.publish('o', 'j2', [start], T0 + 2);
+  const org = await readAll(orgFeedResponse(after, 'o', lastSeen), 3);
+  t.same(
+    org.map((i) => (i.kind === 'event' ? `${i.value.id} ${i.value.event}` : i.text)),
+    ['start_id start_of_history', `${after.orgLog('o').idOf(1)} job_complete`, `${after.orgLog('o').idOf(2)} start`],
+    'the org feed starts over from what the new owner keeps, never resuming at an event of the same number',
+  );
+  const job = await readAll(jobFeedResponse(after, 'o', 'j1', oldJobId, SUMMARY));
+  t.same(
+    job.map((i) => (i.kind === 'event' ? i.value.event : i.text)),
+    ['quorum_vote', 'job_complete'],
+    'the job feed replays every event the new owner has',
+  );
+});
+
+t.test("a new owner that starts from the earlier owner's history resumes its readers exactly", async (t) => {
+  const kept: FeedEvent[] = [];
+  const deleted: string[] = [];
+  const history: OrgFeedHistory = { kept: (_org, e) => kept.push(e), deleted: (org) => deleted.push(org) };
+  const clock = { now: T0 };
+  const before = hub({}, clock);
+  before.keepHistoryIn(history);
+  before.publish('o', 'j1', [start, vote('a'), done], T0);
+  before.publish('o', 'j2', [start], T0 + 1);
+  t.same(
+    kept.map((e) => e.event),
+    ['start', 'job_complete', 'start'],
+    'the history gets what the org feed gets',
+  );
+  const [, lastSeen] = kept.map((e) => e.id);
+
+  const after = hub({}, clock);
+  after.resumeOrg('o', kept);
+  after.publish('o', 'j2', [done], T0 + 2);
+  const resumed = await readAll(orgFeedResponse(after, 'o', lastSeen), 2);
+  t.same(
+    resumed.map((i) => (i.kind === 'event' ? `${i.value.event} ${JSON.parse(i.value.data).job}` : i.text)),
+    ['start j2', 'job_complete j2'],
+    "the earlier owner's id resumes right after its event, then the new owner's events follow",
+  );
+  const unknown = await readAll(orgFeedResponse(after, 'o', 'org-gone-9'), 1);
+  t.match(unknown, [{ kind: 'event', value: { event: 'start_of_history' } }], 'an id the history lacks is unknown');
+
+  after.resumeOrg('o', []);
+  const again = await readAll(orgFeedResponse(after, 'o', lastSeen), 1);
+  t.same(ids(again), [kept[2]?.id], 'a log that has started is not replaced');
+  clock.now = T0 + 60_001;
+  const expired = await readAll(orgFeedResponse(after, 'o', kept[0]?.id), 1);
+  t.match(expired, [{ kind: 'event', value: { event: 'start_of_history' } }], 'inherited events expire like any');
+
+  before.orgDeleted('o');
+  t.same(deleted, ['o'], "a deleted organization's history goes too");
 });
 
 t.test('a quiet feed sends keepalive comments; a deleted organization ends its feeds', async (t) => {

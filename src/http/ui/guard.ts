@@ -20,11 +20,11 @@ export function cookieOptions(c: UiCtx, maxAgeSeconds: number): CookieOptions {
 
 export function requireSession(deps: UiDeps): MiddlewareHandler<UiEnv> {
   return async (c, next) => {
-    const session = deps.sessions.use(getCookie(c, SESSION_COOKIE));
+    const session = await deps.sessions.use(getCookie(c, SESSION_COOKIE));
     const user = session && deps.system.principals.user(session.username);
     if (!session || !user) {
       // A deleted (or renamed) account signs out everywhere.
-      if (session) deps.sessions.drop(session.id);
+      if (session) await deps.sessions.drop(session.id);
       const wantsPage = c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/html');
       if (wantsPage) return c.redirect(`${UI}/sign-in?next=${encodeURIComponent(c.req.path)}`, 303);
       throw new PageError(401, 'Sign in first.');
@@ -74,7 +74,8 @@ function contextFor(c: UiCtx, username: string, user: UserPrincipal): RequestCon
       serverAdmin: user.serverAdmin,
       validator: false,
     },
-    baseUrl: `${protocolOf(c)}://${c.req.header('host') ?? new URL(c.req.url).host}`,
+    // As a signed request's: a page passed on by another member names the address the browser used.
+    baseUrl: `${protocolOf(c)}://${c.req.header('x-forwarded-host') ?? c.req.header('host') ?? new URL(c.req.url).host}`,
     apiVersion: 1,
     authKey: '',
     authPublicKey: '',

@@ -1,6 +1,7 @@
 // Web dashboard sign-ins: a random session id (the cookie) per sign-in, the user it speaks for, its CSRF token,
-// and when it lapses. Held in memory only: a restarted server asks everyone to sign in again.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// and when it lapses. One interface, two places: memory here for the embedded file store (one process; a restart
+// asks everyone to sign in again), Redis for a cluster (redis-sign-ins.ts), where every process sees every sign-in.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export interface Session {
   id: string;
@@ -10,8 +11,26 @@ export interface Session {
   expiresAt: number;
 }
 
+/** Where the dashboard's sessions live. Each request of a session pushes its lapse back by one timeout. */
+export interface Sessions {
+  create(username: string): Promise<Session>;
+  /** The live session of this id, its lapse pushed back by one timeout; undefined when unknown or lapsed. */
+  use(id: string | undefined): Promise<Session | undefined>;
+  drop(id: string): Promise<void>;
+}
+
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** What a session id is, as newToken makes it: anything else is refused before it is looked up. */
+export function isToken(id: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(id);
+}
+
+/** The name a session is kept under where others can read the keys: its id's hash, which opens nothing. */
+export function sessionDigest(id: string): string {
+  return createHash('sha256').update(id).digest('base64url');
 }
 
 /** Compares a token a request sent with the one expected, in constant time. */
@@ -22,7 +41,7 @@ export function sameToken(sent: string | undefined, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export class SessionStore {
+export class MemorySessions implements Sessions {
   private readonly sessions = new Map<string, Session>();
 
   /** `timeoutMs`: how long a session lasts without a request. */
@@ -31,15 +50,14 @@ export class SessionStore {
     private readonly now: () => number,
   ) {}
 
-  create(username: string): Session {
+  async create(username: string): Promise<Session> {
     this.sweep();
     const session: Session = { id: newToken(), username, csrf: newToken(), expiresAt: this.now() + this.timeoutMs };
     this.sessions.set(session.id, session);
     return session;
   }
 
-  /** The live session of this id, its lapse pushed back by one timeout; undefined when unknown or lapsed. */
-  use(id: string | undefined): Session | undefined {
+  async use(id: string | undefined): Promise<Session | undefined> {
     if (id === undefined) return undefined;
     const session = this.sessions.get(id);
     if (!session) return undefined;
@@ -52,7 +70,7 @@ export class SessionStore {
     return session;
   }
 
-  drop(id: string): void {
+  async drop(id: string): Promise<void> {
     this.sessions.delete(id);
   }
 

@@ -14,7 +14,7 @@ import type { Session } from './sessions.js';
 import { PageError, UI, type UiCtx, type UiDeps, type UiEnv } from './ui-env.js';
 
 /** A form is a few fields; the node list of a large job is the longest. */
-const MAX_FORM_BYTES = 4 * 1024 * 1024;
+export const MAX_FORM_BYTES = 4 * 1024 * 1024;
 
 const CSP = [
   "default-src 'none'",

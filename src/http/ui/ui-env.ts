@@ -7,7 +7,7 @@ import type { InfraSystem } from '../../../actors/system.js';
 import type { RequestContext } from '../../../actors/shared/reply.js';
 import type { Logger } from '../../lib/logger.js';
 import type { RequestLimits } from '../limits.js';
-import type { Session, SessionStore } from './sessions.js';
+import type { Session, Sessions } from './sessions.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 
 /** Where the dashboard is mounted. */
@@ -22,7 +22,7 @@ export type UiCtx = Context<UiEnv>;
 
 export interface UiDeps {
   system: InfraSystem;
-  sessions: SessionStore;
+  sessions: Sessions;
   throttle: SignInThrottle;
   limits: RequestLimits;
   log: Logger;
@@ -37,8 +37,9 @@ export class PageError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

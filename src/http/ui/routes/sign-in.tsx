@@ -27,8 +27,8 @@ let standIn: Promise<string> | undefined;
 const standInHash = () => (standIn ??= hashPassword(randomBytes(18).toString('base64url')));
 
 export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
-  app.get('/sign-in', (c) => {
-    if (deps.sessions.use(getCookie(c, SESSION_COOKIE))) return c.redirect(`${UI}/orgs`, 303);
+  app.get('/sign-in', async (c) => {
+    if (await deps.sessions.use(getCookie(c, SESSION_COOKIE))) return c.redirect(`${UI}/orgs`, 303);
     const notice: Notice | undefined =
       c.req.query('signed_out') !== undefined ? { kind: 'info', text: 'You are signed out.' } : undefined;
     return signInPage(c, 200, { next: c.req.query('next') ?? '', username: '', ...(notice ? { notice } : {}) });
@@ -43,7 +43,7 @@ export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
       throw new PageError(403, 'This sign-in form did not come from the dashboard (its CSRF token is missing or old).');
     }
     const address = remoteAddress(c);
-    const wait = deps.throttle.waitMs(username, address);
+    const wait = await deps.throttle.waitMs(username, address);
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       const text = `Too many failed sign-ins. Wait ${seconds} second${seconds === 1 ? '' : 's'} and try again.`;
@@ -52,14 +52,14 @@ export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
     const stored = deps.system.principals.user(username)?.passwordHash;
     const right = (await checkPassword(password, stored ?? (await standInHash()))) && stored !== undefined;
     if (!right) {
-      deps.throttle.failed(username, address);
+      await deps.throttle.failed(username, address);
       deps.log.info('dashboard sign-in refused', { user: username, address });
       const notice: Notice = { kind: 'error', text: 'Wrong user name or password.' };
       return signInPage(c, 401, { next, username, notice });
     }
-    deps.throttle.succeeded(username);
+    await deps.throttle.succeeded(username);
     deps.log.info('dashboard sign-in', { user: username, address });
-    const session = deps.sessions.create(username);
+    const session = await deps.sessions.create(username);
     deleteCookie(c, SIGN_IN_COOKIE, { path: UI });
     setCookie(c, SESSION_COOKIE, session.id, cookieOptions(c, deps.sessionSeconds));
     return c.redirect(safeNext(next), 303);
@@ -67,12 +67,12 @@ export function signInRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
 
   // Outside the signed-in routes: signing out of a session that has already lapsed still lands on the sign-in page.
   app.post('/sign-out', async (c) => {
-    const session = deps.sessions.use(getCookie(c, SESSION_COOKIE));
+    const session = await deps.sessions.use(getCookie(c, SESSION_COOKIE));
     if (session) {
       const form = signOutForm.parse(await c.req.parseBody());
       if (!sameToken(form._csrf, session.csrf))
         throw new PageError(403, 'The sign-out form did not come from the dashboard.');
-      deps.sessions.drop(session.id);
+      await deps.sessions.drop(session.id);
     }
     deleteCookie(c, SESSION_COOKIE, { path: UI });
     return c.redirect(`${UI}/sign-in?signed_out`, 303);
