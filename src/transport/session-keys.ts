@@ -4,12 +4,15 @@ import { z } from 'zod';
 import { newSessionKey } from '../protocol/signing.js';
 import { sessionsCollection } from '../store/collections.js';
 import type { Store } from '../store/store.js';
+import { clientKeysField, withClientKey, type AdmittedKeys } from './admitted-keys.js';
 
-const sessionSchema = z.object({ key: z.string(), expires_at: z.number() });
+const sessionSchema = z.object({ key: z.string(), expires_at: z.number(), ccpk: clientKeysField });
 
 export interface Session {
   key: Buffer;
   expiresAt: number;
+  /** The Curve public keys (Z85) the node named in its config requests: admitted while the session lives. */
+  ccpk: string[];
 }
 
 export class SessionKeys {
@@ -19,6 +22,7 @@ export class SessionKeys {
     private readonly store: Store,
     private readonly lifetimeSeconds: number,
     private readonly now: () => number,
+    private readonly admitted?: AdmittedKeys,
   ) {}
 
   async load(orgs: readonly string[]): Promise<void> {
@@ -26,7 +30,11 @@ export class SessionKeys {
       for (const [node, raw] of await this.store.load(sessionsCollection(org))) {
         const parsed = sessionSchema.safeParse(raw);
         if (parsed.success)
-          this.set(org, node, { key: Buffer.from(parsed.data.key, 'base64'), expiresAt: parsed.data.expires_at });
+          this.set(org, node, {
+            key: Buffer.from(parsed.data.key, 'base64'),
+            expiresAt: parsed.data.expires_at,
+            ccpk: parsed.data.ccpk ?? [],
+          });
       }
     }
   }
@@ -36,16 +44,22 @@ export class SessionKeys {
    * remains: replacing it would cut off the client process that holds it (any reader may fetch a node's
    * config, reference 3), and whatever it had in flight would be dropped. Past half-life a new key, saved
    * before it is returned, replaces the old one; clients renew late in the lifetime, so that is when keys turn.
+   * `ccpk`, the requester's Curve key, is bound to the session (saved with it) and admitted while it lives.
    */
-  async open(org: string, node: string): Promise<Session> {
+  async open(org: string, node: string, ccpk?: string): Promise<Session> {
     const now = this.now();
     const live = this.byOrg.get(org)?.get(node);
-    if (live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000) return live;
-    const session = { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000 };
-    await this.store.put(sessionsCollection(org), node, {
-      key: session.key.toString('base64'),
-      expires_at: session.expiresAt,
-    });
+    if (live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000) {
+      const keys = ccpk === undefined ? undefined : withClientKey(live.ccpk, ccpk);
+      if (keys === undefined) return live;
+      // Bound in memory first: a second request meanwhile adds its key to this one's rather than replacing it.
+      const bound = { ...live, ccpk: keys };
+      this.set(org, node, bound);
+      await this.store.put(sessionsCollection(org), node, recordOf(bound));
+      return bound;
+    }
+    const session = { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000, ccpk: ccpk ? [ccpk] : [] };
+    await this.store.put(sessionsCollection(org), node, recordOf(session));
     this.set(org, node, session);
     return session;
   }
@@ -53,9 +67,7 @@ export class SessionKeys {
   /** Writes every live session again (the store lost them). */
   async writeBack(): Promise<void> {
     for (const [org, nodes] of this.byOrg) {
-      const docs = [...nodes].map(
-        ([node, s]) => [node, { key: s.key.toString('base64'), expires_at: s.expiresAt }] as const,
-      );
+      const docs = [...nodes].map(([node, s]) => [node, recordOf(s)] as const);
       await this.store.putMany(sessionsCollection(org), docs);
     }
   }
@@ -73,9 +85,15 @@ export class SessionKeys {
       this.byOrg.set(org, nodes);
     }
     nodes.set(node, s);
+    this.admitted?.bind(org, node, s.ccpk, s.expiresAt);
   }
 
   forgetOrg(org: string): void {
     this.byOrg.delete(org);
+    this.admitted?.forgetOrg(org);
   }
+}
+
+function recordOf(s: Session): z.input<typeof sessionSchema> {
+  return { key: s.key.toString('base64'), expires_at: s.expiresAt, ...(s.ccpk.length > 0 ? { ccpk: s.ccpk } : {}) };
 }
