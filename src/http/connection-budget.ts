@@ -14,6 +14,8 @@ export const HTTP_REFUSALS = [
   'header_timeout',
   'request_timeout',
   'slow_reader',
+  // Not a setting: accept() failed, the process being out of open files (libuv then closes what waits unaccepted).
+  'accept_failed',
 ] as const;
 export type HttpRefusal = (typeof HTTP_REFUSALS)[number];
 
@@ -32,11 +34,18 @@ export interface BudgetSettings {
 export class ConnectionBudget {
   private readonly refusedCounts = Object.fromEntries(HTTP_REFUSALS.map((r) => [r, 0])) as Record<HttpRefusal, number>;
   private readonly byAddress = new Map<string, number>();
-  /** API connections open now. */
+  /** API connections open now, and how many were ever opened and closed. */
   private connections = 0;
-  /** Files open at the last count, and API connections open then. */
+  private opened = 0;
+  private closed = 0;
+  /**
+   * Files open at the last count, and the API connections opened before it began and closed before it ended. The
+   * count reads a folder, which takes a moment: a connection opened meanwhile counts as opened after it, and one
+   * closed meanwhile as closed before it, so the sum errs high, never low.
+   */
   private counted = 0;
-  private connectionsAtCount = 0;
+  private openedAtCount = 0;
+  private closedAtCount = 0;
   private sampler: NodeJS.Timeout | undefined;
   /** Sockets refused when they connected: a request read from one anyway is not answered. */
   private readonly refusedSockets = new WeakSet<Socket>();
@@ -58,7 +67,7 @@ export class ConnectionBudget {
 
   /** Files open now: the last count, and the API connections opened or closed since. */
   get openFiles(): number {
-    return Math.max(0, this.counted + this.connections - this.connectionsAtCount);
+    return Math.max(0, this.counted + (this.opened - this.openedAtCount) - (this.closed - this.closedAtCount));
   }
 
   refused(reason: HttpRefusal): void {
@@ -72,6 +81,11 @@ export class ConnectionBudget {
    */
   guard(server: HttpServer, perAddress: boolean): void {
     server.on('connection', (socket: Socket) => this.admit(socket, perAddress));
+    // Out of open files after all (files opened elsewhere since the last count): Node reports it as the server's
+    // error, which would end the process unheard.
+    server.on('error', (e: Error & { syscall?: string }) => {
+      if (e.syscall === 'accept') this.refused('accept_failed');
+    });
     // A request on a connection already refused is not answered again; every other goes on to the routes.
     const listeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
     server.removeAllListeners('request');
@@ -106,15 +120,23 @@ export class ConnectionBudget {
     const address = socket.remoteAddress ?? '';
     const held = this.byAddress.get(address) ?? 0;
     this.connections += 1;
+    this.opened += 1;
     this.byAddress.set(address, held + 1);
     socket.once('close', () => {
       this.connections -= 1;
+      this.closed += 1;
       const now = (this.byAddress.get(address) ?? 1) - 1;
       if (now === 0) this.byAddress.delete(address);
       else this.byAddress.set(address, now);
     });
     const { soft } = this.settings.files;
-    if (soft > 0 && this.openFiles > soft - this.settings.reserve) {
+    const free = soft - this.openFiles;
+    if (soft > 0 && free < this.settings.reserve / 2) {
+      // Deep in the reserve, a refusal is not answered: an answer holds its file until the client has read it, and a
+      // burst of connections accepted at once (up to the listen backlog) would spend the reserve on answers.
+      this.refused('node_connection_reserve');
+      socket.destroy();
+    } else if (soft > 0 && free < this.settings.reserve) {
       this.refuse(socket, 'node_connection_reserve', 503, 'Service Unavailable', [
         `The server keeps its last ${this.settings.reserve} open files for node connections (node_connection_reserve); try again later`,
       ]);
@@ -141,10 +163,11 @@ export class ConnectionBudget {
   }
 
   private async count(): Promise<void> {
-    const connections = this.connections;
+    const opened = this.opened;
     const open = await countOpenFiles();
     if (open === undefined) return;
     this.counted = open;
-    this.connectionsAtCount = connections;
+    this.openedAtCount = opened;
+    this.closedAtCount = this.closed;
   }
 }

@@ -22,10 +22,10 @@ export interface ServerProcessOptions {
   /** The line that says the server has started, its URL captured (default READY_LINE, for log_format :text). */
   readyLine?: RegExp;
   /**
-   * The open-file limit the server starts with, soft and hard (util-linux's prlimit runs it, keeping its pid), for
-   * tests that drive it to its limit.
+   * The open-file limits the server starts with (util-linux's prlimit runs it, keeping its pid), for tests that
+   * drive it to its limit.
    */
-  openFiles?: number;
+  openFiles?: { soft: number; hard: number };
 }
 
 export interface ServerProcess {
@@ -128,7 +128,10 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
 
   const launch = async (ports: ServerProcess['ports']): Promise<ServerProcess> => {
     const command = [process.execPath, distBin('infra-server'), '-c', settingsFile];
-    const limited = opts.openFiles === undefined ? command : ['prlimit', `--nofile=${opts.openFiles}`, ...command];
+    const limited =
+      opts.openFiles === undefined
+        ? command
+        : ['prlimit', `--nofile=${opts.openFiles.soft}:${opts.openFiles.hard}`, ...command];
     const child = spawn(limited[0] as string, limited.slice(1), {
       cwd: dir,
       env: childEnv(opts.env),
