@@ -106,38 +106,3 @@ t.test('a quiet feed sends keepalive comments; a deleted organization ends its f
   feeds.forgetOrg('o');
   t.same(ids(await reading), [], 'the job feed of a deleted organization ends');
 });
-
-t.test(
-  'a reader whose connection stays full for keep_alive_time is dropped, and its stream counted closed',
-  async (t) => {
-    const feeds = hub({ keepAliveMs: 100, readerAllowance: 10_000 });
-    feeds.jobStarted('o', 'j1');
-    const big = (n: number): JobNote => ({
-      event: 'quorum_vote',
-      data: { node: `${n}`.padEnd(20_000, 'x'), status: 'success' },
-    });
-    feeds.publish('o', 'j1', [start, ...Array.from({ length: 10 }, (_, i) => big(i))], T0);
-    let stalled = 0;
-    let closed = 0;
-    const stalledOnce = new Promise<void>((resolve) => {
-      // Never read: the stream fills to its high-water mark and stops pulling, as a full connection makes it.
-      jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY, {
-        stalled: () => {
-          stalled += 1;
-          resolve();
-        },
-        closed: () => (closed += 1),
-      });
-    });
-    await stalledOnce;
-    t.equal(stalled, 1, 'the stalled reader is dropped');
-    t.equal(closed, 1, 'and its stream no longer counts');
-
-    // A reader that keeps reading, however slowly, is never dropped for it.
-    let readerStalled = false;
-    const res = jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY, { stalled: () => (readerStalled = true) });
-    feeds.publish('o', 'j1', [done], T0 + 1);
-    t.equal((await readAll(res)).length, 12, 'every event reaches the reader that reads');
-    t.notOk(readerStalled, 'and it was not dropped');
-  },
-);
