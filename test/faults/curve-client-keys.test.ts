@@ -6,7 +6,8 @@ import t from 'tap';
 import { curveKeyPair } from 'zeromq';
 import { registerNode } from '../support/hostile.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { poll, TestNode } from '../support/test-node.js';
+import { keyPair } from '../support/api-fixtures.js';
+import { poll, startTestNode, TestNode } from '../support/test-node.js';
 
 const FAST = { heartbeat_interval: 100, offline_threshold: 3, online_threshold: 2 };
 
@@ -60,4 +61,26 @@ t.test('a Curve key never named in a config request is refused; the named one wo
   );
   t.equal(refused(b), refusedOnB, 'it admitted the key the session record names');
   await poll('the node up on the other process', async () => ((await stateOf(b)).status === 'up' ? true : undefined));
+});
+
+t.test('with curve_encryption false nothing changes: no ccpk is asked for, and no key is checked', async (t) => {
+  const s = await startTestServer(t, 'file', { ...FAST, curve_encryption: false });
+  const pair = await keyPair(0);
+  await s.admin.request('POST', '/organizations/default/clients', { name: 'plain', public_key: pair.publicKeyPem });
+  await s.admin.request('POST', '/organizations/default/nodes', { name: 'plain' });
+  const res = await s.as('plain', pair.privateKeyPem).request('GET', '/organizations/default/pushy/config/plain');
+  t.equal(res.status, 200, 'a config request without ccpk is answered');
+  t.equal((res.body as { curve_public_key: unknown }).curve_public_key, null, 'and names no Curve key');
+  const node = await startTestNode(s, 'plain-node');
+  t.teardown(() => node.stop());
+  t.same(
+    s.running.hub.status().connections.refused,
+    {
+      curve_key_unknown: 0,
+      curve_key_expired: 0,
+      handshake_timeout: 0,
+      handshake_failed: 0,
+    },
+    'a node connects unencrypted, and nothing is refused',
+  );
 });
