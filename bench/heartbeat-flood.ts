@@ -15,6 +15,8 @@ interface Job {
   /** The server's command channel, for answering aborts; null where nothing sends them (a bare floor). */
   commandAddr?: string | null;
   curveServerKey: string | null;
+  /** The key pair the dealers present (a server admits only keys its sessions name); else one made per dealer. */
+  curveClient?: { publicKey: string; secretKey: string };
   org: string;
   nodes: Array<{ name: string; key: string }>;
   dealers: number;
@@ -37,7 +39,7 @@ async function main(job: Job): Promise<number> {
   // A pair per node for the memory benchmark: past zeromq's default of 1,023 sockets a context.
   const context = new Context({ maxSockets: job.dealers * 2 + 16 });
   const sockets = Array.from({ length: job.dealers }, () => {
-    const curve = job.curveServerKey ? curveKeyPair() : null;
+    const curve = job.curveServerKey ? (job.curveClient ?? curveKeyPair()) : null;
     // One routing id on both channels, as a client's two dealers: the server answers on the one it knows.
     const options = {
       context,

@@ -27,6 +27,11 @@ export interface Load {
   addr: string;
   commandAddr?: string;
   curveServerKey: string;
+  /**
+   * The Curve key pair the player's dealers present: a server admits only keys its nodes' sessions name, so a load
+   * on a server has its sessions opened with this key; a bare floor admits any.
+   */
+  curveClient?: { publicKey: string; secretKey: string };
   nodes: Array<{ name: string; key: string }>;
 }
 
@@ -80,13 +85,15 @@ type Server = Awaited<ReturnType<typeof startServer>>;
 /** Opens a session for `count` nodes of the default organization, in batches, and the load that plays them. */
 export async function serverLoad(s: Server, count: number): Promise<Load> {
   const nodes: Array<{ name: string; key: string }> = [];
+  const curveClient = curveKeyPair();
   for (let i = 0; i < count; i += 500) {
     const batch = Array.from({ length: Math.min(500, count - i) }, (_, k) => `node-${i + k}`);
-    const grants = await Promise.all(batch.map((name) => s.hub.openSession('default', name)));
+    const grants = await Promise.all(batch.map((name) => s.hub.openSession('default', name, curveClient.publicKey)));
     for (const [k, name] of batch.entries()) nodes.push({ name, key: grants[k]?.key.toString('base64') ?? '' });
   }
   const d = s.hub.describe();
-  return { addr: d.heartbeat_addr, commandAddr: d.command_addr, curveServerKey: d.curve_public_key ?? '', nodes };
+  const curveServerKey = d.curve_public_key ?? '';
+  return { addr: d.heartbeat_addr, commandAddr: d.command_addr, curveServerKey, curveClient, nodes };
 }
 
 export interface Floor {

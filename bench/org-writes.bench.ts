@@ -5,6 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../src/auth/api-client.js';
 import { fetchPushConfig } from '../src/client/push-config.js';
 import { median, startServer, teardowns } from './support.js';
@@ -23,6 +24,7 @@ async function phase(n: number, fn: (k: number) => Promise<void>): Promise<numbe
   return n / ((performance.now() - t0) / 1000);
 }
 
+const ccpk = curveKeyPair().publicKey;
 const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
 const figures: Record<'clients' | 'nodes' | 'configs', number[]> = { clients: [], nodes: [], configs: [] };
@@ -49,7 +51,7 @@ try {
     figures.configs.push(
       await phase(N, async (k) => {
         const client = new ApiClient({ baseUrl: server.url, userId: `w${k}`, key: privateKey });
-        await fetchPushConfig(client, org, `w${k}`, privateKey);
+        await fetchPushConfig(client, org, `w${k}`, privateKey, ccpk);
       }),
     );
     for (const t of teardowns.splice(0)) await t();

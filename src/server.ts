@@ -9,6 +9,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
+import { ConnectionBudget } from './http/connection-budget.js';
+import { EventStreams } from './http/event-streams.js';
+import { raiseFileLimit } from './http/open-files.js';
 import { MAX_BODY_BYTES } from './http/authenticate.js';
 import { createStartingApp } from './http/starting.js';
 import { RedisSessions, RedisSignInThrottle } from './http/ui/redis-sign-ins.js';
@@ -83,7 +86,22 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     cluster: () => member?.status(),
   });
   let fetch: Fetch = waiting.fetch;
-  const http = await listen((req, env) => fetch(req, env), config).catch(async (e) => {
+  const files = raiseFileLimit();
+  if (files.failure !== undefined || (files.hard !== null && files.soft < files.hard))
+    logger.warn('the open-file limit stays below its hard limit: raise it with ulimit -n before starting', {
+      soft: files.soft,
+      hard: files.hard,
+      ...(files.failure === undefined ? {} : { error: files.failure }),
+    });
+  const budget = new ConnectionBudget({
+    maxConnectionsPerAddress: config.max_connections_per_address,
+    reserve: config.node_connection_reserve ?? Math.floor(files.soft / 10),
+    files,
+  });
+  await budget.start();
+  const streams = new EventStreams(config.max_event_streams, (reason) => budget.refused(reason));
+  const http = await listen((req, env) => fetch(req, env), config, budget).catch(async (e) => {
+    budget.stop();
     await opts.store?.close();
     throw e;
   });
@@ -94,7 +112,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
   const own =
     opts.ownApiPort === undefined
       ? undefined
-      : await listen((req, env) => fetch(req, env), { ...config, api_port: opts.ownApiPort }, true);
+      : await listen((req, env) => fetch(req, env), { ...config, api_port: opts.ownApiPort }, budget, true);
   /** Where the other members of a cluster reach this one: its own port, on the name nodes use for this host. */
   const memberUrl = urlOf(own ?? http, config.api_listen_address, config.server_name);
 
@@ -112,6 +130,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       standing.abort();
       await closeHttp(http);
       if (own) await closeHttp(own);
+      budget.stop();
       await signatures.close();
       await started.metrics?.close();
       started.hub?.close();
@@ -141,6 +160,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
           push: () => started.hub?.status(),
           counters,
           storeFailing: () => (started.watched?.failingSince ?? null) !== null,
+          limits: () => budget.figures(streams.open),
         });
   try {
     if (metrics && config.metrics_port !== undefined) {
@@ -240,6 +260,8 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       signatures,
       ...(member ? { cluster: () => (member as ClusterMember).status() } : {}),
       ...(member && redisStore ? { signIns: redisSignIns(redisStore, config) } : {}),
+      streams,
+      budget: () => budget.figures(streams.open),
       limits: {
         jsonDepth: config.max_json_depth,
         nameLength: config.max_name_length,
@@ -449,30 +471,49 @@ async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {
   }
 }
 
-/** `exclusive`: a port of this process's own, even in a member of `processes N` (which share api_port). */
-function listen(fetch: Fetch, config: ServerConfig, exclusive = false): Promise<ServerType> {
+/**
+ * `exclusive`: a port of this process's own, even in a member of `processes N` (which share api_port); it takes the
+ * requests the other members pass on, so max_connections_per_address does not apply there.
+ */
+function listen(fetch: Fetch, config: ServerConfig, budget: ConnectionBudget, exclusive = false): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = createAdaptorServer({ fetch });
+    const server = createAdaptorServer({
+      fetch,
+      // A client that sends its headers or its request a byte at a time holds a connection, an open file, for as
+      // long as it likes unless these stop it; Node looks for such connections every connectionsCheckingInterval.
+      serverOptions: {
+        headersTimeout: config.header_timeout * 1000,
+        requestTimeout: config.request_timeout * 1000,
+        connectionsCheckingInterval: Math.min(1000, config.header_timeout * 500),
+      },
+    });
+    budget.guard(server as HttpServer, !exclusive);
     server.listen({ port: config.api_port, host: config.api_listen_address, exclusive }, () => resolve(server));
     server.once('error', reject);
     // A connection that sends nothing for idle_timeout is closed, whether or not it ever sent a request.
     const http1 = server as HttpServer;
     http1.setTimeout(config.idle_timeout * 1000);
     http1.on('timeout', (socket: Socket) => socket.destroy());
-    server.on('clientError', answerClientError);
+    server.on('clientError', (err: Error & { code?: string }, socket: Duplex) =>
+      answerClientError(err, socket, budget),
+    );
   });
 }
 
 /**
  * Requests Node's parser refuses before any route sees them. An unknown method gets 405 with a JSON error, like
- * a known method no route takes; anything else malformed gets 400, also in JSON.
+ * a known method no route takes; one past header_timeout or request_timeout gets 408; anything else malformed
+ * gets 400, also in JSON.
  */
-function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+function answerClientError(err: Error & { code?: string }, socket: Duplex, budget: ConnectionBudget): void {
+  const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? budget.timedOut(socket as Socket) : undefined;
   if (!socket.writable) return void socket.destroy();
   const [code, reason, message] =
     err.code === 'HPE_INVALID_METHOD'
       ? [405, 'Method Not Allowed', 'method not allowed']
-      : [400, 'Bad Request', 'malformed HTTP request'];
+      : timedOut !== undefined
+        ? [408, 'Request Timeout', `the request took longer than ${timedOut} allows`]
+        : [400, 'Bad Request', 'malformed HTTP request'];
   const body = JSON.stringify({ error: [message] });
   socket.end(
     `HTTP/1.1 ${code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -138,7 +138,7 @@ export function spawnOrg(
         push.answerWithOutput(effect.id, effect.node, effect.channel, replyTo);
         return true;
       case 'answer_with_config':
-        push.answerWithConfig(effect.node, ctx.authPublicKey, replyTo);
+        push.answerWithConfig(effect.node, ctx.authPublicKey, replyTo, effect.ccpk);
         return true;
       case 'answer_with_heartbeats': {
         const heard = (node: string) => {
@@ -156,11 +156,16 @@ export function spawnOrg(
       dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
       return;
     }
-    const { max_body_size, incarnation_id } = transport.describe();
+    const { max_body_size, incarnation_id, curve_public_key } = transport.describe();
     const decideNow = () =>
       decide(state, msg.ctx, msg.op, {
         now: ports.now(),
-        push: { voting_timeout: transport.settings.voting_timeout, max_body_size, incarnation_id },
+        push: {
+          voting_timeout: transport.settings.voting_timeout,
+          max_body_size,
+          incarnation_id,
+          curve: curve_public_key !== null,
+        },
       });
     let out = decideNow();
     if (out.writes && batchable(out.writes) && (out.effects ?? []).length === 0) {

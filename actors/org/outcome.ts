@@ -18,8 +18,8 @@ export type OrgEffect =
   | { type: 'answer_from_job'; id: string; request: 'get' | 'abort' }
   /** The captured output in the store answers. */
   | { type: 'answer_with_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
-  /** The node's config, with a session key only the requester can read, answers. */
-  | { type: 'answer_with_config'; node: string }
+  /** The node's config, with a session key only the requester can read, answers; `ccpk` is bound to the session. */
+  | { type: 'answer_with_config'; node: string; ccpk?: string }
   /** These node states answer, each with `last_heartbeat` (an HTTP date, or null) from its node actor. */
   | { type: 'answer_with_heartbeats'; rows: NodeStateBody[] };
 
@@ -38,6 +38,8 @@ export interface HandlerEnv {
     /** A commit message larger than this never reaches a node. */
     max_body_size: number;
     incarnation_id: string;
+    /** Whether the channels use CurveZMQ: a config request must then name the requester's Curve key. */
+    curve: boolean;
   };
 }
 

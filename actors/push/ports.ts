@@ -77,9 +77,10 @@ export interface PushTransport {
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
   /**
    * The node's session key for the config endpoint: the live key while at least half its lifetime remains
-   * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out.
+   * (a reader's fetch must not cut off the running node), else a new one, saved before it is handed out. `ccpk`,
+   * the requester's Curve public key (Z85), is bound to the session: CurveZMQ admits only keys live sessions name.
    */
-  openSession(org: string, node: string): Promise<SessionGrant>;
+  openSession(org: string, node: string, ccpk?: string): Promise<SessionGrant>;
   /**
    * The node went down: what still waits for it to become reachable is let go. Its jobs have counted it gone, and
    * a commit written once it came back would ask it to vote in a job that no longer counts its vote.

@@ -491,10 +491,10 @@ export class PushRuntime {
   }
 
   /** The config endpoint's answer: where to connect, and a session key only `requesterKey` can read. */
-  answerWithConfig(node: string, requesterKey: string, replyTo: Ref<Reply>): void {
+  answerWithConfig(node: string, requesterKey: string, replyTo: Ref<Reply>, ccpk?: string): void {
     const { transport } = this.ports;
     this.answerLater(replyTo, async () => {
-      const grant = await transport.openSession(this.org, node);
+      const grant = await transport.openSession(this.org, node, ccpk);
       return ok(configBody(this.org, node, grant, transport.settings, requesterKey));
     });
   }

@@ -53,6 +53,37 @@ const pushLagSchema = z.object({
 });
 export type PushLag = z.infer<typeof pushLagSchema>;
 
+/**
+ * A node's two connections: open now, refused in their handshake by reason (a Curve key no live session names,
+ * past handshake_timeout, a failed handshake), and closed after it (gone, silent, or a message past the size limit).
+ */
+const zmqConnectionsSchema = z.object({
+  open: z.int().nonnegative(),
+  refused: z.record(z.string(), z.int().nonnegative()),
+  closed_after_handshake: z.int().nonnegative(),
+});
+
+/**
+ * The open-file budget and what was refused to keep it: `files` (the process's soft and hard limit, files open now,
+ * and the share kept for node connections) and HTTP refusals by reason, each reason the setting that refused it.
+ */
+const limitsSchema = z.object({
+  files: z.object({
+    limit: z.int().nonnegative(),
+    hard_limit: z.int().nonnegative().nullable(),
+    open: z.int().nonnegative(),
+    node_connection_reserve: z.int().nonnegative(),
+  }),
+  http: z.object({
+    /** HTTP connections open now, on every port of the API. */
+    connections: z.int().nonnegative(),
+    /** Event streams open now. */
+    event_streams: z.int().nonnegative(),
+    refused: z.record(z.string(), z.int().nonnegative()),
+  }),
+});
+export type LimitsStatus = z.infer<typeof limitsSchema>;
+
 export const serverStatusSchema = z.object({
   status: z.enum(SERVER_STATUSES),
   version: z.string(),
@@ -72,8 +103,12 @@ export const serverStatusSchema = z.object({
       lag: pushLagSchema.optional(),
       /** Dropped messages by reason since start. */
       dropped: z.record(z.string(), z.int().nonnegative()),
+      /** The ZeroMQ connections: open now, refused in their handshake and closed after it (optional as above). */
+      connections: zmqConnectionsSchema.optional(),
     })
     .nullable(),
+  /** What the process refuses so that no peer can drain it (optional for readers of earlier servers). */
+  limits: limitsSchema.optional(),
   cluster: clusterStatusSchema.optional(),
   /** What the actors met since start: crashes by actor kind, and events they chose not to act on, by reason. */
   actors: z

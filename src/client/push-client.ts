@@ -144,6 +144,7 @@ export class PushClient {
       this.settings.orgPath,
       this.settings.nodeName,
       this.privateKey,
+      this.curve.publicKey,
     );
     if (config.curveServerKey === null && !this.settings.allowUnencrypted) {
       throw new ConfigFetchError(

@@ -76,14 +76,18 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
   };
 }
 
-/** GET /organizations/ORG/pushy/config/NODE signed as the node's client (reference 3). */
+/**
+ * GET /organizations/ORG/pushy/config/NODE?ccpk=KEY signed as the node's client (reference 3). `ccpk`, the client's
+ * Curve public key (Z85), is the one key the server then admits for the node's CurveZMQ connections.
+ */
 export async function fetchPushConfig(
   api: ApiClient,
   orgPath: string,
   node: string,
   privateKey: KeyObject,
+  ccpk: string,
 ): Promise<PushConfig> {
-  const path = `${orgPath}/pushy/config/${encodeURIComponent(node)}`;
+  const path = `${orgPath}/pushy/config/${encodeURIComponent(node)}?ccpk=${encodeURIComponent(ccpk)}`;
   let res;
   try {
     res = await api.request('GET', path);

@@ -88,6 +88,13 @@ export const serverConfigSchema = z.strictObject({
   max_job_nodes: positive('nodes', 100_000),
   max_command_length: z.int().min(1).max(255).describe('a whole number of characters from 1 to 255').default(255),
   idle_timeout: positive('seconds', 60),
+  header_timeout: positive('seconds', 20),
+  request_timeout: positive('seconds', 60),
+  handshake_timeout: positive('seconds', 5),
+  max_event_streams: positive('event streams', 100),
+  max_connections_per_address: positive('connections', 1000),
+  // Unset: a tenth of the open-file limit the process has once started (see src/http/open-files.ts).
+  node_connection_reserve: z.int().min(0).describe('a whole number of open files, 0 or more').optional(),
   ui_session_timeout: positive('seconds', 3600),
   log_level: z.enum(logLevels).describe('one of :debug, :info, :warn, :error').default('info'),
   log_format: z.enum(logFormats).describe('one of :text, :json').default('text'),
@@ -158,6 +165,36 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     meaning: 'Seconds before a silent HTTP connection or an unanswering ZeroMQ peer is closed',
   },
   {
+    name: 'header_timeout',
+    default: '20',
+    meaning: "Seconds a client has to send a request's headers (408 past it)",
+  },
+  {
+    name: 'request_timeout',
+    default: '60',
+    meaning: 'Seconds to send a whole request (408 past it); at least header_timeout',
+  },
+  {
+    name: 'handshake_timeout',
+    default: '5',
+    meaning: 'Seconds a ZeroMQ peer has to finish its handshake before it is closed',
+  },
+  {
+    name: 'max_event_streams',
+    default: '100',
+    meaning: 'Event streams one user or client may hold open (429 past it)',
+  },
+  {
+    name: 'max_connections_per_address',
+    default: '1000',
+    meaning: 'HTTP connections one address may hold open on api_port (429 past it)',
+  },
+  {
+    name: 'node_connection_reserve',
+    default: 'a tenth of the open-file limit',
+    meaning: 'Open files kept for node connections; HTTP connections past it get 503',
+  },
+  {
     name: 'ui_session_timeout',
     default: '3600',
     meaning: 'Seconds a web dashboard sign-in lasts without a request; then it signs in again',
@@ -194,6 +231,11 @@ export function loadServerConfig(opts: ServerConfigSource = {}): { config: Serve
       throw new ConfigError('environment variable REDIS_URL', 0, 'redis_url', text);
     }
     config.redis_url = fromEnv;
+  }
+  if (config.header_timeout > config.request_timeout) {
+    // Node refuses a headers timeout longer than the request's, which covers the headers too.
+    const text = `header_timeout ${config.header_timeout} is longer than request_timeout ${config.request_timeout}`;
+    throw new ConfigError(file ?? SERVER_CONFIG_FILE_NAME, lineOf(file, 'header_timeout'), 'header_timeout', text);
   }
   if (config.processes > 1 && config.redis_url === undefined) {
     // The embedded file store is written by one process: several need the store they can share.

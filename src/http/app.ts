@@ -3,7 +3,8 @@
 import { Hono } from 'hono';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { InfraSystem } from '../../actors/system.js';
-import type { ClusterStatus } from '../api/status.js';
+import type { ClusterStatus, LimitsStatus } from '../api/status.js';
+import { EventStreams } from './event-streams.js';
 import { SignaturePool } from '../auth/signature-pool.js';
 import type { Logger } from '../lib/logger.js';
 import { authenticate, type AuthEnv } from './authenticate.js';
@@ -47,6 +48,10 @@ export interface AppOptions {
   cluster?: () => Promise<ClusterStatus>;
   /** Where dashboard sessions and failed sign-ins are kept: in memory unless given (a cluster keeps them in Redis). */
   signIns?: { sessions: Sessions; throttle: SignInThrottle };
+  /** The event streams each principal holds open (max_event_streams); unbounded when not given. */
+  streams?: EventStreams;
+  /** The open-file budget and the API's refusals, for GET /_status. */
+  budget?: () => LimitsStatus;
 }
 
 export function createApp(opts: AppOptions): Hono<AuthEnv> {
@@ -61,11 +66,12 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   app.notFound((c) => c.json({ error: ['not found'] }, 404));
 
   app.get('/_status', async (c) => {
-    const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false, opts.cluster);
+    const answer = await runningStatus(system, opts.push, opts.storeFailing?.() ?? false, opts.cluster, opts.budget);
     return c.json(answer.body, answer.code);
   });
   const now = opts.now ?? Date.now;
   const sessionSeconds = opts.uiSessionSeconds ?? DEFAULT_UI_SESSION_SECONDS;
+  const streams = opts.streams ?? new EventStreams(Infinity);
   app.route(
     UI,
     createUiApp({
@@ -76,6 +82,7 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
       log: opts.log,
       now,
       sessionSeconds,
+      streams,
     }),
   );
   app.use(
@@ -95,7 +102,7 @@ export function createApp(opts: AppOptions): Hono<AuthEnv> {
   groupRoutes(app, system);
   userRoutes(app, system);
   objectRoutes(app, system);
-  pushyRoutes(app, system);
+  pushyRoutes(app, system, streams);
   searchRoutes(app, system);
   return app;
 }

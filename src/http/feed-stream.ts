@@ -1,6 +1,7 @@
 // Feeds as `text/event-stream` responses (reference 6.5). The stream pulls from the feed's log as fast as the
 // reader takes it, so a slow reader holds back nothing but itself; one that falls too far behind gets a final
-// comment and its stream ends. A quiet stream gets `:keepalive` comments.
+// comment and its stream ends, and one whose connection stays full for keep_alive_time is dropped. A quiet stream
+// gets `:keepalive` comments.
 import { feedTimestamp } from '../api/job-feed.js';
 import type { JobBody } from '../api/push-jobs.js';
 import type { FeedEvent, FeedHub, FeedLog, FeedReader } from '../feeds/feed-hub.js';
@@ -15,6 +16,12 @@ export const SSE_HEADERS = {
   // Proxies such as nginx buffer responses unless told not to, and a feed must arrive as it happens.
   'X-Accel-Buffering': 'no',
 } as const;
+
+/** What the route wants to know of its stream: when it ends, and when its reader stopped reading (drop it). */
+export interface StreamHooks {
+  closed?: () => void;
+  stalled?: () => void;
+}
 
 /** `event: NAME\nid: ID\ndata: JSON\n\n`. */
 export function sseEvent(e: Pick<FeedEvent, 'id' | 'event' | 'data'>): string {
@@ -31,41 +38,65 @@ export function jobFeedResponse(
   job: string,
   lastEventId: string | undefined,
   summary: JobBody,
+  hooks: StreamHooks = {},
 ): Response {
   const log = feeds.jobLog(org, job);
   if (log === undefined) {
+    hooks.closed?.();
     const text = sseEvent({ id: 'job-1', event: 'summary', data: summary as unknown as Record<string, unknown> });
     return new Response(text, { headers: SSE_HEADERS });
   }
   const after = lastEventId === undefined ? undefined : log.seqOf(lastEventId);
-  return streamOf(feeds, log, after === undefined ? 1 : after + 1, []);
+  return streamOf(feeds, log, after === undefined ? 1 : after + 1, [], hooks);
 }
 
 /**
  * An organization's feed: no history without `Last-Event-ID`; the events after a known id; after an unknown or
  * expired one, `start_of_history` (stamped with the horizon) and every event kept. It never ends by itself.
  */
-export function orgFeedResponse(feeds: FeedHub, org: string, lastEventId: string | undefined): Response {
+export function orgFeedResponse(
+  feeds: FeedHub,
+  org: string,
+  lastEventId: string | undefined,
+  hooks: StreamHooks = {},
+): Response {
   const log = feeds.orgLog(org);
-  if (lastEventId === undefined) return streamOf(feeds, log, log.end, []);
+  if (lastEventId === undefined) return streamOf(feeds, log, log.end, [], hooks);
   const after = log.seqOf(lastEventId);
-  if (after !== undefined) return streamOf(feeds, log, after + 1, []);
+  if (after !== undefined) return streamOf(feeds, log, after + 1, [], hooks);
   const horizon = feeds.settings.now() - feeds.settings.orgExpirationMs;
   const start = sseEvent({
     id: 'start_id',
     event: 'start_of_history',
     data: { timestamp: feedTimestamp(horizon) },
   });
-  return streamOf(feeds, log, log.start, [start]);
+  return streamOf(feeds, log, log.start, [start], hooks);
 }
 
-function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[]): Response {
+function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[], hooks: StreamHooks): Response {
   const { keepAliveMs, readerAllowance } = feeds.settings;
   let reader: FeedReader | undefined;
   let cancelTimer: (() => void) | undefined;
+  /**
+   * Set while the stream holds as much as it may and its reader takes nothing: the connection is full. Held for
+   * keep_alive_time, the reader is dropped: it holds a connection, and its events, for nothing.
+   */
+  let stall: NodeJS.Timeout | undefined;
+  let left = false;
   const leave = () => {
     cancelTimer?.();
+    if (stall !== undefined) clearTimeout(stall);
+    if (left) return;
+    left = true;
     if (reader !== undefined) log.leave(reader);
+    hooks.closed?.();
+  };
+  const full = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if ((controller.desiredSize ?? 0) > 0 || hooks.stalled === undefined) return;
+    stall = setTimeout(() => {
+      hooks.stalled?.();
+      leave();
+    }, keepAliveMs);
   };
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -74,6 +105,8 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[])
         for (const text of preface) controller.enqueue(encoder.encode(text));
       },
       async pull(controller) {
+        if (stall !== undefined) clearTimeout(stall);
+        stall = undefined;
         const r = reader as FeedReader;
         for (;;) {
           if (r.dropped) {
@@ -85,7 +118,7 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[])
           if (e !== undefined) {
             r.next += 1;
             controller.enqueue(encoder.encode(sseEvent(e)));
-            if ((controller.desiredSize ?? 0) <= 0) return;
+            if ((controller.desiredSize ?? 0) <= 0) return full(controller);
             continue;
           }
           if (log.done) {
@@ -99,7 +132,10 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[])
           });
           cancelTimer?.();
           r.wake = null;
-          if (!woken) return controller.enqueue(encoder.encode(':keepalive\n\n'));
+          if (!woken) {
+            controller.enqueue(encoder.encode(':keepalive\n\n'));
+            return full(controller);
+          }
         }
       },
       cancel: leave,

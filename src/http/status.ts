@@ -2,7 +2,7 @@
 // then `pong`, or `degraded` while the store does not answer or its operations fail (reads are answered from
 // memory, writes refused). 503 unless `pong`, so a waiting script keeps waiting.
 import type { InfraSystem } from '../../actors/system.js';
-import type { ClusterStatus, ServerStatusBody } from '../api/status.js';
+import type { ClusterStatus, LimitsStatus, ServerStatusBody } from '../api/status.js';
 import { VERSION } from '../lib/version.js';
 import type { Store } from '../store/store.js';
 
@@ -18,8 +18,10 @@ export async function runningStatus(
   push: { status(): PushFigures } | undefined,
   storeFailing: boolean,
   cluster?: () => Promise<ClusterStatus>,
+  limits?: () => LimitsStatus,
 ): Promise<StatusAnswer> {
   const [state, member] = await Promise.all([system.store.state(), cluster?.()]);
+  const limitsNow = limits?.();
   const healthy = state === 'ok' && !storeFailing;
   return {
     body: {
@@ -34,6 +36,7 @@ export async function runningStatus(
         node_ignored: system.counters.snapshot('node_ignored'),
       },
       ...(member ? { cluster: member } : {}),
+      ...(limitsNow ? { limits: limitsNow } : {}),
     },
     code: healthy ? 200 : 503,
   };

@@ -25,6 +25,8 @@ export interface ProvisionTarget {
   clientPublicKeyPem: string;
   /** The same key as the keys API returns it. */
   clientPublicKeySpki: string;
+  /** The Curve public key (Z85) the worker's nodes connect with, named in every config request. */
+  ccpk: string;
 }
 
 const clientKeySchema = z.object({ public_key: z.string() });
@@ -117,7 +119,7 @@ export async function provisionNode(t: ProvisionTarget, name: string, known: Kno
     });
   }
   const asClient = new ApiClient({ baseUrl: t.baseUrl, userId: name, key: t.clientKey, timeoutMs: HTTP_TIMEOUT_MS });
-  const config = () => retried(() => fetchPushConfig(asClient, orgPath, name, t.clientKey));
+  const config = () => retried(() => fetchPushConfig(asClient, orgPath, name, t.clientKey, t.ccpk));
   try {
     return { config: await config(), reused };
   } catch (e) {

@@ -73,8 +73,10 @@ export class SimNode {
     private readonly sink: NodeSink,
     /** The connection this node shares with others, or null for one of its own. */
     private shared: SharedLink | null = null,
+    /** The Curve key pair its own connections present: the one its config requests name. */
+    private readonly curvePair: CurveKeys = curveKeyPair(),
   ) {
-    this.curve = config.curveServerKey === null || shared !== null ? null : curveKeyPair();
+    this.curve = config.curveServerKey === null || shared !== null ? null : curvePair;
     this.sender = this.newSender();
     this.watch = new SilenceWatch(config, now());
   }
@@ -100,7 +102,7 @@ export class SimNode {
     this.connection = null;
     this.config = config;
     this.shared = shared;
-    if (shared === null && config.curveServerKey !== null) this.curve ??= curveKeyPair();
+    if (shared === null && config.curveServerKey !== null) this.curve ??= this.curvePair;
     if (this.crashed) return; // restart() connects it
     this.connect();
     const fresh = this.connection as NodeLink | null;

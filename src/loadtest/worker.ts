@@ -57,6 +57,11 @@ class Worker {
    * may be sent to different processes, and a link can only carry nodes bound for the same channels.
    */
   private readonly links = new Map<string, SharedLink[]>();
+  /**
+   * The Curve key pair of every connection this worker opens, as one client process keeps one pair (reference 2.2):
+   * each node names it in its config requests, so the server admits it for each of them.
+   */
+  private readonly curve = curveKeyPair();
   private clientKey: KeyObject | undefined;
   /** Configs fetched again after silence: waiting, and in flight (at most --api-concurrency / workers). */
   private readonly refetchQueue: SimNode[] = [];
@@ -148,6 +153,7 @@ class Worker {
       clientKey,
       clientPublicKeyPem: i.clientPublicKeyPem,
       clientPublicKeySpki: toSpkiPem(i.clientPublicKeyPem) ?? '',
+      ccpk: this.curve.publicKey,
     };
     let done = 0;
     let reused = 0;
@@ -166,7 +172,8 @@ class Worker {
             `the server names ${unresolved.join(' and ')} for its ZeroMQ channels, and this machine cannot resolve ` +
               `that host: give the server a server_name its nodes can reach`,
           );
-        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, this.linkFor(p.config)));
+        const link = this.linkFor(p.config);
+        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, link, this.curve));
         done += 1;
         if (p.reused) reused += 1;
       });
@@ -204,7 +211,7 @@ class Worker {
     const last = group.at(-1);
     let link = last !== undefined && last.assigned < perLink ? last : group.find((l) => l.assigned < perLink);
     if (link === undefined) {
-      const curve = config.curveServerKey === null ? null : curveKeyPair();
+      const curve = config.curveServerKey === null ? null : this.curve;
       link = new SharedLink(this.init.org, config, curve, randomBytes(16).toString('hex'), {
         drop: (reason) => this.sink.drop(reason),
         error: (detail) => this.sink.error(`shared connection: ${detail}`),
@@ -256,7 +263,8 @@ class Worker {
     let retryAfterMs: number | undefined;
     try {
       const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: 10_000 });
-      const config = await fetchPushConfig(api, `/organizations/${encodeURIComponent(this.init.org)}`, node.name, key);
+      const orgPath = `/organizations/${encodeURIComponent(this.init.org)}`;
+      const config = await fetchPushConfig(api, orgPath, node.name, key, this.curve.publicKey);
       const old = node.config;
       if (endpointKey(config) === endpointKey(old) && config.sessionKey.equals(old.sessionKey)) outcome = 'same';
       else if (!this.stopping) {

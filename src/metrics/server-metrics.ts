@@ -2,7 +2,7 @@
 // transport's heartbeats and drops, node availability, actor crashes) is read when Prometheus scrapes, so the
 // heartbeat path pays nothing; requests and store writes are observed as they end, jobs through their feed.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ServerStatusBody } from '../api/status.js';
+import type { LimitsStatus, ServerStatusBody } from '../api/status.js';
 import type { Counters } from '../lib/counters.js';
 import { JobMetrics } from './job-metrics.js';
 
@@ -23,6 +23,8 @@ export interface MetricSources {
   counters: Counters;
   /** Whether store operations fail now (GET /_status says `degraded`). */
   storeFailing(): boolean;
+  /** The open-file budget and the API's refusals (GET /_status `limits`). */
+  limits?(): LimitsStatus | undefined;
 }
 
 /** From a cached read to a slow signed search. */
@@ -111,6 +113,42 @@ export class ServerMetrics {
       () => Object.entries(sources.push()?.dropped ?? {}).map(([reason, n]) => [{ reason }, n]),
       ['reason'],
     );
+    counterOf(
+      registers,
+      'infra_push_connections_refused_total',
+      'ZeroMQ connections refused in their handshake, by reason (curve_key_unknown, handshake_timeout, ...).',
+      () => Object.entries(sources.push()?.connections?.refused ?? {}).map(([reason, n]) => [{ reason }, n]),
+      ['reason'],
+    );
+    counterOf(
+      registers,
+      'infra_push_connections_closed_total',
+      'ZeroMQ connections closed after their handshake: peers gone, silent, or past the message size limit.',
+      () => [[{}, sources.push()?.connections?.closed_after_handshake ?? 0]],
+    );
+    counterOf(
+      registers,
+      'infra_http_refused_total',
+      'API connections and streams refused or closed, by the setting that did it (max_event_streams, ...).',
+      () => Object.entries(sources.limits?.()?.http.refused ?? {}).map(([reason, n]) => [{ reason }, n]),
+      ['reason'],
+    );
+    new Gauge({
+      name: 'infra_open_files',
+      help: 'Files the process holds open (node connections, API connections, feeds, the store).',
+      registers,
+      collect() {
+        this.set(sources.limits?.()?.files.open ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'infra_open_files_limit',
+      help: "The process's open-file limit (its soft RLIMIT_NOFILE).",
+      registers,
+      collect() {
+        this.set(sources.limits?.()?.files.limit ?? 0);
+      },
+    });
     counterOf(
       registers,
       'infra_actor_crashes_total',

@@ -30,6 +30,7 @@ import {
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
+import type { ZmqConnections } from './connection-watch.js';
 import { LagMeter } from './lag-meter.js';
 import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
@@ -40,6 +41,7 @@ import { ServerHeartbeats } from './server-heartbeats.js';
 import { recoverVote, type AwaitedVote } from '../../actors/push/vote-recovery.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { GatewayRoutes, type HubCluster } from './gateway-routes.js';
+import { PeerGate } from './peer-gate.js';
 
 type HubConfig = Pick<
   ServerConfig,
@@ -59,6 +61,7 @@ type HubConfig = Pick<
   | 'job_retention_days'
   | 'redis_url'
   | 'lease_ttl'
+  | 'handshake_timeout'
 >;
 
 type Channel = 'heartbeat' | 'command';
@@ -119,6 +122,8 @@ export class PushHub implements PushTransport {
   /** Votes recovered from a lost commit (written again) or a lost ack (read from the node's heartbeat). */
   private readonly votesRecovered: VotesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
   private readonly sessions: SessionKeys;
+  /** Bounds frames and handshakes, admits only Curve keys nodes named, and counts what it refused. */
+  private readonly gate: PeerGate;
   private readonly peers = new Map<string, Map<string, Peer>>();
   private curve: CurveKeys | null = null;
   private sockets: Sockets | undefined;
@@ -162,7 +167,8 @@ export class PushHub implements PushTransport {
       // A cluster's owner dies with its lease still running, and the nodes' config fetches back off meanwhile.
       takeover_grace_ms: config.redis_url === undefined ? 0 : 2 * config.lease_ttl * 1000,
     };
-    this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me);
+    this.gate = new PeerGate(config, now, `infra-push-${this.incarnationId}`);
+    this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me, this.gate.admitted);
     this.unsent = new Unsent(config.offline_threshold * config.heartbeat_interval + RECONNECT_GRACE_MAX_MS);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
@@ -187,7 +193,9 @@ export class PushHub implements PushTransport {
       heartbeatInterval: (this.config.idle_timeout * 1000) / 2,
       heartbeatTimeout: this.config.idle_timeout * 1000,
       ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
+      ...this.gate.routerOptions(this.curve !== null),
     };
+    if (this.curve) await this.gate.admitNamedKeysOnly();
     if (!receiveIntoOwnMemory())
       this.log.info('libzmq lacks ZMQ_ZERO_COPY_RECV: each message read holds its read buffer until it is collected');
     const heartbeat = new Router(options);
@@ -196,6 +204,8 @@ export class PushHub implements PushTransport {
     // sockets reconnect one by one), and a job's commit written then was lost. A peer past its high-water mark
     // then fails at once (EAGAIN: the message is lost, as the protocol allows) rather than holding the writer.
     const command = new Router({ ...options, mandatory: true });
+    this.gate.watch(heartbeat);
+    this.gate.watch(command);
     const report = (e: unknown) => this.log.error('send failed', { error: messageOf(e) });
     this.sockets = {
       heartbeat,
@@ -336,12 +346,13 @@ export class PushHub implements PushTransport {
   /**
    * `lifetime` is what remains of the key's life, so the client renews before it runs out. In a cluster the node
    * keeps its gateway while that member lives; else it gets the member rendezvous hashing picks among the live ones,
-   * which is told to read the session (so does the gateway it leaves, which stops accepting it).
+   * which is told to read the session (so does the gateway it leaves, which stops accepting it). `ccpk`, the
+   * requester's Curve key, is bound to the session (saved with it) and admitted while it lives.
    */
-  async openSession(org: string, node: string): Promise<SessionGrant> {
+  async openSession(org: string, node: string, ccpk?: string): Promise<SessionGrant> {
     const routes = this.routes;
     const before = this.sessions.gatewayOf(org, node);
-    const session = await this.sessions.open(org, node, routes?.choose(org, node));
+    const session = await this.sessions.open(org, node, routes?.choose(org, node), ccpk);
     routes?.sessionOpened(org, node, before, session.gateway);
     return {
       key: session.key,
@@ -400,6 +411,7 @@ export class PushHub implements PushTransport {
     votes_recovered: VotesRecovered;
     lag: PushLag;
     dropped: Record<string, number>;
+    connections: ZmqConnections;
   } {
     const since = this.now() - this.config.offline_threshold * this.config.heartbeat_interval;
     let connected = 0;
@@ -415,6 +427,7 @@ export class PushHub implements PushTransport {
         downs_deferred: this.downsDeferred,
       },
       dropped: this.drops.snapshot(),
+      connections: this.gate.figures(),
     };
   }
 
@@ -485,6 +498,7 @@ export class PushHub implements PushTransport {
     if (this.prober) clearInterval(this.prober);
     this.sockets?.heartbeat.close();
     this.sockets?.command.close();
+    this.gate.close();
   }
 
   private async receive(socket: Router, channel: Channel): Promise<void> {

@@ -4,18 +4,28 @@
 // In a cluster a session also names the node's gateway: the one member whose sockets may hear the node. A member
 // holds for verification only the keys of the nodes it is the gateway of, so a message captured at one gateway and
 // replayed to another is never accepted there; and an owner reads every node's gateway, to route job messages.
+// A session also names the Curve keys its node's config requests named (ccpk): the gateway's ZAP handler admits a
+// connection only with one of those (admitted-keys.ts).
 import { z } from 'zod';
 import { newSessionKey } from '../protocol/signing.js';
 import { sessionsCollection } from '../store/collections.js';
 import type { Store } from '../store/store.js';
+import { clientKeysField, withClientKey, type AdmittedKeys } from './admitted-keys.js';
 
-const sessionSchema = z.object({ key: z.string(), expires_at: z.number(), gateway: z.string().optional() });
+const sessionSchema = z.object({
+  key: z.string(),
+  expires_at: z.number(),
+  gateway: z.string().optional(),
+  ccpk: clientKeysField,
+});
 
 export interface Session {
   key: Buffer;
   expiresAt: number;
   /** The member id of the node's gateway; absent on one process. */
   gateway?: string;
+  /** The Curve public keys (Z85) the node named in its config requests: admitted while the session lives. */
+  ccpk: string[];
 }
 
 /** A session's gateway for a config request: `current` (absent for a new session) kept or replaced. */
@@ -48,6 +58,8 @@ export class SessionKeys {
     private readonly now: () => number,
     /** This member's id in a cluster: it verifies only its own nodes' messages. */
     private readonly me?: string,
+    /** The Curve keys this member's ZAP handler admits: those of the sessions it verifies. */
+    private readonly admitted?: AdmittedKeys,
   ) {}
 
   async load(orgs: readonly string[]): Promise<void> {
@@ -96,18 +108,25 @@ export class SessionKeys {
    * before it is returned, replaces the old one; clients renew late in the lifetime, so that is when keys turn.
    * In a cluster `gateway` picks the node's gateway: a live session that moves keeps its key.
    */
-  async open(org: string, node: string, gateway: GatewayChoice = () => undefined): Promise<Session> {
+  async open(org: string, node: string, gateway: GatewayChoice = () => undefined, ccpk?: string): Promise<Session> {
     const now = this.now();
     const live = this.byOrg.get(org)?.get(node) ?? this.elsewhere.get(org)?.get(node);
     const current = this.gateways.get(org)?.get(node);
     const chosen = gateway(current);
     const fresh = live !== undefined && (live.expiresAt - now) * 2 >= this.lifetimeSeconds * 1000;
-    if (fresh && chosen === current) return live;
+    const keys = fresh && ccpk !== undefined ? withClientKey(live.ccpk, ccpk) : undefined;
+    if (fresh && chosen === current && keys === undefined) return live;
     const session: Session = fresh
-      ? { ...live, ...(chosen === undefined ? {} : { gateway: chosen }) }
-      : { key: newSessionKey(), expiresAt: now + this.lifetimeSeconds * 1000, ...(chosen ? { gateway: chosen } : {}) };
-    await this.store.put(sessionsCollection(org), node, docOf(session));
+      ? { ...live, ...(chosen === undefined ? {} : { gateway: chosen }), ccpk: keys ?? live.ccpk }
+      : {
+          key: newSessionKey(),
+          expiresAt: now + this.lifetimeSeconds * 1000,
+          ...(chosen ? { gateway: chosen } : {}),
+          ccpk: ccpk ? [ccpk] : [],
+        };
+    // Kept in memory first: a second request meanwhile adds its key to this one's rather than replacing it.
     this.set(org, node, session);
+    await this.store.put(sessionsCollection(org), node, docOf(session));
     return session;
   }
 
@@ -159,19 +178,28 @@ export class SessionKeys {
     this.byOrg.delete(org);
     this.gateways.delete(org);
     this.elsewhere.delete(org);
+    this.admitted?.forgetOrg(org);
   }
 
   private take(org: string, node: string, raw: unknown): void {
     const parsed = sessionSchema.safeParse(raw);
     if (!parsed.success) return;
-    const { key, expires_at, gateway } = parsed.data;
-    this.set(org, node, { key: Buffer.from(key, 'base64'), expiresAt: expires_at, ...(gateway ? { gateway } : {}) });
+    const { key, expires_at, gateway, ccpk = [] } = parsed.data;
+    this.set(org, node, {
+      key: Buffer.from(key, 'base64'),
+      expiresAt: expires_at,
+      ...(gateway ? { gateway } : {}),
+      ccpk,
+    });
   }
 
   /** Keeps `s`: its gateway for routing, and its key for verifying where this member is the gateway. */
   private set(org: string, node: string, s: Session): void {
     if (s.gateway !== undefined) mapOf(this.gateways, org).set(node, s.gateway);
     else this.gateways.get(org)?.delete(node);
+    // Admitted on every member that read the session: a Curve key a config request named only opens a connection,
+    // and the messages on it verify only at the node's gateway (or where its gateway is gone, adoptOrphan).
+    this.admitted?.bind(org, node, s.ccpk, s.expiresAt);
     if (s.gateway === undefined || s.gateway === this.me) {
       mapOf(this.byOrg, org).set(node, s);
       this.elsewhere.get(org)?.delete(node);
@@ -182,14 +210,20 @@ export class SessionKeys {
   }
 
   private drop(org: string, node: string): void {
+    this.admitted?.bind(org, node, [], 0);
     this.byOrg.get(org)?.delete(node);
     this.gateways.get(org)?.delete(node);
     this.elsewhere.get(org)?.delete(node);
   }
 }
 
-function docOf(s: Session): { key: string; expires_at: number; gateway?: string } {
-  return { key: s.key.toString('base64'), expires_at: s.expiresAt, ...(s.gateway ? { gateway: s.gateway } : {}) };
+function docOf(s: Session): z.input<typeof sessionSchema> {
+  return {
+    key: s.key.toString('base64'),
+    expires_at: s.expiresAt,
+    ...(s.gateway ? { gateway: s.gateway } : {}),
+    ...(s.ccpk.length > 0 ? { ccpk: s.ccpk } : {}),
+  };
 }
 
 function mapOf<V>(maps: Map<string, Map<string, V>>, org: string): Map<string, V> {

@@ -3,11 +3,12 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { curveKeyPair } from 'zeromq';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { createMember, createOrg, createUser, keyPair, rawRequest, signedHeaders } from '../support/api-fixtures.js';
 import { startTestServer } from '../support/server.js';
 import { startJob, waitForJob } from '../support/push-api.js';
-import { ack, startTestNode } from '../support/test-node.js';
+import { ack, configPath, startTestNode } from '../support/test-node.js';
 
 // Eight intervals of silence before `down`: short enough for quick tests, long enough that a machine busy with
 // other test files does not see nodes flap.
@@ -143,7 +144,15 @@ t.test('push-jobs API', async (t) => {
     const pair = await keyPair(0);
     const n = await startTestNode(s, 'cfg-1', { run: ack() });
     t.teardown(() => n.stop());
-    const own = await s.as('cfg-1', pair.privateKeyPem).request('GET', `${PUSHY}/config/cfg-1`);
+    const asNode = s.as('cfg-1', pair.privateKeyPem);
+    const missing = await asNode.request('GET', `${PUSHY}/config/cfg-1`);
+    t.equal(missing.status, 400, 'with CurveZMQ on, a config request must name its Curve key');
+    t.match(missing.body, { error: [/ccpk/] });
+    const bad = await asNode.request('GET', `${PUSHY}/config/cfg-1?ccpk=${'~'.repeat(40)}`);
+    t.equal(bad.status, 400, 'a ccpk that is not 40 characters of Z85 is refused');
+    t.match(bad.body, { error: [/ccpk/] });
+    const ccpk = curveKeyPair().publicKey;
+    const own = await asNode.request('GET', configPath('default', 'cfg-1', ccpk));
     t.equal(own.status, 200);
     t.match(own.body, {
       push_jobs: {
@@ -163,7 +172,7 @@ t.test('push-jobs API', async (t) => {
       max_body_size: Number,
     });
 
-    const other = await s.as('cfg-1', pair.privateKeyPem).request('GET', `${PUSHY}/config/cfg-2`);
+    const other = await asNode.request('GET', configPath('default', 'cfg-2', ccpk));
     t.equal(other.status, 403);
     t.same(other.body, { error: ['Client and node name must match'] });
 
@@ -171,7 +180,7 @@ t.test('push-jobs API', async (t) => {
     const reader = await createMember(t, s, 'default', 'pj-reader', 2);
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['cfg-1'] });
     await n.waitForSent('ack_run', { where: (m) => m.job_id === id });
-    const read = await reader.request('GET', `${PUSHY}/config/cfg-1`);
+    const read = await reader.request('GET', configPath('default', 'cfg-1', curveKeyPair().publicKey));
     t.equal(read.status, 200, "a member reads a node's config");
     const encoded = (read.body as { encoded_session_key: { key: string } }).encoded_session_key.key;
     t.equal(decryptSessionKey(encoded, (await keyPair(2)).privateKeyPem).length, 32, 'the reader can decrypt its copy');

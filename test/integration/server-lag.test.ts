@@ -46,6 +46,7 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
       key: n.key.toString('hex'),
       incarnation: n.incarnation,
       firstSequence: n.sent.length + 1000,
+      curve: n.curvePair,
     })),
   };
   const worker = new Worker(new URL('../support/heartbeat-worker.js', import.meta.url), { workerData: data });

@@ -22,6 +22,8 @@ export const heartbeatWorkerDataSchema = z.object({
       incarnation: z.string(),
       /** Above every sequence the node used or will use before it stops, so the server's replay guard takes these. */
       firstSequence: z.int().nonnegative(),
+      /** The node's Curve key pair: the server admits only the one its config request named. */
+      curve: z.object({ publicKey: z.string(), secretKey: z.string() }).optional(),
     }),
   ),
 });
@@ -33,7 +35,7 @@ function beat(data: HeartbeatWorkerData): void {
       data.curveServerKey === null
         ? {}
         : (() => {
-            const pair = curveKeyPair();
+            const pair = n.curve ?? curveKeyPair();
             return {
               curveServerKey: data.curveServerKey,
               curvePublicKey: pair.publicKey,

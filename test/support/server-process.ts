@@ -21,6 +21,11 @@ export interface ServerProcessOptions {
   startTimeoutMs?: number;
   /** The line that says the server has started, its URL captured (default READY_LINE, for log_format :text). */
   readyLine?: RegExp;
+  /**
+   * The open-file limits the server starts with (util-linux's prlimit runs it, keeping its pid), for tests that
+   * drive it to its limit.
+   */
+  openFiles?: { soft: number; hard: number };
 }
 
 export interface ServerProcess {
@@ -122,7 +127,12 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
   });
 
   const launch = async (ports: ServerProcess['ports']): Promise<ServerProcess> => {
-    const child = spawn(process.execPath, [distBin('infra-server'), '-c', settingsFile], {
+    const command = [process.execPath, distBin('infra-server'), '-c', settingsFile];
+    const limited =
+      opts.openFiles === undefined
+        ? command
+        : ['prlimit', `--nofile=${opts.openFiles.soft}:${opts.openFiles.hard}`, ...command];
+    const child = spawn(limited[0] as string, limited.slice(1), {
       cwd: dir,
       env: childEnv(opts.env),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -139,9 +139,14 @@ export class TestNode {
     private readonly clientKeyPem: string | null = null,
     /** Fetch the config again after the client's silence (TestNodeOptions.follow). */
     public follow = false,
+    /**
+     * The Curve key pair of this node's connections, kept for its whole life as a client process keeps one: the
+     * server admits it because the node named it (`ccpk`) in its config requests.
+     */
+    readonly curvePair: { publicKey: string; secretKey: string } = curveKeyPair(),
   ) {
     this.script = script;
-    this.curve = TestNode.curveOptions(config.curve_public_key);
+    this.curve = this.curveOptions(config.curve_public_key);
     this.events.setMaxListeners(0);
     this.watch = new SilenceWatch(
       {
@@ -153,9 +158,9 @@ export class TestNode {
     this.dealers = this.open(0);
   }
 
-  private static curveOptions(serverKey: string | null): TestNode['curve'] {
+  private curveOptions(serverKey: string | null): TestNode['curve'] {
     if (serverKey === null) return {};
-    const pair = curveKeyPair();
+    const pair = this.curvePair;
     return { curveServerKey: serverKey, curvePublicKey: pair.publicKey, curveSecretKey: pair.secretKey };
   }
 
@@ -190,7 +195,7 @@ export class TestNode {
     if (this.clientKeyPem === null) throw new Error(`${this.name} has no client key to fetch its config with`);
     const res = await this.server
       .as(this.name, this.clientKeyPem)
-      .request('GET', `/organizations/${this.org}/pushy/config/${this.name}`);
+      .request('GET', configPath(this.org, this.name, this.curvePair.publicKey));
     if (res.status !== 200) throw new Error(`config of ${this.name}: ${res.status} ${JSON.stringify(res.body)}`);
     const next = pushConfigSchema.parse(res.body);
     if (this.closed) return false;
@@ -205,7 +210,7 @@ export class TestNode {
       next.curve_public_key !== was.curve_public_key;
     if (!moved) return false;
     this.refetches.moved += 1;
-    if (next.curve_public_key !== was.curve_public_key) this.curve = TestNode.curveOptions(next.curve_public_key);
+    if (next.curve_public_key !== was.curve_public_key) this.curve = this.curveOptions(next.curve_public_key);
     this.reconnect(0);
     return true;
   }
@@ -541,7 +546,8 @@ async function registeredNode(
 ): Promise<TestNode> {
   const pair = await keyPair(0);
   if (!existing) await createObjects(name, org, by, pair.publicKeyPem);
-  const res = await server.as(name, pair.privateKeyPem).request('GET', `/organizations/${org}/pushy/config/${name}`);
+  const curve = curveKeyPair();
+  const res = await server.as(name, pair.privateKeyPem).request('GET', configPath(org, name, curve.publicKey));
   if (res.status !== 200) throw new Error(`config of ${name}: ${res.status} ${JSON.stringify(res.body)}`);
   const config = pushConfigSchema.parse(res.body);
   return new TestNode(
@@ -552,7 +558,14 @@ async function registeredNode(
     config,
     script,
     pair.privateKeyPem,
+    false,
+    curve,
   );
+}
+
+/** The config endpoint naming the node's Curve public key, as the client asks it (reference 2.2). */
+export function configPath(org: string, node: string, ccpk: string): string {
+  return `/organizations/${org}/pushy/config/${node}?ccpk=${encodeURIComponent(ccpk)}`;
 }
 
 async function createObjects(name: string, org: string, by: ApiClient, publicKeyPem: string): Promise<void> {

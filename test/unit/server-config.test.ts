@@ -50,6 +50,11 @@ t.test('without a file every setting has its default', async (t) => {
     max_job_nodes: 100_000,
     max_command_length: 255,
     idle_timeout: 60,
+    header_timeout: 20,
+    request_timeout: 60,
+    handshake_timeout: 5,
+    max_event_streams: 100,
+    max_connections_per_address: 1000,
     ui_session_timeout: 3600,
     log_level: 'info',
     log_format: 'text',
@@ -91,6 +96,12 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
       'max_job_nodes 5000',
       'max_command_length 100',
       'idle_timeout 30',
+      'header_timeout 5',
+      'request_timeout 30',
+      'handshake_timeout 2',
+      'max_event_streams 10',
+      'max_connections_per_address 50',
+      'node_connection_reserve 500',
       'ui_session_timeout 900',
       'log_level :debug',
       'log_format :json',
@@ -130,6 +141,12 @@ t.test('every setting is read from push-jobs-server.rb in the working folder', a
     max_job_nodes: 5000,
     max_command_length: 100,
     idle_timeout: 30,
+    header_timeout: 5,
+    request_timeout: 30,
+    handshake_timeout: 2,
+    max_event_streams: 10,
+    max_connections_per_address: 50,
+    node_connection_reserve: 500,
     ui_session_timeout: 900,
     log_level: 'debug',
     log_format: 'json',
@@ -263,7 +280,13 @@ t.test('the README table documents every setting in schema order with its defaul
   const defaults: Record<string, unknown> = serverConfigSchema.parse({});
   for (const doc of SERVER_SETTINGS_DOC) {
     t.ok(doc.meaning.length > 0 && doc.meaning.length <= 80, `${doc.name} has a short meaning`);
-    const machineDependent = ['server_name', 'redis_url', 'metrics_port', 'signature_threads'];
+    const machineDependent = [
+      'server_name',
+      'redis_url',
+      'metrics_port',
+      'signature_threads',
+      'node_connection_reserve',
+    ];
     if (machineDependent.includes(doc.name)) continue;
     t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
   }
@@ -284,6 +307,17 @@ t.test('metrics are off unless metrics_port is set; a bad metrics setting names 
   const err = configErrorOf(() => loadText(t, 'metrics_port 9464.5'));
   t.equal(err.line, 1);
   t.equal(err.setting, 'metrics_port');
+});
+
+t.test('header_timeout cannot be longer than request_timeout, which covers the headers too', async (t) => {
+  t.equal(
+    errorText(t, 'request_timeout 10\nheader_timeout 30'),
+    'push-jobs-server.rb:2: header_timeout 30 is longer than request_timeout 10',
+  );
+  t.equal(
+    errorText(t, 'max_event_streams 0'),
+    'push-jobs-server.rb:1: max_event_streams: expected a whole number of event streams greater than 0, got 0',
+  );
 });
 
 t.test('max_command_length cannot pass what the wire carries', async (t) => {

@@ -5,6 +5,7 @@ import type { JobSummaryBody, NodeStateBody } from '../../../src/api/push-jobs.j
 import { httpDate } from '../../../src/lib/clock.js';
 import { newGuid } from '../../../src/lib/ids.js';
 import { envelopeFor } from '../../../src/protocol/messages.js';
+import { curveKeyBytes } from '../../../src/protocol/z85.js';
 import { newJob, resolveQuorum } from '../../push/job-machine.js';
 import type { JobOptions, JobState } from '../../push/job-model.js';
 import { accessFor, orgUri } from '../access.js';
@@ -34,7 +35,8 @@ export type PushOp =
   /** What the requestor may do with jobs: `{ read, write }`, so a page offers only what the org would allow. */
   | { type: 'get_push_access' }
   | { type: 'get_node_state'; node: string }
-  | { type: 'get_push_config'; node: string };
+  /** `ccpk`: the requester's Curve public key, Z85, as the query string gave it (reference 2.2). */
+  | { type: 'get_push_config'; node: string; ccpk?: string };
 
 /** Reference 6.1: `pushy_job_readers`/`pushy_job_writers` when they exist; else members read, admins write. */
 export function pushAccess(state: OrgState, ctx: RequestContext): { read: boolean; write: boolean } {
@@ -134,7 +136,13 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
       const allowed = r.kind === 'client' ? r.name === op.node && !r.validator : may.read;
       if (!allowed)
         return { reply: r.kind === 'client' ? fail(403, 'Client and node name must match') : forbidden('read') };
-      return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node }] };
+      // With CurveZMQ only the keys named here are admitted, so a request that names none could not connect.
+      if (!env.push.curve) return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node }] };
+      if (op.ccpk === undefined)
+        return { reply: fail(400, "Missing ccpk: name the client's Curve public key (?ccpk=Z85 key)") };
+      if (curveKeyBytes(op.ccpk) === undefined)
+        return { reply: fail(400, 'Bad ccpk: a Curve public key is 40 characters of Z85') };
+      return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node, ccpk: op.ccpk }] };
     }
   }
 }

@@ -7,9 +7,27 @@ import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
 import { askOrg, param, queryOrg, route, send, type Ctx } from '../respond.js';
 import { jobStartSchema, type JobBody } from '../../api/push-jobs.js';
-import { jobFeedResponse, orgFeedResponse } from '../feed-stream.js';
+import { jobFeedResponse, orgFeedResponse, type StreamHooks } from '../feed-stream.js';
+import { EventStreams } from '../event-streams.js';
 
-export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
+export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem, streams = new EventStreams(Infinity)): void {
+  /**
+   * Counts the stream against its principal's max_event_streams (a client is one of its organization's), and drops a
+   * reader whose connection stays full for keep_alive_time by closing it; undefined when the principal is at the cap.
+   */
+  const hooksFor = (c: Ctx): StreamHooks | undefined => {
+    const { kind, name } = c.get('rc').requestor;
+    const closed = streams.enter(kind === 'user' ? `user:${name}` : `client:${c.get('orgName') ?? ''}/${name}`);
+    if (closed === undefined) return undefined;
+    const socket = c.env?.incoming?.socket;
+    return {
+      closed,
+      stalled: () => {
+        streams.stalled();
+        socket?.destroy();
+      },
+    };
+  };
   const base = '/organizations/:org/pushy';
   route(app, `${base}/jobs`, {
     GET: (c) => askOrg(c, system, { type: 'list_jobs', ...jobPage(c.req.query('offset'), c.req.query('limit')) }),
@@ -56,8 +74,10 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       const id = param(c, 'id');
       const reply = await queryOrg(c, system, { type: 'get_job', id });
       if (reply.status !== 200) return send(c, reply);
+      const hooks = hooksFor(c);
+      if (hooks === undefined) return c.json(streams.refusal(), 429);
       const org = c.get('orgName') as string;
-      return jobFeedResponse(system.feeds, org, id, c.req.header('Last-Event-ID'), reply.body as JobBody);
+      return jobFeedResponse(system.feeds, org, id, c.req.header('Last-Event-ID'), reply.body as JobBody, hooks);
     },
   });
   route(app, `${base}/job_status_feed`, {
@@ -65,7 +85,9 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       acceptsEventStream(c);
       const reply = await queryOrg(c, system, { type: 'watch_jobs' });
       if (reply.status !== 200) return send(c, reply);
-      return orgFeedResponse(system.feeds, c.get('orgName') as string, c.req.header('Last-Event-ID'));
+      const hooks = hooksFor(c);
+      if (hooks === undefined) return c.json(streams.refusal(), 429);
+      return orgFeedResponse(system.feeds, c.get('orgName') as string, c.req.header('Last-Event-ID'), hooks);
     },
   });
   route(app, `${base}/node_states`, {
@@ -75,7 +97,14 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
     GET: (c) => askOrg(c, system, { type: 'get_node_state', node: param(c, 'node') }),
   });
   route(app, `${base}/config/:node`, {
-    GET: (c) => askOrg(c, system, { type: 'get_push_config', node: param(c, 'node') }),
+    GET: (c) => {
+      const ccpk = c.req.query('ccpk');
+      return askOrg(c, system, {
+        type: 'get_push_config',
+        node: param(c, 'node'),
+        ...(ccpk === undefined ? {} : { ccpk }),
+      });
+    },
   });
 }
 

@@ -6,6 +6,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { InfraSystem } from '../../../actors/system.js';
 import type { RequestContext } from '../../../actors/shared/reply.js';
 import type { Logger } from '../../lib/logger.js';
+import type { EventStreams } from '../event-streams.js';
 import type { RequestLimits } from '../limits.js';
 import type { Session, Sessions } from './sessions.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
@@ -29,6 +30,8 @@ export interface UiDeps {
   now: () => number;
   /** Seconds a session lasts without a request: its cookie's Max-Age. */
   sessionSeconds: number;
+  /** The event streams each user holds open (max_event_streams), the API's and the dashboard's together. */
+  streams?: EventStreams;
 }
 
 /** A request the dashboard refuses or cannot answer: an error page with this status and message. */

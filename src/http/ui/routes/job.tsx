@@ -45,7 +45,14 @@ export function jobPageRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
   app.get('/orgs/:org/jobs/:id/events', async (c) => {
     const { org, id } = c.req.param();
     const summary = await jobOf(c, deps, org, id);
-    return jobFeedResponse(deps.system.feeds, org, id, c.req.header('Last-Event-ID'), summary);
+    const closed = deps.streams === undefined ? () => {} : deps.streams.enter(`user:${c.get('session').username}`);
+    if (closed === undefined) throw new PageError(429, 'Too many event streams open (max_event_streams).');
+    const socket = c.env?.incoming?.socket;
+    const stalled = () => {
+      deps.streams?.stalled();
+      socket?.destroy();
+    };
+    return jobFeedResponse(deps.system.feeds, org, id, c.req.header('Last-Event-ID'), summary, { closed, stalled });
   });
 
   app.post('/orgs/:org/jobs/:id/abort', async (c) => {

@@ -1,0 +1,69 @@
+// What a hub's routers let in (issue: hostile peers cost nothing): messages no larger than the protocol allows,
+// refused by libzmq before they are buffered; handshakes that finish within handshake_timeout; and, with CurveZMQ,
+// only client keys a node named in a config request (ZAP). It also counts what its routers refused and closed.
+import type { Socket } from 'zeromq';
+import { MAX_HEADER_SIZE } from '../protocol/frames.js';
+import { AdmittedKeys } from './admitted-keys.js';
+import { ConnectionWatch, type ZmqConnections } from './connection-watch.js';
+import { registerZapDomain } from './zap.js';
+
+/**
+ * Added to the largest frame the protocol allows: a Curve MESSAGE command wraps each frame in about 33 bytes
+ * (command name, flags, nonce, MAC), and frame lengths are counted as libzmq reads them off the wire.
+ */
+const FRAME_MARGIN = 1024;
+
+export interface GateSettings {
+  max_body_size: number;
+  handshake_timeout: number;
+}
+
+export class PeerGate {
+  readonly admitted: AdmittedKeys;
+  private readonly connections = new ConnectionWatch();
+  private unregister: (() => void) | undefined;
+
+  constructor(
+    private readonly settings: GateSettings,
+    now: () => number,
+    /** This hub's ZAP domain: unique in the process, which may run several hubs (tests do). */
+    private readonly domain: string,
+  ) {
+    this.admitted = new AdmittedKeys(now);
+  }
+
+  /**
+   * The options both routers take. libzmq closes a peer whose frame is larger than `maxMessageSize` as soon as it
+   * reads the frame's length, before buffering any of it. With CurveZMQ, every handshake asks this gate's ZAP
+   * domain, and one with no ZAP handler to ask is refused rather than admitted.
+   */
+  routerOptions(curve: boolean) {
+    return {
+      maxMessageSize: MAX_HEADER_SIZE + this.settings.max_body_size + FRAME_MARGIN,
+      handshakeInterval: this.settings.handshake_timeout * 1000,
+      ...(curve ? { zapDomain: this.domain, zapEnforceDomain: true } : {}),
+    };
+  }
+
+  /** Admits from now on only the Curve keys that live sessions name; called before the routers bind. */
+  async admitNamedKeysOnly(): Promise<void> {
+    this.unregister ??= await registerZapDomain(this.domain, (key) => {
+      const refusal = this.admitted.refusal(key);
+      if (refusal !== undefined) this.connections.refuse(refusal);
+      return refusal;
+    });
+  }
+
+  watch(socket: Socket): void {
+    this.connections.watch(socket);
+  }
+
+  figures(): ZmqConnections {
+    return this.connections.figures();
+  }
+
+  close(): void {
+    this.unregister?.();
+    this.unregister = undefined;
+  }
+}
