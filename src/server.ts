@@ -248,6 +248,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       // The setting-up member holds every partition until it hands them over: it reads their inboxes meanwhile.
       if (setsUp) for (const p of ALL_PARTITIONS) if (p !== 'global') await started.link.link.serve(p);
       await member.run(partitionPorts(system, redisStore, started.link.link, orgFeed));
+      hub.sessionsRead();
     }
     const app = createApp({
       system,

@@ -35,6 +35,12 @@ export interface ClusterMemberOptions {
 /** Where a partition's requests go: this process, another member's API, or nowhere right now (a take-over). */
 export type Owner = { kind: 'here' } | { kind: 'member'; member: Member } | { kind: 'none' };
 
+/**
+ * A member's leases last as long as its registration; they are also checked this often, in case a key was changed
+ * by hand (their check costs a command each).
+ */
+const LEASE_CHECK_EVERY_MS = 30_000;
+
 /** How long a partition's owner as read from Redis is trusted before it is read again. */
 const OWNER_CACHE_MS = 1000;
 
@@ -74,10 +80,22 @@ export class ClusterMember {
       },
     });
     const me: Member = { id, url, host: hostname(), pid: process.pid, started_at: Date.now() };
-    this.members = new Members(store.redis, store.keyPrefix, me, this.leases.ttlMs, (members) => {
-      log.info('cluster members changed', { members: members.map((m) => m.id) });
-      for (const listener of this.membersListeners) listener(members);
-    });
+    this.members = new Members(
+      store.redis,
+      store.keyPrefix,
+      me,
+      this.leases.ttlMs,
+      (members) => {
+        log.info('cluster members changed', { members: members.map((m) => m.id) });
+        for (const listener of this.membersListeners) listener(members);
+      },
+      (sent, lapsed) => {
+        if (lapsed && this.leases.partitions().length > 0)
+          log.warn('this server’s registration had lapsed (paused, or cut off from Redis): its leases are checked');
+        return this.leases.registered(sent, lapsed);
+      },
+      () => this.leases.clock(),
+    );
     store.fenceWith(this.leases);
   }
 
@@ -97,7 +115,7 @@ export class ClusterMember {
   async join(): Promise<void> {
     await this.members.beat();
     this.members.start();
-    this.leases.start();
+    this.leases.start(LEASE_CHECK_EVERY_MS);
   }
 
   /**

@@ -1,16 +1,23 @@
-// The leases this process holds on partitions, and the tokens its store writes under. A lease is a Redis key with
-// a time to live holding `epoch:member`; the epoch rises with every new lease, and every write checks the token
-// inside Redis (src/store/redis-scripts.ts), so no consensus of our own is needed: Redis is the one place that
-// decides who may write.
+// The leases this process holds on partitions, and the tokens its store writes under. A lease is a Redis key
+// holding `epoch:member`; the epoch rises with every new lease, and every write checks the token inside Redis
+// (src/store/redis-scripts.ts), so no consensus of our own is needed: Redis is the one place that decides who may
+// write.
 //
-// Locally a lease counts as valid only until its time to live, measured from when the last renewal that succeeded
-// was sent, runs out (less a margin): past that another process may hold it, so this one stops writing before it
-// could have passed. A renewal that finds the epoch unchanged brings the lease back (nobody took it, so nobody
-// else wrote); one that finds another epoch loses it; one that finds no epoch at all says Redis lost the
-// partition's data, and the lease is taken again so that what this process holds can be written back.
+// A lease lasts as long as its member's registration (members.ts), which the member renews a third of the time to
+// live apart: one renewal for every lease it holds, so Redis's load does not grow with the partitions held. Another
+// member takes a lease only from a member whose registration ran out (checked in Redis just before, then taken only
+// if the lease is still what it read). Locally a lease counts as valid until the time to live, measured from when
+// the last registration renewal that succeeded was sent, runs out (less a margin): past that another process may
+// hold it, so this one stops writing before it could have passed.
+//
+// After a renewal that finds the registration had lapsed (the process was paused, or cut off from Redis), every
+// lease is checked: one whose epoch is unchanged comes back (nobody took it, so nobody else wrote); one with
+// another epoch is lost; one whose epoch is gone says Redis lost the partition's data, and the lease is taken
+// again so that what this process holds can be written back. Standalone holders (holdEveryPartition), which no
+// registration backs, check their leases on a timer instead.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { epochKey, leaseKey } from '../store/keys.js';
+import { epochKey, leaseKey, memberExpiryKey } from '../store/keys.js';
 import type { Fencing } from '../store/fencing.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
 import { withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
@@ -81,19 +88,39 @@ export class Leases implements Fencing {
     return token === undefined ? undefined : Number(token.slice(0, token.indexOf(':')));
   }
 
-  /** Takes the lease if it is free; true when this process holds it afterwards. */
+  /**
+   * Takes the lease if it is free, or held by a member whose registration ran out (by Redis's clock); true when
+   * this process holds it afterwards.
+   */
   async acquire(partition: Partition): Promise<boolean> {
     if (this.held.has(partition)) return true;
     const sent = this.now();
-    const token = await this.redis.leaseAcquire(
-      leaseKey(this.prefix, partition),
-      epochKey(this.prefix, partition),
-      this.member,
-      this.ttlMs,
-    );
+    const lease = leaseKey(this.prefix, partition);
+    const current = (await this.redis.get(lease)) ?? '';
+    const holder = current.slice(current.indexOf(':') + 1);
+    if (current !== '' && holder !== this.member) {
+      if ((await this.redis.memberAlive(memberExpiryKey(this.prefix), holder)) === 1) return false;
+    }
+    const token = await this.redis.leaseTake(lease, epochKey(this.prefix, partition), this.member, current);
     if (token === null) return false;
     this.held.set(partition, { token, validUntil: this.validFrom(sent) });
     return true;
+  }
+
+  /**
+   * This member's registration was renewed by a beat sent at `sent` (this class's clock). Had it lapsed before, the
+   * leases are checked first; else none can have passed to another, and each is good for another time to live.
+   */
+  registered(sent: number, lapsed: boolean): Promise<void> {
+    if (lapsed) return this.renew();
+    const validUntil = this.validFrom(sent);
+    for (const held of this.held.values()) if (validUntil > held.validUntil) held.validUntil = validUntil;
+    return Promise.resolve();
+  }
+
+  /** The clock the leases' validity runs on (a registration's `sent` is read from it). */
+  clock(): number {
+    return this.now();
   }
 
   /** Lets the lease go (after the partition's writes settled), so another process may take it at once. */
@@ -104,9 +131,12 @@ export class Leases implements Fencing {
     await this.redis.leaseRelease(leaseKey(this.prefix, partition), held.token);
   }
 
-  /** Renews every lease a third of the time to live apart. */
-  start(): void {
-    this.timer ??= setInterval(() => void this.renew(), this.ttlMs / 3);
+  /**
+   * Checks every lease `everyMs` apart: a third of the time to live for a standalone holder, whose checks are what
+   * keeps its leases valid; seldom for a member, whose registration does that, in case a key was changed by hand.
+   */
+  start(everyMs = this.ttlMs / 3): void {
+    this.timer ??= setInterval(() => void this.renew(), everyMs);
     this.timer.unref();
   }
 
@@ -119,7 +149,7 @@ export class Leases implements Fencing {
     if (this.opts.closeWhenStopped) await this.redis.quit().catch(() => undefined);
   }
 
-  /** One round of renewals (one at a time: a round started while one runs waits for it). */
+  /** One round of checks (one at a time: a round started while one runs waits for it). */
   renew(): Promise<void> {
     this.renewing ??= this.renewAll().finally(() => (this.renewing = undefined));
     return this.renewing;
@@ -132,11 +162,10 @@ export class Leases implements Fencing {
         const sent = this.now();
         let answer: number;
         try {
-          answer = await this.redis.leaseRenew(
+          answer = await this.redis.leaseCheck(
             leaseKey(this.prefix, partition),
             epochKey(this.prefix, partition),
             held.token,
-            this.ttlMs,
           );
         } catch {
           return; // Redis away: the token lapses on its own, and the next round asks again.

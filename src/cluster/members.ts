@@ -1,5 +1,6 @@
 // The cluster's members: every server process registers itself in Redis with a time to live and refreshes it, and
 // each refresh answers who else is alive. Expiry is judged by Redis's clock, so the hosts' clocks never matter.
+import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { memberExpiryKey, membersKey } from '../store/keys.js';
 import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
@@ -30,17 +31,25 @@ export class Members {
     readonly me: Member,
     private readonly ttlMs: number,
     private readonly changed: (members: readonly Member[]) => void = () => undefined,
+    /**
+     * A renewal went through: `sent` when it was sent (read from `clock`), `lapsed` when the registration had run
+     * out before it (the leases it backs are checked then, leases.ts).
+     */
+    private readonly renewed: (sent: number, lapsed: boolean) => Promise<void> | void = () => undefined,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** Registers (or refreshes) this member and answers the live members, sorted by id. */
   async beat(): Promise<readonly Member[]> {
-    const raw = await this.redis.memberBeat(
+    const sent = this.clock();
+    const [lapsed, ...raw] = await this.redis.memberBeat(
       membersKey(this.prefix),
       memberExpiryKey(this.prefix),
       this.me.id,
       JSON.stringify(this.me),
       this.ttlMs,
     );
+    await this.renewed(sent, lapsed === '1');
     const members = raw
       .flatMap((json) => {
         const parsed = memberSchema.safeParse(safeJson(json));

@@ -61,34 +61,33 @@ if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('SADD', 
 return redis.call('HGET', KEYS[1], ARGV[1])
 `;
 
-// KEYS: the lease, the epoch. ARGV: member id, ttl ms. A free lease is taken with a new epoch, higher than every
-// earlier one and than Redis's clock in microseconds, so epochs keep rising even after Redis lost the counter.
-// Answers the token `epoch:member`, or false when another holds the lease.
-const LEASE_ACQUIRE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+// KEYS: the lease, the epoch. ARGV: member id, the holder expected (empty: none). Takes the lease only when it is
+// still what the caller read: free, or the token of a member the caller found gone. The new epoch is the old one
+// plus one, or Redis's clock in microseconds when that is higher, so epochs keep rising even after Redis lost its
+// counter. A lease has no time to live: it lasts as long as its member's registration (MEMBER_BEAT), which is what
+// every member renews, so holding 65 partitions costs no more than holding one.
+const LEASE_TAKE = `
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return false end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
 redis.call('SET', KEYS[2], string.format('%d', epoch))
 local token = string.format('%d', epoch) .. ':' .. ARGV[1]
-redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+redis.call('SET', KEYS[1], token)
 return token
 `;
 
-// KEYS: the lease, the epoch. ARGV: token, ttl ms. 1: renewed (also when the lease had run out but nobody took it
-// since: the epoch is still the token's, so nobody else wrote). 0: another took it. -1: the epoch is gone, so
-// Redis lost the partition's data. The usual case, the lease still the token's, costs two commands: every
-// process renews every lease it holds a third of the time to live apart.
-const LEASE_RENEW = `
+// KEYS: the lease, the epoch. ARGV: token. 1: still the token's (also when the lease was deleted but nobody took
+// it since: the epoch is still the token's, so nobody else wrote, and the lease is set again). 0: another took it.
+// -1: the epoch is gone, so Redis lost the partition's data. Asked only when a member's registration had lapsed,
+// or when Redis refused a write, and on a slow timer.
+const LEASE_CHECK = `
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
+if holder == ARGV[1] then return 1 end
 local epoch = redis.call('GET', KEYS[2])
 if not epoch then return -1 end
 if not holder and string.sub(ARGV[1], 1, #epoch + 1) == epoch .. ':' then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], ARGV[1])
   return 1
 end
 return 0
@@ -102,10 +101,13 @@ return 0
 
 // KEYS: the members' descriptions, their expiry set. ARGV: member id, description, ttl ms. Registers or refreshes
 // the member, forgets the members whose registration ran out (by Redis's clock, so hosts' clocks do not matter),
-// and answers the live members' descriptions.
+// and answers whether this member's registration had lapsed ('1': it was gone, or ran out, before this beat), then
+// the live members' descriptions.
 const MEMBER_BEAT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local mine = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local lapsed = (not mine or tonumber(mine) < now) and '1' or '0'
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 if #gone > 0 then
   redis.call('ZREM', KEYS[2], unpack(gone))
@@ -115,7 +117,18 @@ if ARGV[2] ~= '' then
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 end
-return redis.call('HVALS', KEYS[1])
+local answer = redis.call('HVALS', KEYS[1])
+table.insert(answer, 1, lapsed)
+return answer
+`;
+
+// KEYS: the members' expiry set. ARGV: member id. 1 while the member's registration runs (by Redis's clock).
+const MEMBER_ALIVE = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return tonumber(score) >= now and 1 or 0
 `;
 
 // KEYS: as MEMBER_BEAT. ARGV: member id. A member leaving on purpose is forgotten at once.
@@ -129,11 +142,12 @@ export interface ScriptCommands {
   fencedWrite(keys: readonly string[], args: readonly (string | number)[]): Promise<number>;
   fencedDrop(lease: string, registry: string, token: string, prefix: string, collection: string): Promise<number>;
   createDoc(key: string, registry: string, id: string, doc: string, collection: string): Promise<string>;
-  leaseAcquire(lease: string, epoch: string, member: string, ttlMs: number): Promise<string | null>;
-  leaseRenew(lease: string, epoch: string, token: string, ttlMs: number): Promise<number>;
+  leaseTake(lease: string, epoch: string, member: string, expected: string): Promise<string | null>;
+  leaseCheck(lease: string, epoch: string, token: string): Promise<number>;
   leaseRelease(lease: string, token: string): Promise<number>;
   memberBeat(members: string, expiry: string, id: string, description: string, ttlMs: number): Promise<string[]>;
   memberLeave(members: string, expiry: string, id: string): Promise<number>;
+  memberAlive(expiry: string, id: string): Promise<number>;
 }
 
 const defined = new WeakSet<RedisClient>();
@@ -144,11 +158,12 @@ export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
     redis.defineCommand('fencedWriteRaw', { lua: FENCED_WRITE });
     redis.defineCommand('fencedDrop', { lua: FENCED_DROP, numberOfKeys: 2 });
     redis.defineCommand('createDoc', { lua: CREATE_DOC, numberOfKeys: 2 });
-    redis.defineCommand('leaseAcquire', { lua: LEASE_ACQUIRE, numberOfKeys: 2 });
-    redis.defineCommand('leaseRenew', { lua: LEASE_RENEW, numberOfKeys: 2 });
+    redis.defineCommand('leaseTake', { lua: LEASE_TAKE, numberOfKeys: 2 });
+    redis.defineCommand('leaseCheck', { lua: LEASE_CHECK, numberOfKeys: 2 });
     redis.defineCommand('leaseRelease', { lua: LEASE_RELEASE, numberOfKeys: 1 });
     redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 2 });
     redis.defineCommand('memberLeave', { lua: MEMBER_LEAVE, numberOfKeys: 2 });
+    redis.defineCommand('memberAlive', { lua: MEMBER_ALIVE, numberOfKeys: 1 });
     defined.add(redis);
   }
   const raw = redis as RedisClient & ScriptCommands & { fencedWriteRaw(...args: unknown[]): Promise<number> };

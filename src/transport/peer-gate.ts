@@ -22,6 +22,9 @@ export class PeerGate {
   readonly admitted: AdmittedKeys;
   private readonly connections = new ConnectionWatch();
   private unregister: (() => void) | undefined;
+  /** Resolved once the hub has read the sessions it starts with (see opened). */
+  private readonly ready: Promise<void>;
+  private markReady: () => void = () => undefined;
 
   constructor(
     private readonly settings: GateSettings,
@@ -30,6 +33,15 @@ export class PeerGate {
     private readonly domain: string,
   ) {
     this.admitted = new AdmittedKeys(now);
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+  }
+
+  /**
+   * The hub has read its sessions: handshakes held back until now are answered. Nodes reconnect the moment a
+   * restarted server binds, before it has read who they are; refused then, they would wait out a reconnect.
+   */
+  opened(): void {
+    this.markReady();
   }
 
   /**
@@ -47,7 +59,8 @@ export class PeerGate {
 
   /** Admits from now on only the Curve keys that live sessions name; called before the routers bind. */
   async admitNamedKeysOnly(): Promise<void> {
-    this.unregister ??= await registerZapDomain(this.domain, (key) => {
+    this.unregister ??= await registerZapDomain(this.domain, async (key) => {
+      await this.ready;
       const refusal = this.admitted.refusal(key);
       if (refusal !== undefined) this.connections.refuse(refusal);
       return refusal;

@@ -229,6 +229,8 @@ export class PushHub implements PushTransport {
     if (!this.sockets) throw new Error('the push-jobs hub must be bound before it is attached');
     // The organizations adopted so far loaded their session keys (openOrg) as they were adopted.
     system.resumePush();
+    // A member of a cluster adopts its organizations from now on: the server says when the first round is done.
+    if (!this.routes) this.sessionsRead();
     const readingSince = this.now();
     this.unsent.reading(readingSince);
     const meter = new LagMeter(
@@ -260,6 +262,11 @@ export class PushHub implements PushTransport {
       },
     );
     this.beats.start();
+  }
+
+  /** The sessions this process starts with are read: Curve handshakes held back until now are answered. */
+  sessionsRead(): void {
+    this.gate.opened();
   }
 
   /** Joins the cluster's streams: from now on, job messages for nodes connected elsewhere go to their gateway. */

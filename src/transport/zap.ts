@@ -11,8 +11,11 @@ const ZAP_VERSION = '1.0';
 const BIND_RETRY_MS = 2000;
 const BIND_RETRY_STEP_MS = 10;
 
-/** Undefined admits the key; a string refuses it and says why. */
-export type ZapDecision = (clientKey: Buffer, peerAddress: string) => string | undefined;
+/**
+ * Undefined admits the key; a string refuses it and says why. A promise holds the answer back (the handshake
+ * waits, within its handshake timeout): a hub that has not read its sessions yet cannot tell.
+ */
+export type ZapDecision = (clientKey: Buffer, peerAddress: string) => string | undefined | Promise<string | undefined>;
 
 const domains = new Map<string, ZapDecision>();
 let handler: Promise<Reply> | undefined;
@@ -64,7 +67,7 @@ async function bindHandler(): Promise<Reply> {
 /** Answers requests one by one, as a REP socket must, until the socket is closed. */
 async function serve(socket: Reply): Promise<void> {
   try {
-    for await (const frames of socket) await socket.send(answer(frames));
+    for await (const frames of socket) await socket.send(await answer(frames));
   } catch {
     // Closed: the last hub of the process has stopped.
   }
@@ -75,7 +78,7 @@ async function serve(socket: Reply): Promise<void> {
  * credential is the client's 32-byte public key. The reply is [version, request id, status, text, user id,
  * metadata]: 200 admits, 400 refuses, 500 says the handler failed (the handshake is refused all the same).
  */
-export function answer(frames: readonly Buffer[]): Array<string | Buffer> {
+export async function answer(frames: readonly Buffer[]): Promise<Array<string | Buffer>> {
   const [version, requestId, domain, address, , mechanism, key] = frames;
   const reply = (status: string, text: string): Array<string | Buffer> => [
     ZAP_VERSION,
@@ -90,7 +93,7 @@ export function answer(frames: readonly Buffer[]): Array<string | Buffer> {
   if (decide === undefined) return reply('400', 'Unknown domain');
   if (mechanism?.toString() !== 'CURVE' || key?.length !== 32) return reply('400', 'CURVE keys only');
   try {
-    const refusal = decide(key, address?.toString() ?? '');
+    const refusal = await decide(key, address?.toString() ?? '');
     return reply(refusal === undefined ? '200' : '400', refusal ?? 'OK');
   } catch (e) {
     return reply('500', messageOf(e));

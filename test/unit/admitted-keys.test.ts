@@ -53,6 +53,10 @@ t.test('ZAP refuses a domain no hub registered, and credentials that are not a C
   ];
   const key = Buffer.alloc(32, 7);
   const text = (frames: Array<string | Buffer>) => frames.map((f) => f.toString());
-  t.same(text(answer(request('nobody', key))), ['1.0', 'id-1', '400', 'Unknown domain', '', ''], 'no such domain');
-  t.same(text(answer(request('', Buffer.alloc(3)))).slice(2, 3), ['400'], 'not a Curve key');
+  t.same(
+    text(await answer(request('nobody', key))),
+    ['1.0', 'id-1', '400', 'Unknown domain', '', ''],
+    'no such domain',
+  );
+  t.same(text(await answer(request('', Buffer.alloc(3)))).slice(2, 3), ['400'], 'not a Curve key');
 });
