@@ -171,16 +171,11 @@ export class ClusterMember {
     return member && member.id !== this.opts.id ? { kind: 'member', member } : { kind: 'none' };
   }
 
-  /** This member, the live members, and how many partitions each holds (read from the leases). */
+  /**
+   * This member, the live members, and how many partitions each serves (as each said at its last renewal: no
+   * lease is read, so polling GET /_status costs Redis nothing).
+   */
   async status(): Promise<ClusterStatus> {
-    const { redis, keyPrefix } = this.store;
-    const holders = await Promise.all(ALL_PARTITIONS.map((p) => redis.get(leaseKey(keyPrefix, p)).catch(() => null)));
-    const counts = new Map<string, number>();
-    for (const token of holders) {
-      if (token === null) continue;
-      const member = token.slice(token.indexOf(':') + 1);
-      counts.set(member, (counts.get(member) ?? 0) + 1);
-    }
     return {
       member: this.opts.id,
       role: this.ready.size > 0 ? 'active' : 'standby',
@@ -189,7 +184,7 @@ export class ClusterMember {
         url: m.url,
         host: m.host,
         pid: m.pid,
-        partitions: counts.get(m.id) ?? 0,
+        partitions: m.id === this.opts.id ? this.ready.size : (m.partitions ?? 0),
       })),
       partitions: this.ready.size,
       held: [...this.ready].map(partitionName),
@@ -216,8 +211,9 @@ export class ClusterMember {
     });
   }
 
-  /** Renews this member, hands over what another should own, takes what this one should and is free. */
+  /** Hands over what another member should own, takes what this one should and is free. */
   private async tick(): Promise<void> {
+    this.members.me.partitions = this.ready.size;
     if (this.leaving || !this.ports) return;
     const members = this.members.members();
     const held = new Set(this.leases.partitions());

@@ -18,6 +18,8 @@ export const memberSchema = z.object({
    * absent until its transport is bound.
    */
   push: z.object({ heartbeat_addr: z.string(), command_addr: z.string(), incarnation_id: z.string() }).optional(),
+  /** How many partitions it served at its last renewal (GET /_status shows it without reading the leases). */
+  partitions: z.number().int().nonnegative().optional(),
 });
 export type Member = z.infer<typeof memberSchema>;
 

@@ -44,8 +44,11 @@ const GATEWAY_MAXLEN = 10_000;
 const INBOX_MAXLEN = 100_000;
 /** Entries read at once. */
 const READ_COUNT = 500;
-/** How long a blocking read waits (ms): also how soon a newly served partition is read with the others. */
-const BLOCK_MS = 500;
+/**
+ * How long a blocking read waits (ms), each one a command while nothing comes: also how soon a newly served
+ * partition is read with the others (its entries until then are claimed when it is served).
+ */
+const BLOCK_MS = 1000;
 /** A Redis Cluster is polled, not blocked on (one blocking read cannot span slots): this often when idle. */
 const POLL_MS = 50;
 /** After a failed read, the next waits this long. */
@@ -55,7 +58,7 @@ const RETRY_MS = 500;
  * read an entry just as it let the partition go, after the new owner's claim at adoption), so rarely looked for,
  * at two commands a partition.
  */
-const RECLAIM_EVERY_MS = 30_000;
+const RECLAIM_EVERY_MS = 60_000;
 /** An entry is claimed once unacknowledged this long: its reader let the partition go, or died, meanwhile. */
 const RECLAIM_IDLE_MS = 10_000;
 
