@@ -78,6 +78,8 @@ const LAG_PROBE_MS = 50;
  * sweeps that decide `down` among them) go before more heartbeats.
  */
 const HEARTBEATS_PER_TURN = 64;
+/** Messages held at most while their nodes' sessions are read (each at most a max_body_size). */
+const MAX_HELD_FOR_KEY = 500;
 
 interface Sockets {
   heartbeat: Router;
@@ -139,6 +141,8 @@ export class PushHub implements PushTransport {
   /** Where job messages go in a cluster (undefined on one process: every node is connected here). */
   private routes: GatewayRoutes | undefined;
   private beats: ServerHeartbeats | undefined;
+  /** Messages waiting for their node's session to be read (holdForKey). */
+  private heldForKey = 0;
   /** How far behind the heartbeat channel is read; made when reading starts. */
   private lagMeter: LagMeter | undefined;
   private prober: NodeJS.Timeout | undefined;
@@ -520,7 +524,7 @@ export class PushHub implements PushTransport {
         // A node whose gateway died (or was this process's predecessor): taken over. Else one whose gateway this
         // process became while another served its organization: its key is read.
         const orphan = this.routes.adoptOrphan(org, node);
-        if (orphan === undefined) this.sessions.missing(org, node);
+        if (orphan === undefined) keyRead = this.sessions.missing(org, node);
         return orphan;
       },
       replay: new ReplayGuard(),
@@ -531,10 +535,16 @@ export class PushHub implements PushTransport {
     // at once, instead of each send waiting behind the reading of an answer. Then as many messages are read as
     // it held before another fan-out is waited for, so that reading and writing share the time.
     let credit = 0;
-    const handle = (frames: Buffer[]): void => {
+    // The read of a key a message found missing, for the message to wait on (see holdForKey).
+    let keyRead: Promise<void> | undefined;
+    const handle = (frames: Buffer[], retried = false): void => {
       opts.now = this.now();
+      keyRead = undefined;
       const d = decodeFrames(frames, opts);
       if (!d.ok) {
+        const read = keyRead as Promise<void> | undefined;
+        if (d.reason === 'unknown_node' && read && !retried && this.holdForKey(read, () => handle(frames, true)))
+          return;
         this.drops.record(d.reason, d.detail);
         if (d.refused) this.refuse(d.refused, opts.now);
       } else this.deliver(channel, d.message, d.identity, opts.now);
@@ -570,6 +580,22 @@ export class PushHub implements PushTransport {
       },
       takeFailed: (e) => this.log.error('a message could not be handled', { channel, error: messageOf(e) }),
     });
+  }
+
+  /**
+   * A message from a node whose session this gateway is reading (it just moved here, or its organization's owner
+   * just opened it): decoded again once the read is done, instead of dropped. A node's first answer after it moved
+   * (a result it could not send while its gateway was gone) is often such a message. Bounded: past the most held,
+   * messages are dropped as before.
+   */
+  private holdForKey(read: Promise<void>, again: () => void): boolean {
+    if (this.heldForKey >= MAX_HELD_FOR_KEY) return false;
+    this.heldForKey += 1;
+    void read.then(() => {
+      this.heldForKey -= 1;
+      again();
+    });
+    return true;
   }
 
   private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number): void {

@@ -51,6 +51,8 @@ export class SessionKeys {
   /** When each organization, and each `org\0node`, was last read because a message found no key. */
   private readonly readAt = new Map<string, number>();
   private budget = { second: 0, reads: 0 };
+  /** The reads under way, by what they read. */
+  private readonly reading = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -73,25 +75,30 @@ export class SessionKeys {
    * its organization. The organization's keys are read whole when none were read lately (a fleet moving here from a
    * gateway that died), else the node's alone; both a bounded number of times, since the names are not verified.
    */
-  missing(org: string, node: string): void {
+  missing(org: string, node: string): Promise<void> | undefined {
     const now = this.now();
     if (this.readAt.size > 100_000) this.readAt.clear();
+    const key = `${org}\u0000${node}`;
+    const under = this.reading.get(org) ?? this.reading.get(key);
+    if (under !== undefined) return under;
     const second = Math.floor(now / 1000);
     if (this.budget.second !== second) this.budget = { second, reads: 0 };
-    if (this.budget.reads >= NODE_READS_PER_SECOND) return;
+    if (this.budget.reads >= NODE_READS_PER_SECOND) return undefined;
     const orgRead = this.readAt.get(org) ?? -Infinity;
-    if (now - orgRead >= ORG_READ_EVERY_MS) {
-      this.budget.reads += 1;
-      this.readAt.set(org, now);
-      void this.load([org]).catch(() => this.readAt.delete(org));
-      return;
-    }
-    if (now - orgRead < 1000) return; // the organization's read under way covers it
-    const key = `${org}\u0000${node}`;
-    if (now - (this.readAt.get(key) ?? -Infinity) < NODE_READ_EVERY_MS) return;
+    if (now - orgRead >= ORG_READ_EVERY_MS) return this.read(org, now, () => this.load([org]));
+    if (now - (this.readAt.get(key) ?? -Infinity) < NODE_READ_EVERY_MS) return undefined;
+    return this.read(key, now, () => this.reload(org, node));
+  }
+
+  /** One read for `what` (an organization, or `org\0node`), counted against the budget; settles, never rejects. */
+  private read(what: string, now: number, read: () => Promise<void>): Promise<void> {
     this.budget.reads += 1;
-    this.readAt.set(key, now);
-    void this.reload(org, node).catch(() => this.readAt.delete(key));
+    this.readAt.set(what, now);
+    const reading = read()
+      .catch(() => void this.readAt.delete(what))
+      .finally(() => this.reading.delete(what));
+    this.reading.set(what, reading);
+    return reading;
   }
 
   /** Reads one node's session again: it was opened, renewed or moved by the organization's owner. */

@@ -76,12 +76,6 @@ t.test('kill -9 of a gateway: its nodes move to another, and the owner keeps the
   for (const n of nodes) await n.stop();
 });
 
-/** What the owner ignored because a gateway the node left spoke for it. */
-async function notItsGateway(server: ServerProcess): Promise<number> {
-  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) });
-  return serverStatusSchema.parse(await answer.json()).actors?.node_ignored['not_its_gateway'] ?? 0;
-}
-
 t.test(
   'SIGSTOP of a gateway past its registration: its nodes move, and once it wakes it speaks for none',
   async (t) => {
@@ -110,12 +104,8 @@ t.test(
     );
     await waitForNodes(admin, nodes, 'available', 40_000);
     process.kill(gateway.pid, 'SIGCONT');
-    // Woken, it finds its nodes silent and says they went down: the owner knows they left it, and ignores that.
-    await until(
-      'the woken gateway to report its silent nodes',
-      async () => ((await notItsGateway(owner)) > 0 ? true : undefined),
-      30_000,
-    );
+    // Woken, it finds its nodes silent: it says they went down (the owner knows they left it and ignores that),
+    // or it has read their new sessions first and forgotten them. Either way it counts none an offline window on.
     await until(
       'the woken gateway to count no node',
       async () => ((await connected(gateway)) === 0 ? true : undefined),
