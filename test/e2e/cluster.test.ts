@@ -27,6 +27,17 @@ t.test('three processes share the partitions and any of them answers for any org
     t.equal(s?.members.length, 3, 'each server sees the three members');
     t.ok((s?.partitions ?? 0) > 0, `${s?.member} serves ${s?.partitions} partitions`);
   }
+  // Started together, they raced for first start: one of them made it, once.
+  for (const s of c.servers) {
+    const me = await (await c.pivotal(s)).request('GET', '/users/pivotal');
+    t.equal(me.status, 200, 'the one pivotal key signs in on every process');
+    const clients = await (await c.admin(s)).request('GET', '/organizations/default/clients');
+    t.same(
+      Object.keys(clients.body as object).filter((n) => n === 'default-validator'),
+      ['default-validator'],
+      'one default organization with its validator',
+    );
+  }
   const owner = await ownerOf(c.servers, DEFAULT_PARTITION);
   const others = c.servers.filter((s) => s !== owner);
   // Writes and reads through processes that do not own the organization.
