@@ -118,6 +118,19 @@ export class GatewayNodes {
       this.report({ t: 'attached', org, node, change: actor.availability() });
   }
 
+  /**
+   * The owner's record of the node: the actor, made from an older stored one, starts again from it (its silence
+   * clock from now), and the owner is not told (it knows).
+   */
+  reset(org: string, node: string, record: NodeRecord): void {
+    const o = this.orgs.get(org);
+    const actor = o?.nodes.get(node);
+    if (!o || !actor) return;
+    o.records?.set(node, record);
+    const config = this.ports.transport.settings;
+    actor.restart(newNode({ node_name: node, config, at: this.ports.now(), saved: record }));
+  }
+
   /** The node's gateway is another member now: what this one holds of it goes, unreported. */
   forgetNode(org: string, node: string): void {
     this.orgs.get(org)?.nodes.delete(node);

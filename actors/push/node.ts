@@ -52,6 +52,11 @@ export class NodeActor {
     this.name = initial.node_name;
   }
 
+  /** Goes on from `state`, told nothing of the change: its parent gave it (see GatewayNodes.reset). */
+  restart(state: NodeState): void {
+    this.state = state;
+  }
+
   /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
   tickDue(at: number, lag: number): boolean {
     return tickDue(this.state, at, lag);

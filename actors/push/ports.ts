@@ -7,6 +7,7 @@ import type { NodeAnswerType } from '../../src/protocol/messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
 import type { JobOptions } from './job-model.js';
+import type { NodeRecord } from './node-machine.js';
 
 /** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
 export type OutboundMessage =
@@ -120,6 +121,8 @@ export interface PushTransport {
    * node that still says it holds it.
    */
   jobOver(org: string, job: string, gateway?: string): void;
+  /** Tells the node's gateway the owner's record of it: the gateway's actor started from an older one. */
+  nodeState(org: string, node: string, gateway: string, record: NodeRecord): void;
   /** The organization was adopted here: every other gateway says which of its nodes it holds, and how they are. */
   rollCall(org: string): void;
   /**

@@ -262,7 +262,16 @@ export class PushRuntime {
         continue;
       }
       switch (e.t) {
-        case 'attached':
+        case 'attached': {
+          this.nodes.delete(e.node);
+          const known = this.data.records.get(e.node);
+          // A gateway that just heard the node made its actor from the stored record, which may be older than this
+          // owner's (node states are written behind; a job in flight vouches for its nodes): this record stands.
+          if (known?.status === 'up' && e.change.status === 'down')
+            transport.nodeState(this.org, e.node, gateway, known);
+          else this.nodeChanged(e.node, e.change);
+          break;
+        }
         case 'availability':
           this.nodes.delete(e.node);
           this.nodeChanged(e.node, e.change);

@@ -54,6 +54,16 @@ export const gatewayOrderSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('roll_call'), org: z.string() }),
   /** These jobs run no more (or never ran) here: a node that says it holds one is reset. */
   z.object({ t: z.literal('jobs_over'), org: z.string(), jobs: z.array(z.string()) }),
+  /**
+   * The owner knows the node up, where the gateway's actor, made from a stored record older than that, says down:
+   * the actor starts again from the owner's record (a node's up is written behind, and its jobs vouch for it).
+   */
+  z.object({
+    t: z.literal('node_state'),
+    org: z.string(),
+    node: z.string(),
+    record: z.object({ status: z.enum(['up', 'down']), updated_at: z.number(), incarnation: z.string().nullable() }),
+  }),
 ]);
 export type GatewayOrder = z.infer<typeof gatewayOrderSchema>;
 

@@ -2,6 +2,7 @@
 // member that is the node's gateway), which gateway a node's config names, and what an owner's orders ask of this
 // process as a gateway. The sockets, signing and delivery stay in push-hub.ts; this file only routes.
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
+import type { NodeRecord } from '../../actors/push/node-machine.js';
 import type { OutboundMessage, PushDescription } from '../../actors/push/ports.js';
 import type { Member } from '../cluster/members.js';
 import type { NodeLink } from '../cluster/node-link.js';
@@ -138,6 +139,12 @@ export class GatewayRoutes {
     for (const g of gateways ?? []) this.cluster.link.order(g, { t: 'jobs_over', org, jobs: [job] });
   }
 
+  /** The owner's record of a node, for the gateway whose actor of it started from an older one. */
+  nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {
+    const { status, updated_at, incarnation } = record;
+    this.cluster.link.order(gateway, { t: 'node_state', org, node, record: { status, updated_at, incarnation } });
+  }
+
   /** The organization was adopted here: every other gateway says which of its nodes it holds. */
   rollCall(org: string): void {
     for (const m of this.cluster.members())
@@ -169,6 +176,9 @@ export class GatewayRoutes {
           break;
         case 'jobs_over':
           gateways.over(o.org, o.jobs);
+          break;
+        case 'node_state':
+          gateways.reset(o.org, o.node, { node_name: o.node, ...o.record });
           break;
       }
     }

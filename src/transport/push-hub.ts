@@ -39,6 +39,7 @@ import { SessionKeys } from './session-keys.js';
 import { nodeKey, Unsent, type Outgoing } from './unsent.js';
 import { ServerHeartbeats } from './server-heartbeats.js';
 import { recoverVote, type AwaitedVote } from '../../actors/push/vote-recovery.js';
+import type { NodeRecord } from '../../actors/push/node-machine.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { GatewayRoutes, type HubCluster } from './gateway-routes.js';
 import { PeerGate } from './peer-gate.js';
@@ -383,6 +384,10 @@ export class PushHub implements PushTransport {
     if (routes.isLive(recorded)) return false;
     routes.moved(org, node, gateway);
     return true;
+  }
+
+  nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {
+    this.routes?.nodeState(org, node, gateway, record);
   }
 
   jobOver(org: string, job: string, gateway?: string): void {

@@ -59,6 +59,7 @@ class RecordingTransport implements PushTransport {
     return true;
   }
   rollCall(): void {}
+  nodeState(): void {}
   nodeDown(): void {}
   lag(): number {
     return 0;
