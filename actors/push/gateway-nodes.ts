@@ -75,6 +75,12 @@ export class GatewayNodes {
     return actor;
   }
 
+  /** The read of the organization's node records under way, if any (a node's message waits for it). */
+  loading(org: string): Promise<void> | undefined {
+    const o = this.orgs.get(org);
+    return o && !o.records ? o.loading : undefined;
+  }
+
   /** Reads the organization's node records, once. */
   load(org: string): Promise<void> {
     const o = this.orgOf(org);

@@ -588,8 +588,8 @@ export class PushHub implements PushTransport {
   }
 
   /**
-   * A message from a node whose session this gateway is reading (it just moved here, or its organization's owner
-   * just opened it): decoded again once the read is done, instead of dropped. A node's first answer after it moved
+   * A message from a node whose session (or whose organization's node records) this gateway is reading: it just
+   * moved here, or its organization's owner just opened it. Handled again once the read is done, instead of dropped. A node's first answer after it moved
    * (a result it could not send while its gateway was gone) is often such a message. Bounded: past the most held,
    * messages are dropped as before.
    */
@@ -603,7 +603,7 @@ export class PushHub implements PushTransport {
     return true;
   }
 
-  private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number): void {
+  private deliver(channel: Channel, m: ClientMessage, identity: Buffer | undefined, at: number, retried = false): void {
     // Each type has its channel: a message moved to the other one is a cross-channel replay (each channel
     // keeps its own replay guard), so it is dropped before it touches anything.
     if ((m.type === 'heartbeat') !== (channel === 'heartbeat')) {
@@ -612,6 +612,11 @@ export class PushHub implements PushTransport {
     }
     const peer = this.peer(m.org, m.node);
     if (!peer) {
+      // A gateway reading the organization's node records (its first node of that organization here): the message,
+      // verified already, is handed on once they are read.
+      const loading = this.routes?.cluster.gateways.loading(m.org);
+      const later = () => this.deliver(channel, m, identity, this.now(), true);
+      if (loading && !retried && this.holdForKey(loading, later)) return;
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);
       return;
     }
