@@ -8,7 +8,7 @@
 import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
-import { NodeActor, type AvailabilityChange } from './node.js';
+import { NodeActor, sweepNodes, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
 
@@ -174,8 +174,7 @@ export class GatewayNodes {
   private sweep(): void {
     const at = this.ports.now();
     const lag = this.ports.transport.lag(at);
-    for (const o of this.orgs.values())
-      for (const actor of o.nodes.values()) if (actor.tickDue(at, lag)) actor.tell({ type: 'tick', at, lag });
+    for (const o of this.orgs.values()) sweepNodes(o.nodes.values(), at, lag);
   }
 
   private orgOf(org: string): GatewayOrg {

@@ -5,7 +5,7 @@
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
-import { stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
+import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
 export type NodeMsg =
@@ -96,8 +96,8 @@ export class NodeActor {
 
   /** What the node's state says of its availability now, as its parent is told of a change. */
   availability(): AvailabilityChange {
-    const { status, updated_at, incarnation, rehab } = this.state;
-    return { status, available: status === 'up' && !rehab, updated_at, incarnation, restarted: false };
+    const { status, updated_at, incarnation } = this.state;
+    return { status, available: isAvailable(this.state), updated_at, incarnation, restarted: false };
   }
 
   private run(state: NodeState, effects: readonly NodeEffect[], answer?: Extract<NodeMsg, { type: 'answer' }>): void {
@@ -138,4 +138,14 @@ export class NodeActor {
       }
     }
   }
+}
+
+/**
+ * Ticks the nodes that have something due at `at`: silence past the offline threshold (and the server's `lag`), or
+ * a rehab abort to resend. A node with nothing due costs a read of a few fields, not a step of its machine, and all
+ * share one tick message.
+ */
+export function sweepNodes(actors: Iterable<NodeActor>, at: number, lag: number): void {
+  let tick: NodeMsg | undefined;
+  for (const actor of actors) if (actor.tickDue(at, lag)) actor.tell((tick ??= { type: 'tick', at, lag }));
 }

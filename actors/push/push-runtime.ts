@@ -20,7 +20,7 @@ import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
 import { isFinished } from '../../src/api/push-jobs.js';
 import { newNode } from './node-machine.js';
-import { NodeActor, type AvailabilityChange, type NodeMsg } from './node.js';
+import { NodeActor, sweepNodes, type AvailabilityChange } from './node.js';
 import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
 import type { PushData } from './push-data.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
@@ -190,11 +190,7 @@ export class PushRuntime {
   sweep(): void {
     if (this.nodes.size === 0) return;
     const at = this.ports.now();
-    const lag = this.ports.transport.lag(at);
-    let tick: NodeMsg | undefined;
-    for (const actor of this.nodes.values()) {
-      if (actor.tickDue(at, lag)) actor.tell((tick ??= { type: 'tick', at, lag }));
-    }
+    sweepNodes(this.nodes.values(), at, this.ports.transport.lag(at));
   }
 
   /** When the node's last heartbeat arrived, if it has been heard since this server started. */

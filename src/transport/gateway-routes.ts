@@ -114,6 +114,18 @@ export class GatewayRoutes {
     return member === this.me || this.cluster.members().some((m) => m.id === member);
   }
 
+  /**
+   * Whether `gateway` speaks for the node: its gateway of record, or any once that one is gone (the move is
+   * recorded then).
+   */
+  heardAt(org: string, node: string, gateway: string): boolean {
+    const recorded = this.sessions.gatewayOf(org, node);
+    if (recorded === undefined || recorded === gateway) return true;
+    if (this.isLive(recorded)) return false;
+    this.moved(org, node, gateway);
+    return true;
+  }
+
   /** The owner heard the node at `gateway`, its recorded gateway being gone: the session says so from now on. */
   moved(org: string, node: string, gateway: string): void {
     this.sessions.bind(org, node, gateway).then(

@@ -378,12 +378,7 @@ export class PushHub implements PushTransport {
   }
 
   heardAt(org: string, node: string, gateway: string): boolean {
-    const routes = this.routes;
-    const recorded = this.sessions.gatewayOf(org, node);
-    if (!routes || recorded === undefined || recorded === gateway) return true;
-    if (routes.isLive(recorded)) return false;
-    routes.moved(org, node, gateway);
-    return true;
+    return this.routes?.heardAt(org, node, gateway) ?? true;
   }
 
   nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {

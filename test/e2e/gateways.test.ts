@@ -18,6 +18,30 @@ async function connected(server: ServerProcess): Promise<number> {
   return serverStatusSchema.parse(await answer.json()).push_jobs?.connected_nodes ?? 0;
 }
 
+/** A process that holds nodes of the organization but does not own it. */
+function gatewayBesides(servers: readonly ServerProcess[], owner: ServerProcess): Promise<ServerProcess> {
+  return until(
+    'a process that holds nodes but does not own the organization',
+    async () => {
+      for (const s of servers) if (s !== owner && (await connected(s)) > 0) return s;
+      return undefined;
+    },
+    20_000,
+  );
+}
+
+/** Resolves once `servers` together hear every node. */
+async function allHeardBy(servers: readonly ServerProcess[], what: string): Promise<void> {
+  await until(
+    what,
+    async () => {
+      const each = await Promise.all(servers.map(connected));
+      return each.reduce((a, b) => a + b, 0) === NAMES.length ? true : undefined;
+    },
+    40_000,
+  );
+}
+
 t.test('one organization’s nodes spread over every process, and a job runs on all of them', async (t) => {
   const c = await startCluster(t, 3);
   const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
@@ -48,25 +72,11 @@ t.test('kill -9 of a gateway: its nodes move to another, and the owner keeps the
   const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
   const nodes = await fleet(t, c, owner, NAMES);
   const admin = await c.admin(owner);
-  const gateway = await until(
-    'a process that holds nodes but does not own the organization',
-    async () => {
-      for (const s of c.servers) if (s !== owner && (await connected(s)) > 0) return s;
-      return undefined;
-    },
-    20_000,
-  );
+  const gateway = await gatewayBesides(c.servers, owner);
   const held = await connected(gateway);
   process.kill(gateway.pid, 'SIGKILL');
   const survivors = c.servers.filter((s) => s !== gateway);
-  await until(
-    'the nodes of the killed gateway to connect to the others',
-    async () => {
-      const each = await Promise.all(survivors.map(connected));
-      return each.reduce((a, b) => a + b, 0) === NAMES.length ? true : undefined;
-    },
-    40_000,
-  );
+  await allHeardBy(survivors, 'the nodes of the killed gateway to connect to the others');
   t.pass(`the ${held} nodes of the killed gateway are heard by the survivors`);
   await waitForNodes(admin, nodes, 'available', 40_000);
   t.equal(await ownerOf(survivors, DEFAULT_PARTITION), owner, 'the organization stayed with its owner');
@@ -83,25 +93,11 @@ t.test(
     const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
     const nodes = await fleet(t, c, owner, NAMES);
     const admin = await c.admin(owner);
-    const gateway = await until(
-      'a process that holds nodes but does not own the organization',
-      async () => {
-        for (const s of c.servers) if (s !== owner && (await connected(s)) > 0) return s;
-        return undefined;
-      },
-      20_000,
-    );
+    const gateway = await gatewayBesides(c.servers, owner);
     process.kill(gateway.pid, 'SIGSTOP');
     t.teardown(() => void process.kill(gateway.pid, 'SIGCONT'));
     const survivors = c.servers.filter((s) => s !== gateway);
-    await until(
-      'the frozen gateway’s nodes to connect to the others',
-      async () => {
-        const each = await Promise.all(survivors.map(connected));
-        return each.reduce((a, b) => a + b, 0) === NAMES.length ? true : undefined;
-      },
-      40_000,
-    );
+    await allHeardBy(survivors, 'the frozen gateway’s nodes to connect to the others');
     await waitForNodes(admin, nodes, 'available', 40_000);
     process.kill(gateway.pid, 'SIGCONT');
     // Woken, it finds its nodes silent: it says they went down (the owner knows they left it and ignores that),

@@ -3,6 +3,7 @@ import t from 'tap';
 import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
 import { CRASH, RUNNING, VOTING, type Cell } from '../../actors/push/job-tables.js';
 import { NODE_JOB_STAGE, isFinished } from '../../src/api/push-jobs.js';
+import { NODE_ANSWER_TYPES } from '../../src/protocol/messages.js';
 import {
   jobStateSchema,
   type JobEffect,
@@ -17,16 +18,7 @@ const VOTING_DEADLINE = T0 + 60_000;
 const RUN_TIMEOUT = 300;
 
 type NodeEventType = NodeAnswer | 'node_down';
-const nodeEvents: NodeEventType[] = [
-  'ack_commit',
-  'nack_commit',
-  'ack_run',
-  'nack_run',
-  'succeeded',
-  'failed',
-  'aborted',
-  'node_down',
-];
+const nodeEvents: NodeEventType[] = [...NODE_ANSWER_TYPES, 'node_down'];
 const terminalNodeStatuses: NodeJobStatus[] = [
   'succeeded',
   'failed',
