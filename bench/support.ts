@@ -1,11 +1,12 @@
-// What the benchmarks share: the compiled server in a child process, teardowns run at the end, and readings of
-// a process's CPU time and memory from /proc.
+// What the benchmarks share: the compiled server in a child process, teardowns run at the end, readings of
+// a process's CPU time and memory from /proc, and report(), which prints a figure as a row of the results page.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childEnv, distBin } from '../test/support/process-run.js';
 import { freePort, READY_LINE, settingsText, type SettingLiteral } from '../test/support/server-process.js';
+import { benchCommand, resultLine, type Result } from './results.js';
 
 export const teardowns: Array<() => unknown> = [];
 export const scope = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
@@ -66,6 +67,15 @@ export async function startServer(
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
   });
   return { url, dataDir, pid: child.pid ?? 0 };
+}
+
+/**
+ * Prints one figure of this benchmark as a `RESULT` line (bench/results.ts), which `npm run bench` gathers into the
+ * benchmark's table; the command is this process's, with its INFRA_BENCH_* settings.
+ */
+export function report(figure: string, value: string, more: Pick<Result, 'target' | 'ratio' | 'setup'> = {}): void {
+  const command = benchCommand(process.argv[1] ?? 'unknown', process.argv.slice(2), process.env);
+  console.log(resultLine({ figure, value, ...more, command }));
 }
 
 export const median = (sorted: readonly number[]): number => {
