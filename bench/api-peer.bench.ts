@@ -17,7 +17,7 @@ import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
 import { startNodeFleet, waitForNodes } from '../test/support/node-fleet.js';
 import { freePort } from '../test/support/server-process.js';
-import { median, scope, startServer, teardowns } from './support.js';
+import { median, report, scope, startServer, target, teardowns } from './support.js';
 import { onPath, SIGN_VERSION, wrkSigned, type SignedTarget, type WrkFigures } from './wrk.js';
 
 const ROUNDS = 3;
@@ -162,6 +162,19 @@ async function main(): Promise<void> {
     console.log(
       `| ${t.label} | ${Math.round(rps)} | ${each} | ${p99.toFixed(2)} | ${(rps / peer).toFixed(2)}x | ${non2xx} |`,
     );
+  }
+  const checking = results.get(targets[5]?.label ?? '') ?? [];
+  const floorRps = median(checking.map((r) => r.rps).sort((a, b) => a - b));
+  for (const t of targets.slice(0, 4)) {
+    const rs = results.get(t.label) ?? [];
+    if (rs.length === 0) continue;
+    const rps = median(rs.map((r) => r.rps).sort((a, b) => a - b));
+    const ours = t.label.startsWith('infra-server');
+    report(`${t.label}, ${CONNECTIONS} connections`, `${Math.round(rps)} req/s`, {
+      ...(ours ? { target: target('≥ 2 × goiardi', rps >= 2 * peer) } : {}),
+      ratio: `${(rps / peer).toFixed(2)} × goiardi${ours && checking.length > 0 ? `, ${(rps / floorRps).toFixed(2)} × the checking floor` : ''}`,
+      setup: 'shared with wrk',
+    });
   }
   console.log(
     `\nwrk -t 1 -c ${CONNECTIONS} -d ${SECONDS}s, signed (${SIGN_VERSION}) once and replayed; both servers on this machine.`,

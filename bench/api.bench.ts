@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { signRequest } from '../src/auth/signed-headers.js';
+import { report, SHARED } from './support.js';
 
 const DURATION_MS = 8000;
 const CONCURRENCY = 32;
@@ -75,6 +76,11 @@ async function main(): Promise<void> {
       latencies.sort((a, b) => a - b);
       rows.push(
         `| ${label} | ${CONCURRENCY} | ${Math.round(latencies.length / secs)} | ${percentile(latencies, 50).toFixed(2)} | ${percentile(latencies, 99).toFixed(2)} | ${errors} |`,
+      );
+      report(
+        `${label}, ${CONCURRENCY} connections`,
+        `${Math.round(latencies.length / secs)} req/s, p99 ${percentile(latencies, 99).toFixed(2)} ms, ${errors} errors`,
+        { setup: SHARED },
       );
     }
     agent.destroy();

@@ -12,7 +12,7 @@ import { ApiClient } from '../src/auth/api-client.js';
 import { partitionName, partitionOf } from '../src/store/partitions.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';
-import { runInTempDir, scope, spawnTester, startServer } from './support.js';
+import { report, runInTempDir, scope, SHARED, spawnTester, startServer, target } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 1000);
 const RUN_MS = 20_000;
@@ -113,4 +113,13 @@ runInTempDir('infra-bench-failover-', async (dir) => {
     `| ${servedS.toFixed(1)} s | ${final.status} | ${succeeded} | ${NODES - succeeded} | ${JSON.stringify(counts)} | ${((Date.now() - killedAt) / 1000).toFixed(1)} s |`,
   );
   console.log(`\ninfra-loadtest: ${await tester.lastLine()}`);
+  const setup = SHARED;
+  report(`kill -9 of the owner during a ${NODES}-node job (3 processes): served again`, `${servedS.toFixed(1)} s`, {
+    target: target('≤ 7 s', servedS <= 7),
+    setup,
+  });
+  report('the same: replies lost', `${NODES - succeeded} of ${NODES}; job ${final.status}`, {
+    target: target('0 lost', succeeded === NODES),
+    setup,
+  });
 });

@@ -9,7 +9,7 @@
 import type { Test } from 'tap';
 import { z } from 'zod';
 import { startPrivateRedis } from '../test/support/private-redis.js';
-import { runInTempDir, scope, spawnTester } from './support.js';
+import { report, runInTempDir, scope, SHARED, spawnTester, target } from './support.js';
 
 const NODES = Number(process.env['INFRA_BENCH_NODES'] ?? 2000);
 const PROCESSES = (process.env['INFRA_BENCH_PROCESSES'] ?? '1,2').split(',').map(Number);
@@ -62,6 +62,22 @@ runInTempDir('cluster-scaling-', async () => {
     const perBeat = beats.processed_hb_per_s ? ((cpu / 100) * 1000) / beats.processed_hb_per_s : null;
     console.log(
       `| ${n} | ${cell(beats.processed_hb_per_s)} | ${each} | ${cell(perBeat === null ? null : Math.round(perBeat * 1000) / 1000)} | ${cell(beats.redis_ops_per_heartbeat)} | ${cell(jobs.commit_to_all_acked_ms.p50, ' ms')} | ${cell(jobs.post_to_complete_ms.p50, ' ms')} | ${JSON.stringify(jobs.jobs_by_status)}, ${jobs.dropped} dropped |`,
+    );
+    const fleet = `${NODES} nodes, ${n} process${n === 1 ? '' : 'es'}`;
+    const redisOps = beats.redis_ops_per_heartbeat;
+    report(
+      `${fleet}: heartbeats handled, CPU ms a heartbeat`,
+      `${cell(beats.processed_hb_per_s)}/s, ${perBeat === null ? 'n/a' : perBeat.toFixed(3)} ms`,
+      { setup: SHARED },
+    );
+    report(`${fleet}: Redis commands a heartbeat`, cell(redisOps), {
+      ...(redisOps === null ? {} : { target: target('≤ 0.01', redisOps <= 0.01) }),
+      setup: SHARED,
+    });
+    report(
+      `${fleet}: commit to all acked, POST to complete p50`,
+      `${cell(jobs.commit_to_all_acked_ms.p50, ' ms')}, ${cell(jobs.post_to_complete_ms.p50, ' ms')}`,
+      { setup: SHARED },
     );
   }
 });

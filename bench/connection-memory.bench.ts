@@ -9,6 +9,7 @@ import { context, Dealer, Router } from 'zeromq';
 import { connectSocket } from '../src/protocol/socket-connect.js';
 import { receiveIntoOwnMemory } from '../src/protocol/zmq-context.js';
 import { childOrMain } from './heartbeat-play.js';
+import { report } from './support.js';
 
 const CONNECTIONS = 500;
 /** Messages each way per connection at each reading, in total. */
@@ -90,6 +91,10 @@ async function main(): Promise<void> {
       const kb = await measure(mode, size);
       const how = mode === 'own' ? 'memory of its own' : "libzmq's read buffer";
       console.log(`| ${size} B | ${how} | ${kb.map((k) => k.toFixed(1)).join(' | ')} |`);
+      report(
+        `bare Router, ${size} B messages into ${how}: per connection after ${READINGS.at(-1)} each way`,
+        `${kb.at(-1)?.toFixed(1)} KB`,
+      );
     }
 }
 

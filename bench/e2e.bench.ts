@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ApiClient } from '../src/auth/api-client.js';
 import { childEnv, runBin } from '../test/support/process-run.js';
 import { startNodeFleet, waitForNodes, type FleetNode } from '../test/support/node-fleet.js';
-import { cpuTicks, median, rssKiB, scope, startServer, teardowns } from './support.js';
+import { cpuTicks, median, report, rssKiB, scope, startServer, teardowns } from './support.js';
 
 const RUNS = 10;
 const FLOOR_RUNS = 3;
@@ -55,7 +55,10 @@ async function main(): Promise<void> {
   };
 
   const rows: string[] = [];
-  const row = (what: string, figure: string, note: string) => rows.push(`| ${what} | ${figure} | ${note} |`);
+  const row = (what: string, figure: string, note: string) => {
+    rows.push(`| ${what} | ${figure} | ${note} |`);
+    report(`${what} (${note})`, figure);
+  };
   const ms = (n: number) => `${n.toFixed(0)} ms`;
 
   await ready();

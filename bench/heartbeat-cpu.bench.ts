@@ -25,7 +25,7 @@ import {
   type Load,
   type Play,
 } from './heartbeat-play.js';
-import { median } from './support.js';
+import { median, report, SHARED, target } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
 const SECONDS = 12;
@@ -121,6 +121,7 @@ async function main(): Promise<void> {
   const ratios: number[] = [];
   const steadyRatios: number[] = [];
   const rehabRatios: number[] = [];
+  const serverUs: { whole: number[]; steady: number[] } = { whole: [], steady: [] };
   const perHb = (f: { accepted: number; cpuMs: number }) => (f.cpuMs * 1000) / f.accepted;
   for (let round = 1; round <= ROUNDS; round++) {
     const f = await measure('floor');
@@ -129,6 +130,8 @@ async function main(): Promise<void> {
     ratios.push(perHb(s) / perHb(f));
     steadyRatios.push(perHb(s.steady) / perHb(f.steady));
     rehabRatios.push(perHb(s) / perHb(r));
+    serverUs.whole.push(perHb(s));
+    serverUs.steady.push(perHb(s.steady));
     rows.push(
       `| ${round} | ${f.accepted} | ${perHb(f).toFixed(1)} | ${s.accepted} | ${perHb(s).toFixed(1)} | ${(perHb(s) / perHb(f)).toFixed(2)} ` +
         `| ${perHb(f.steady).toFixed(1)} | ${perHb(s.steady).toFixed(1)} | ${(perHb(s.steady) / perHb(f.steady)).toFixed(2)} ` +
@@ -150,6 +153,21 @@ async function main(): Promise<void> {
   console.log(
     `\nmedian ratio ${mid(ratios)}, steady ${mid(steadyRatios)}, whole play against the floor with rehab ${mid(rehabRatios)}`,
   );
+  const over = `${NODES} nodes over ${DEALERS} connections, 1 heartbeat per ${INTERVAL_MS} ms`;
+  const setup = SHARED;
+  for (const [what, xs, us] of [
+    ['whole play', ratios, serverUs.whole],
+    ['steady part', steadyRatios, serverUs.steady],
+  ] as const)
+    report(`${over}: server CPU a heartbeat, ${what}`, `${mid(us)} µs (median of ${ROUNDS} rounds)`, {
+      target: target('≤ 1.3 × floor', Number(mid(xs)) <= 1.3),
+      ratio: `${mid(xs)} × floor`,
+      setup,
+    });
+  report(`${over}: whole play against the floor with rehab`, `${mid(serverUs.whole)} µs`, {
+    ratio: `${mid(rehabRatios)} × that floor`,
+    setup,
+  });
 }
 
 childOrMain(ROLES, (which) => (which === 'server' ? server() : floor(which === 'rehab-floor')), main);

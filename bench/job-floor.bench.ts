@@ -20,7 +20,7 @@ import { CompletionFeed } from '../src/loadtest/completions.js';
 import { startServer } from '../src/server.js';
 import { benchConfig, childOrMain, measureInChild, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
 import { until } from '../test/support/deadline.js';
-import { median } from './support.js';
+import { median, report, SHARED } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
 const ROUNDS = Number(process.env.INFRA_BENCH_ROUNDS ?? 3);
@@ -158,9 +158,11 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const wall: number[] = [];
   const cpu: number[] = [];
+  const serverMs: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const f = await measure('floor');
     const s = await measure('server');
+    serverMs.push(s.ms);
     wall.push(s.ms / f.ms);
     cpu.push(s.cpuMs / f.cpuMs);
     rows.push(
@@ -180,6 +182,11 @@ async function main(): Promise<void> {
   for (const r of rows) console.log(r);
   const mid = (xs: number[]) => median([...xs].sort((a, b) => a - b)).toFixed(2);
   console.log(`\nmedian wall ratio ${mid(wall)}, median CPU ratio ${mid(cpu)}`);
+  report(
+    `${NODES} nodes, ${NODES_PER_CONNECTION} a connection, ${INTERVAL_MS / 1000} s heartbeat: one job, POST to complete`,
+    `${mid(serverMs)} ms (median of ${ROUNDS} rounds)`,
+    { ratio: `${mid(wall)} × the floor's wall, ${mid(cpu)} × its CPU`, setup: SHARED },
+  );
 }
 
 childOrMain(ROLES, (which) => (which === 'server' ? server() : floor()), main);

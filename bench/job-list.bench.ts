@@ -7,7 +7,7 @@ import { writeJob } from '../actors/push/job-store.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { jobsCollection } from '../src/store/collections.js';
 import { FileStore } from '../src/store/file-store.js';
-import { median, startServer, teardowns } from './support.js';
+import { median, report, startServer, target, teardowns } from './support.js';
 
 const JOBS = Number(process.env.INFRA_BENCH_JOBS ?? 100_000);
 const REQUESTS = 500;
@@ -89,10 +89,13 @@ async function main(): Promise<void> {
       ms.sort((a, b) => a - b);
       const row = [median(ms), percentile(ms, 99), ms.at(-1) ?? NaN].map((v) => v.toFixed(2));
       console.log(`| ${label} | ${REQUESTS} | ${row.join(' | ')} |`);
+      const p99 = percentile(ms, 99);
+      report(`${JOBS} jobs: ${label}, p99`, `${p99.toFixed(2)} ms`, { target: target('≤ 50 ms', p99 <= 50) });
     }
     const all = Date.now();
     const res = await admin.send('GET', `/organizations/${ORG}/pushy/jobs`);
     console.log(`\nGET jobs unpaged (${res.bytes.length} bytes): ${Date.now() - all} ms`);
+    report(`server start on a file store of ${JOBS} jobs`, `${startS.toFixed(1)} s`);
   } finally {
     await stopAll();
     await rm(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { serverStatusSchema } from '../src/api/status.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';
-import { runInTempDir, spawnTester, startServer, teardowns } from './support.js';
+import { report, runInTempDir, SHARED, spawnTester, startServer, teardowns } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 1000);
 const KILL_IN = process.env.INFRA_BENCH_KILL_IN === 'voting' ? 'voting' : 'running';
@@ -78,4 +78,9 @@ runInTempDir('infra-bench-kill-', async (dir) => {
     `| ${final.status} | ${resumed} | ${NODES - resumed} | ${JSON.stringify(counts)} | ${endedS.toFixed(1)} s | ${JSON.stringify(status.push_jobs?.votes_recovered)} |`,
   );
   console.log(`\ninfra-loadtest: ${await tester.lastLine()}`);
+  report(
+    `kill -9 of the server, ${NODES} nodes ${KILL_IN}: nodes lost`,
+    `${NODES - resumed} of ${NODES}; up again in ${restartS.toFixed(1)} s, job ${final.status} ${endedS.toFixed(1)} s after the kill`,
+    { setup: SHARED },
+  );
 });

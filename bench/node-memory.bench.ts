@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../src/server.js';
 import { benchConfig, childOrMain, play, serverLoad, startFloor, type Load } from './heartbeat-play.js';
-import { median } from './support.js';
+import { median, report, SHARED, target } from './support.js';
 
 const FEW = 1000;
 const MANY = Number(process.env.INFRA_BENCH_NODES ?? 3000);
@@ -109,6 +109,12 @@ async function main(): Promise<void> {
     `\nmedian: server ${median(sorted(server_)).toFixed(1)} KB per node (target ${TARGET_KB}), ` +
       `ratio to the floor ${median(sorted(ratios)).toFixed(2)}`,
   );
+  const kb = median(sorted(server_));
+  report('memory per connected node, a connection pair each, 1 s heartbeat', `${kb.toFixed(1)} KB`, {
+    target: target(`≤ ${TARGET_KB} KB`, kb <= TARGET_KB),
+    ratio: `${median(sorted(ratios)).toFixed(2)} × the floor`,
+    setup: SHARED,
+  });
 }
 
 childOrMain(

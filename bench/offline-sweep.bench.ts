@@ -7,7 +7,7 @@
 import type { Test } from 'tap';
 import { startTestServer } from '../test/support/server.js';
 import { poll, startTestNode } from '../test/support/test-node.js';
-import { median, scope, teardowns } from './support.js';
+import { median, report, scope, target, teardowns } from './support.js';
 
 const INTERVAL_MS = 1000;
 const THRESHOLD = 2;
@@ -46,6 +46,11 @@ try {
   const max = sorted.at(-1) ?? NaN;
   const bound = INTERVAL_MS / 2;
   console.log(`| ${sorted[0]} | ${median(sorted)} | ${max} | ${bound} | ${(max / bound).toFixed(2)} |`);
+  report(
+    `a silent node marked down past its threshold: max of ${ROUNDS}`,
+    `${max} ms (min ${sorted[0]}, median ${median(sorted)})`,
+    { target: target(`≤ ${bound} ms`, max <= bound), ratio: `${(max / bound).toFixed(2)} × the bound` },
+  );
   if (sorted[0] !== undefined && sorted[0] <= 0) {
     console.log('\na node was marked down before its threshold ran out');
     process.exitCode = 1;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../src/auth/api-client.js';
 import { fetchPushConfig } from '../src/client/push-config.js';
-import { median, startServer, teardowns } from './support.js';
+import { median, report, startServer, teardowns } from './support.js';
 
 const N = Number(process.env.INFRA_BENCH_WRITES ?? 400);
 const CONCURRENCY = 32;
@@ -63,6 +63,12 @@ try {
   console.log(`  POST clients  ${fmt(figures.clients)}`);
   console.log(`  POST nodes    ${fmt(figures.nodes)}`);
   console.log(`  GET config    ${fmt(figures.configs)}`);
+  for (const [what, xs] of [
+    ['POST clients', figures.clients],
+    ['POST nodes', figures.nodes],
+    ['GET config', figures.configs],
+  ] as const)
+    report(`${what}, ${N} in one organization, ${CONCURRENCY} in flight`, fmt(xs));
 } finally {
   for (const t of teardowns.splice(0)) await t();
 }

@@ -6,6 +6,7 @@ import { parseHttpDate } from '../src/lib/clock.js';
 import { clientMessageSchema, enveloped, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard, type DecodeOptions } from '../src/protocol/receive.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../src/protocol/signing.js';
+import { report } from './support.js';
 
 const RUN_MS = 1000;
 const WARMUP_MS = 200;
@@ -32,6 +33,7 @@ function measure(fn: (i: number) => unknown, ms: number): { opsPerSec: number; u
 function row(name: string, fn: (i: number) => unknown): void {
   const { opsPerSec, usPerOp } = measure(fn, RUN_MS);
   console.log(`| ${name} | ${Math.round(opsPerSec).toLocaleString('en-US')} | ${usPerOp.toFixed(2)} |`);
+  report(name.trim(), `${usPerOp.toFixed(2)} µs`);
 }
 
 // 20,000 nodes with their own keys, as one server process would hold them.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { ApiClient } from '../src/auth/api-client.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
-import { scope, startServer, teardowns } from './support.js';
+import { report, scope, startServer, target, teardowns } from './support.js';
 
 const OUTAGE_S = Number(process.env.INFRA_BENCH_OUTAGE_S ?? 10);
 const STORE_TIMEOUT_S = 2;
@@ -78,6 +78,22 @@ async function main(): Promise<void> {
         );
       }
     console.log(`\nwrites answered 201: ${accepted.length}; missing afterwards: ${lost}`);
+    const outage = samples.filter((s) => s.phase === 'outage');
+    const longest = (kind: Sample['kind']) => Math.max(0, ...outage.filter((s) => s.kind === kind).map((s) => s.ms));
+    const reads = outage.filter((s) => s.kind === 'read');
+    const writes = outage.filter((s) => s.kind === 'write');
+    report(
+      `Redis killed for ${OUTAGE_S} s: reads answered, longest`,
+      `${reads.filter((s) => s.status < 300).length} of ${reads.length}, ${longest('read')} ms`,
+    );
+    report(
+      'the same: writes refused (503), longest',
+      `${writes.filter((s) => s.status === 503).length} of ${writes.length}, ${longest('write')} ms`,
+      { target: target(`within store_timeout ${STORE_TIMEOUT_S} s`, longest('write') <= STORE_TIMEOUT_S * 1000) },
+    );
+    report('the same: writes answered 201 and lost', `${lost} of ${accepted.length}`, {
+      target: target('0', lost === 0),
+    });
   } finally {
     for (const fn of teardowns.splice(0).reverse()) await fn();
     await rm(dir, { recursive: true, force: true });

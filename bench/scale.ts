@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from './support.js';
+import { median, report, SHARED } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const stores = (process.env.INFRA_BENCH_STORES ?? 'file,redis').split(',') as Array<'file' | 'redis'>;
@@ -131,4 +131,7 @@ for (const store of stores)
     console.log(
       `| ${store} | ${nodes} | ${col('provision_s')} | ${col('commit_to_all_acked_ms')} | ${col('post_to_running_ms')} | ${col('post_to_complete_ms')} | ${col('server_cpu_pct')} | ${col('server_rss_mb')} | ${col('rest_get_job_per_s')} | ${rs.every((r) => r.correct) ? 'all' : 'NOT ALL'} |`,
     );
+    const fleet = `${nodes} nodes, ${store}, ${perConnection} a connection, ${heartbeatMs / 1000} s heartbeat`;
+    report(`${fleet}: commit to all acked p50, ms`, col('commit_to_all_acked_ms'), { setup: SHARED });
+    report(`${fleet}: POST to complete p50, ms`, col('post_to_complete_ms'), { setup: SHARED });
   }

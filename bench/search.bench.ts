@@ -4,6 +4,7 @@ import { runInNewContext } from 'node:vm';
 import { flattenDocument } from '../src/search/flatten.js';
 import { SearchIndex } from '../src/search/search-index.js';
 import { parseQuery } from '../src/search/query.js';
+import { report } from './support.js';
 
 const NODES = 10_000;
 const QUERY_MS = 1000;
@@ -265,6 +266,10 @@ console.log(`| flatten all nodes | ${flattenMs.toFixed(0)} ms |`);
 console.log(`| put all nodes (index build) | ${putMs.toFixed(0)} ms |`);
 console.log(`| heap used by the index | ${(heapAfter - heapBefore).toFixed(1)} MB |`);
 console.log(`| heap per node | ${(((heapAfter - heapBefore) * 1024) / NODES).toFixed(1)} KB |`);
+report(
+  `search index of ${NODES} nodes: build, heap`,
+  `${putMs.toFixed(0)} ms; ${(heapAfter - heapBefore).toFixed(1)} MB (${(((heapAfter - heapBefore) * 1024) / NODES).toFixed(1)} KB a node)`,
+);
 
 // Two versions of one node, as consecutive chef-client runs would save them (uptime, memory and the like differ).
 const versions = [makeNode(1234, random(7)), makeNode(1234, random(8))];
@@ -307,5 +312,9 @@ for (const { label, q, start = 0, rows = 1000 } of QUERIES) {
   times.sort((a, b) => a - b);
   console.log(
     `| ${label}: \`${q}\` | ${total} | ${(percentile(times, 50) * 1000).toFixed(0)} µs | ${(percentile(times, 99) * 1000).toFixed(0)} µs |`,
+  );
+  report(
+    `search over ${NODES} nodes, ${label}: p50 / p99`,
+    `${(percentile(times, 50) * 1000).toFixed(0)} / ${(percentile(times, 99) * 1000).toFixed(0)} µs`,
   );
 }

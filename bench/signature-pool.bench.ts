@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, scope, startServer, teardowns } from './support.js';
+import { median, report, scope, startServer, teardowns } from './support.js';
 import { onPath, wrkSigned, type SignedTarget, type WrkFigures } from './wrk.js';
 
 const ROUNDS = 3;
@@ -51,6 +51,16 @@ async function main(): Promise<void> {
     }
   }
   console.log(`\nwrk -t 1 -d ${SECONDS}s, GET ${PATH} signed once and replayed; both servers on this machine.`);
+  const rate = (label: string, connections: number) =>
+    mid((results.get(`${label}|${connections}`) ?? []).map((r) => r.rps));
+  for (const connections of CONNECTIONS) {
+    const [inline, worker] = targets.map((t) => rate(t.label, connections));
+    if (inline === undefined || worker === undefined) continue;
+    report(`signature worker thread at ${connections} connections`, `${Math.round(worker)} req/s`, {
+      ratio: `${(worker / inline).toFixed(2)} × the check inline (${Math.round(inline)})`,
+      setup: 'shared with wrk',
+    });
+  }
 }
 
 try {

@@ -10,6 +10,7 @@ import {
   type SignedRequestAuth,
   type SignVersion,
 } from '../src/auth/signed-headers.js';
+import { report } from './support.js';
 
 const RUN_MS = 2000;
 const SHORT_RUN_MS = 1000;
@@ -37,6 +38,7 @@ function measure(fn: () => unknown, ms: number): { opsPerSec: number; usPerOp: n
 function row(name: string, fn: () => unknown, ms = RUN_MS): void {
   const { opsPerSec, usPerOp } = measure(fn, ms);
   console.log(`| ${name} | ${Math.round(opsPerSec).toLocaleString('en-US')} | ${usPerOp.toFixed(1)} |`);
+  report(`RSA-2048: ${name}`, `${usPerOp.toFixed(1)} µs`);
 }
 
 const pair = await generateKeyPair();

@@ -7,6 +7,7 @@ import { FileStore } from '../src/store/file-store.js';
 import { holdEveryPartition } from '../src/cluster/leases.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import type { Store } from '../src/store/store.js';
+import { report as reportResult } from './support.js';
 
 const PUT_BUDGET_MS = 4000;
 const PUT_MAX = 20_000;
@@ -93,6 +94,12 @@ async function report(kind: string, store: Store): Promise<void> {
   const fleet = await benchConcurrentPuts(store);
   console.log(
     `| ${kind} | ${CONCURRENT_PUTS} puts, ${IN_FLIGHT} in flight: ${fleet.perSecond.toFixed(0)} a second | ${fleet.costs.length} | ${percentile(fleet.costs, 50).toFixed(0)} µs | ${percentile(fleet.costs, 99).toFixed(0)} µs |`,
+  );
+  const p = (xs: number[], n: number) => percentile(xs, n).toFixed(0);
+  reportResult(`${kind} store: put one document, p50 / p99`, `${p(puts, 50)} / ${p(puts, 99)} µs`);
+  reportResult(
+    `${kind} store: putMany of ${BATCH_SIZE}, p50; ${IN_FLIGHT} puts in flight`,
+    `${p50} ms; ${fleet.perSecond.toFixed(0)} documents/s`,
   );
 }
 

@@ -78,6 +78,12 @@ export function report(figure: string, value: string, more: Pick<Result, 'target
   console.log(resultLine({ figure, value, ...more, command }));
 }
 
+/** What a figure was measured beside, for report()'s `setup`. */
+export const SHARED = 'shared with the load generator';
+
+/** A target and whether it is met, for report()'s `target`. */
+export const target = (text: string, met: boolean): string => `${text}: ${met ? 'met' : 'not met'}`;
+
 export const median = (sorted: readonly number[]): number => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startServer } from '../src/server.js';
 import { benchConfig, play, serverLoad } from './heartbeat-play.js';
+import { report, SHARED } from './support.js';
 
 interface Scenario {
   label: string;
@@ -46,6 +47,11 @@ async function run(s: Scenario): Promise<string> {
     const accepted = status.accepted - before;
     const dropped = Object.values(status.dropped).reduce((a, b) => a + b, 0);
     const rssMiB = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+    report(
+      `${s.label}, over ${s.dealers} connections: heartbeats accepted`,
+      `${accepted} of ${sent} (${Math.round(accepted / elapsed)}/s), ${dropped} dropped, ${status.connected_nodes} nodes up at the end`,
+      { setup: SHARED },
+    );
     return `| ${s.label} | ${sent} | ${accepted} | ${Math.round(accepted / elapsed)} | ${dropped} | ${(lag.percentile(99) / 1e6).toFixed(1)} | ${status.connected_nodes} | ${rssMiB.toFixed(0)} |`;
   } finally {
     await server.close();
