@@ -1,9 +1,9 @@
 // The package as a user installs it: packs this tree as `npm pack` does for a release (its `prepare` builds the
-// JavaScript), checks that the tarball holds only what runs, installs it globally into a temporary prefix (no
-// devDependencies there, and nothing built at install), then each executable must answer --help and infra-server
-// must start on a generated configuration and answer GET /_status before it is stopped. Then the checkout as a
-// production install has it: `npm ci --omit=dev` (no TypeScript) must refuse without a build, and with the build
-// copied in it must install and the server must start from the checkout.
+// JavaScript), checks that the tarball holds only what runs and deploy/ (the systemd units), installs it globally
+// into a temporary prefix (no devDependencies there, and nothing built at install), then each executable must
+// answer --help and infra-server must start on a generated configuration and answer GET /_status before it is
+// stopped. Then the checkout as a production install has it: `npm ci --omit=dev` (no TypeScript) must refuse
+// without a build, and with the build copied in it must install and the server must start from the checkout.
 // Plain JavaScript with no project imports: it tests the package, not the checkout. Run by .ci/run after the tests;
 // `node .ci/pack-check.mjs` by hand (INFRA_PACK_KEEP=1 keeps its temporary folder).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -20,6 +20,8 @@ const STOP_TIMEOUT_MS = 10_000;
 const ALWAYS = new Set(['package.json', 'README.md', 'LICENSE']);
 /** The compiled sources: dist/src and dist/actors, JavaScript only. */
 const RUNS = /^dist\/(src|actors)\/.+\.js$/;
+/** The systemd units, their users and sample settings (docs/install.md), for a machine with the package alone. */
+const DEPLOY = /^deploy\/.+/;
 
 function log(message) {
   process.stderr.write(`pack-check: ${message}\n`);
@@ -57,11 +59,13 @@ function pack(work) {
   symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'), 'dir');
   const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], { cwd: tree }));
   const files = packed.files.map((f) => f.path);
-  const stray = files.filter((f) => !ALWAYS.has(f) && !RUNS.test(f));
+  const stray = files.filter((f) => !ALWAYS.has(f) && !RUNS.test(f) && !DEPLOY.test(f));
   if (stray.length > 0) throw new Error(`the package holds files that do not run:\n  ${stray.join('\n  ')}`);
   const { bin } = JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8'));
   const missing = Object.values(bin).filter((f) => !files.includes(f.replace(/^\.\//, '')));
   if (missing.length > 0) throw new Error(`the package lacks its executables: ${missing.join(', ')}`);
+  const units = ['deploy/infra-server.service', 'deploy/push-jobs-client.service'].filter((f) => !files.includes(f));
+  if (units.length > 0) throw new Error(`the package lacks its systemd units: ${units.join(', ')}`);
   log(`${packed.filename}: ${files.length} files, ${Math.round(packed.size / 1024)} KiB`);
   return { tarball: join(work, packed.filename), name: packed.name, bins: bin, tree };
 }
