@@ -1,11 +1,13 @@
 // The package as a user installs it: packs this tree as `npm pack` does for a release (its `prepare` builds the
-// JavaScript), checks that the tarball holds only what runs, installs it globally into a temporary prefix (no
-// devDependencies there, and nothing built at install), then each executable must answer --help and infra-server
-// must start on a generated configuration and answer GET /_status before it is stopped.
+// JavaScript), checks that the tarball holds only what runs and deploy/ (the systemd units), installs it globally
+// into a temporary prefix (no devDependencies there, and nothing built at install), then each executable must
+// answer --help and infra-server must start on a generated configuration and answer GET /_status before it is
+// stopped. Then the checkout as a production install has it: `npm ci --omit=dev` (no TypeScript) must refuse
+// without a build, and with the build copied in it must install and the server must start from the checkout.
 // Plain JavaScript with no project imports: it tests the package, not the checkout. Run by .ci/run after the tests;
 // `node .ci/pack-check.mjs` by hand (INFRA_PACK_KEEP=1 keeps its temporary folder).
-import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -18,6 +20,8 @@ const STOP_TIMEOUT_MS = 10_000;
 const ALWAYS = new Set(['package.json', 'README.md', 'LICENSE']);
 /** The compiled sources: dist/src and dist/actors, JavaScript only. */
 const RUNS = /^dist\/(src|actors)\/.+\.js$/;
+/** The systemd units, their users and sample settings (docs/install.md), for a machine with the package alone. */
+const DEPLOY = /^deploy\/.+/;
 
 function log(message) {
   process.stderr.write(`pack-check: ${message}\n`);
@@ -55,13 +59,15 @@ function pack(work) {
   symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'), 'dir');
   const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], { cwd: tree }));
   const files = packed.files.map((f) => f.path);
-  const stray = files.filter((f) => !ALWAYS.has(f) && !RUNS.test(f));
+  const stray = files.filter((f) => !ALWAYS.has(f) && !RUNS.test(f) && !DEPLOY.test(f));
   if (stray.length > 0) throw new Error(`the package holds files that do not run:\n  ${stray.join('\n  ')}`);
   const { bin } = JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8'));
   const missing = Object.values(bin).filter((f) => !files.includes(f.replace(/^\.\//, '')));
   if (missing.length > 0) throw new Error(`the package lacks its executables: ${missing.join(', ')}`);
+  const units = ['deploy/infra-server.service', 'deploy/push-jobs-client.service'].filter((f) => !files.includes(f));
+  if (units.length > 0) throw new Error(`the package lacks its systemd units: ${units.join(', ')}`);
   log(`${packed.filename}: ${files.length} files, ${Math.round(packed.size / 1024)} KiB`);
-  return { tarball: join(work, packed.filename), name: packed.name, bins: Object.keys(bin) };
+  return { tarball: join(work, packed.filename), name: packed.name, bins: bin, tree };
 }
 
 /** Installs the tarball globally under `prefix`, as `npm install -g` would for a user. */
@@ -91,17 +97,17 @@ function userEnv() {
   return env;
 }
 
-function checkHelp(binDir, bins) {
-  for (const name of bins) {
-    const out = run(join(binDir, name), ['--help'], { env: userEnv(), timeout: 30_000 });
+/** Each of `commands` (name -> argv) must print its usage for --help. */
+function checkHelp(commands) {
+  for (const [name, [command, ...args]] of Object.entries(commands)) {
+    const out = run(command, [...args, '--help'], { env: userEnv(), timeout: 30_000 });
     if (!/^Usage: /m.test(out)) throw new Error(`${name} --help printed no usage:\n${out}`);
     log(`${name} --help: ${out.split('\n')[0]}`);
   }
 }
 
-/** Starts the installed infra-server on a fresh folder and free ports, waits for GET /_status, stops it. */
-async function checkServer(binDir, work) {
-  const dir = join(work, 'server');
+/** Starts infra-server (`argv`) on a fresh folder and free ports, waits for GET /_status, stops it. */
+async function checkServer([command, ...args], dir) {
   mkdirSync(dir);
   const apiPort = await freePort();
   const settings = {
@@ -116,7 +122,7 @@ async function checkServer(binDir, work) {
   const file = join(dir, 'push-jobs-server.rb');
   const text = Object.entries(settings).map(([k, v]) => `${k} ${typeof v === 'string' ? JSON.stringify(v) : v}\n`);
   writeFileSync(file, text.join(''));
-  const child = spawn(join(binDir, 'infra-server'), ['-c', file], {
+  const child = spawn(command, [...args, '-c', file], {
     cwd: dir,
     env: userEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -162,15 +168,47 @@ async function waitForStatus(url, child, output) {
   log(`infra-server answered GET /_status: ${last}`);
 }
 
+/**
+ * A checkout installed for production, `npm ci --omit=dev`: with no build in dist/, `prepare` must fail and say
+ * what to do; with the build of `tree` copied in, the install must succeed without TypeScript. Returns its folder.
+ */
+function installCheckout(work, tree) {
+  const checkout = join(work, 'checkout');
+  for (const file of checkoutFiles()) {
+    mkdirSync(dirname(join(checkout, file)), { recursive: true });
+    cpSync(join(root, file), join(checkout, file), { verbatimSymlinks: true });
+  }
+  const refused = spawnSync(process.execPath, ['scripts/prepare.mjs'], { cwd: checkout, encoding: 'utf8' });
+  if (refused.status === 0 || !/npm pack/.test(refused.stderr)) {
+    throw new Error(`prepare without TypeScript or a build did not refuse with advice:\n${refused.stderr}`);
+  }
+  for (const dir of ['src', 'actors'])
+    cpSync(join(tree, 'dist', dir), join(checkout, 'dist', dir), { recursive: true });
+  run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd: checkout,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (existsSync(join(checkout, 'node_modules', 'typescript')))
+    throw new Error('npm ci --omit=dev installed TypeScript');
+  log('the checkout installs with npm ci --omit=dev after a build, and refuses with advice before one');
+  return checkout;
+}
+
 const work = mkdtempSync(join(tmpdir(), 'infra-pack-check-'));
 try {
-  const { tarball, name, bins } = pack(work);
+  const { tarball, name, bins, tree } = pack(work);
   const prefix = join(work, 'prefix');
   install(tarball, prefix, name);
   const binDir = join(prefix, 'bin');
-  checkHelp(binDir, bins);
-  await checkServer(binDir, work);
+  checkHelp(Object.fromEntries(Object.keys(bins).map((bin) => [bin, [join(binDir, bin)]])));
+  await checkServer([join(binDir, 'infra-server')], join(work, 'server'));
   log('the packed package installs and runs');
+  const checkout = installCheckout(work, tree);
+  checkHelp(
+    Object.fromEntries(Object.entries(bins).map(([bin, file]) => [bin, [process.execPath, join(checkout, file)]])),
+  );
+  await checkServer([process.execPath, join(checkout, bins['infra-server'])], join(work, 'checkout-server'));
+  log('the checkout installed for production runs');
 } catch (e) {
   log(e instanceof Error ? e.message : String(e));
   process.exitCode = 1;
