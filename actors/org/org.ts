@@ -305,7 +305,7 @@ export function spawnOrg(
       clearInterval(ticker);
       clearInterval(sweeper);
       await batcher.drain();
-      await push.settle();
+      await push.whenSaved();
     },
     release: async () => {
       push.releaseAsked();

@@ -375,7 +375,7 @@ export class PushRuntime {
   }
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
-  async settle(): Promise<void> {
+  async whenSaved(): Promise<void> {
     await Promise.all([
       this.flush(),
       this.purging,
