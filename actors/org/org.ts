@@ -82,7 +82,7 @@ export function spawnOrg(
   const { transport } = ports.push;
   const log = ports.push.log.child({ org: name });
 
-  const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
+  const persistAndApply = async (state: OrgState, writes: readonly OrgWrite[]) => {
     await persistWrites(ports.store, name, writes, { places, before: state.groups });
     applyWrites(state, writes);
     publishPrincipals(ports.principals, name, writes);
@@ -192,7 +192,7 @@ export function spawnOrg(
   /** Stores the outcome's writes, then runs its effects; the reply goes out unless an effect answered. */
   const answer = async (state: OrgState, out: OrgOutcome, ctx: RequestContext, replyTo: Ref<Reply>) => {
     try {
-      if (out.writes) await commit(state, out.writes);
+      if (out.writes) await persistAndApply(state, out.writes);
       let answered = false;
       for (const effect of out.effects ?? []) answered = (await perform(effect, ctx, replyTo, out.reply)) || answered;
       if (!answered) dispatch(replyTo, out.reply);
@@ -214,7 +214,7 @@ export function spawnOrg(
           { coll: 'members', id: msg.username, doc: null },
           ...renameWrites(state, 'users', msg.username, null),
         ];
-        await commit(state, writes).catch((e: unknown) => storeFailure(log, e));
+        await persistAndApply(state, writes).catch((e: unknown) => storeFailure(log, e));
         break;
       }
       case 'write_back':
