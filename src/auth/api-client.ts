@@ -6,7 +6,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { promisify } from 'node:util';
 import { gunzip as zlibGunzip } from 'node:zlib';
 import { isoSeconds } from '../lib/clock.js';
-import { readPrivateKey } from './keys.js';
+import { readPrivateKey } from './rsa-keys.js';
 import { signRequest, type SignOptions, type SignVersion } from './signed-headers.js';
 
 export interface ApiClientOptions {

@@ -2,7 +2,7 @@
 import { constants, createHash, privateEncrypt, publicDecrypt, sign, verify, type KeyObject } from 'node:crypto';
 import { isoSeconds } from '../lib/clock.js';
 import { rememberLast, rememberRecent } from '../lib/remember.js';
-import { readPrivateKey } from './keys.js';
+import { readPrivateKey } from './rsa-keys.js';
 
 export type SignVersion = '1.0' | '1.1' | '1.2' | '1.3';
 export type SignAlgorithm = 'sha1' | 'sha256';

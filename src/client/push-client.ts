@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
-import { readPrivateKey } from '../auth/keys.js';
+import { readPrivateKey } from '../auth/rsa-keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { DropCounter, ReplayGuard } from '../protocol/receive.js';

@@ -4,7 +4,7 @@
 import { createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ApiClient } from '../auth/api-client.js';
-import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/keys.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/rsa-keys.js';
 import { writeKeyFile } from '../client/registration.js';
 import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';

@@ -16,7 +16,7 @@ import type { OutboundMessage, PushTransport } from '../../actors/push/ports.js'
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
 import { ask, startSystem, type InfraSystem } from '../../actors/system.js';
 import { jobSchema } from '../../src/api/push-jobs.js';
-import { generateKeyPair } from '../../src/auth/keys.js';
+import { generateKeyPair } from '../../src/auth/rsa-keys.js';
 import { Counters } from '../../src/lib/counters.js';
 import { jobsCollection, nodeStatesCollection } from '../../src/store/collections.js';
 import { FileStore } from '../../src/store/file-store.js';
