@@ -7,7 +7,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { isFinished, type JobBody } from '../src/api/push-jobs.js';
-import { serverStatusSchema } from '../src/api/status.js';
+import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { partitionName, partitionOf } from '../src/store/partitions.js';
 import { until } from '../test/support/deadline.js';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isFinished, type JobBody } from '../src/api/push-jobs.js';
-import { serverStatusSchema } from '../src/api/status.js';
+import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';

@@ -14,7 +14,7 @@ import {
   type PushSettings,
   type SessionGrant,
 } from '../../actors/push/ports.js';
-import type { PushLag, VotesRecovered } from '../api/status.js';
+import type { PushLag, VotesRecovered } from '../api/status-schema.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { isFinished, type JobBody } from '../../src/api/push-jobs.js';
-import { serverStatusSchema, type ClusterStatus } from '../../src/api/status.js';
+import { serverStatusSchema, type ClusterStatus } from '../../src/api/status-schema.js';
 import { ApiClient } from '../../src/auth/api-client.js';
 import { preferredOwner } from '../../src/cluster/ownership.js';
 import { until } from './deadline.js';

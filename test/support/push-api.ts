@@ -8,7 +8,7 @@ import {
   type JobStartBody,
   type JobStatus,
 } from '../../src/api/push-jobs.js';
-import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
+import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status-schema.js';
 import type { ApiClient } from '../../src/auth/api-client.js';
 import type { TestServer } from './server.js';
 import { poll } from './test-node.js';
