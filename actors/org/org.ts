@@ -11,7 +11,7 @@ import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeActor } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { fail, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import type { UsersMsg } from '../users/users.js';

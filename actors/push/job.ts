@@ -4,7 +4,7 @@
 // is over its parent stops it, and the stored record answers for the job from then on.
 import { dispatch, stop, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { fail, ok, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { jobNodesByStatus, stepJob } from './job-machine.js';

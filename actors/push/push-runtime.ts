@@ -6,7 +6,7 @@ import { dispatch, query, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { configBody } from './config-answer.js';
 import { FinishedJobs } from './finished-jobs.js';
-import { parseHttpDate } from '../../src/lib/clock.js';
+import { parseHttpDate } from '../../src/lib/dates.js';
 import {
   jobOutputsCollection,
   jobsCollection,

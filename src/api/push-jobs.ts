@@ -2,7 +2,7 @@
 // it answers with them and validates what it takes; the cli, push-jobs-client, the load tester and the tests read
 // answers through them. Readers ignore fields they do not know, so the server may add some.
 import { z } from 'zod';
-import { parseHttpDate } from '../lib/clock.js';
+import { parseHttpDate } from '../lib/dates.js';
 import { commitSchema } from '../protocol/messages.js';
 
 /** Spec 3.1. */

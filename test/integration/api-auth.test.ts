@@ -3,7 +3,7 @@
 import { serverStatusSchema } from '../../src/api/status-schema.js';
 import t from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
-import { isoSeconds } from '../../src/lib/clock.js';
+import { isoSeconds } from '../../src/lib/dates.js';
 import {
   createClient,
   createUser,

@@ -3,7 +3,7 @@
 // cells data-status so the script can update them from the job feed.
 import type { FC } from 'hono/jsx';
 import { isFinished, NODE_JOB_STATUSES, type JobBody, type NodeJobStatus } from '../../../api/push-jobs.js';
-import { parseHttpDate } from '../../../lib/clock.js';
+import { parseHttpDate } from '../../../lib/dates.js';
 import { CsrfField, orgPath, shortDate, Status, When } from './layout.js';
 
 export interface JobPanelProps {
