@@ -5,7 +5,7 @@ import type { StreamItem } from '../api/event-stream.js';
 import { FEED_EVENT_DATA, isFeedEventName, NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../api/job-feed.js';
 import { isFinished, jobSchema, type JobBody, type JobStatus, type NodeJobStatus } from '../api/push-jobs.js';
 import type { Cli } from './cli-connection.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 import type { ProgressPrinter } from './progress.js';
 
 export interface WaitOptions {
