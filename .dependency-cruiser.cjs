@@ -43,7 +43,8 @@ module.exports = {
     {
       name: 'push-actors-know-no-organization',
       severity: 'error',
-      comment: 'Job and node actors serve an organization through their ports, so they can live in another process.',
+      comment:
+        'Job actors and node followers serve an organization through their ports, so they can live in another process.',
       from: { path: '^actors/push/' },
       to: { path: '^actors/(org|users)/' },
     },

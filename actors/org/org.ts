@@ -9,7 +9,7 @@ import { batchable, WriteBatcher } from './write-batch.js';
 import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
-import type { NodeActor } from '../push/node.js';
+import type { NodeFollower } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
 import { httpDate } from '../../src/lib/dates.js';
 import { fail, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
@@ -47,7 +47,7 @@ export interface OrgPorts {
 export interface OrgHandle {
   ref: Ref<OrgMsg>;
   /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
-  nodeActor(node: string): NodeActor;
+  nodeFollower(node: string): NodeFollower;
   /** Node counts by status and availability, read between the actor's turns (for the metrics listener). */
   nodeCounts(): NodeStateCount[];
   /**
@@ -283,7 +283,7 @@ export function spawnOrg(
   sweeper.unref();
   return {
     ref: self,
-    nodeActor: (node) => push.nodeActor(node),
+    nodeFollower: (node) => push.nodeFollower(node),
     // The actor changes `initial` in place and never replaces it, and a turn never runs while this one does.
     nodeCounts: () => countNodeStates(initial),
     resume: () => {
