@@ -5,7 +5,7 @@
 // actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
 // a snapshot never mixes two steps).
 import type { JobNote } from '../../src/api/job-feed.js';
-import { isFinished, NODE_JOB_STATUSES } from '../../src/api/push-jobs.js';
+import { isFinished, NODE_JOB_STATUSES } from '../../src/push/job-states.js';
 import type {
   IgnoreReason,
   JobOptions,

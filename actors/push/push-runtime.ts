@@ -18,7 +18,7 @@ import { spawnSupervised } from '../shared/supervision.js';
 import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
-import { isFinished } from '../../src/api/push-jobs.js';
+import { isFinished } from '../../src/push/job-states.js';
 import { newNode } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
