@@ -55,6 +55,7 @@ export function keptRenderingMs(nodes: number): number {
 const MAX_TIMER_MS = 2_147_483_647;
 const SAVE_RETRY_MS = 500;
 
+// Rendered in the actors, as is spawnJob's kept rendering: it reads JobState, which src/http and src/api may not import.
 /** GET .../pushy/jobs/ID (spec 2.4). */
 export function jobJson(s: JobState, sorted?: readonly string[]): JobBody {
   const body: JobBody = {
