@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { type JobBody } from '../src/api/push-jobs.js';
+import type { JobBody } from '../src/api/push-jobs.js';
 import { isFinished } from '../src/push/job-states.js';
 import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';

@@ -5,7 +5,7 @@
 // acks in flight are lost with the server, and the restarted one must recover those votes before voting_timeout.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type JobBody } from '../src/api/push-jobs.js';
+import type { JobBody } from '../src/api/push-jobs.js';
 import { isFinished } from '../src/push/job-states.js';
 import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';

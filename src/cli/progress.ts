@@ -1,7 +1,7 @@
 // The progress of a job being waited on: one line redrawn in place on a terminal, else a line per status
 // change. Nodes are counted one by one (reference 11: the original counted status names, not nodes).
 import type { Terminal } from './cli-connection.js';
-import { type JobBody } from '../api/push-jobs.js';
+import type { JobBody } from '../api/push-jobs.js';
 import { isFinished } from '../push/job-states.js';
 import { nodeTotal, phaseCounts } from './job-report.js';
 

@@ -7,7 +7,7 @@ import { ApiClient } from '../auth/api-client.js';
 import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/rsa-keys.js';
 import { writeKeyFile } from '../client/registration.js';
 import { nodeStateListSchema } from '../api/push-jobs.js';
-import { type JobStatus } from '../push/job-states.js';
+import type { JobStatus } from '../push/job-states.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status-schema.js';
 import { fitLine } from '../cli/progress.js';
 import { messageOf } from '../lib/thrown.js';

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { type JobBody } from '../../src/api/push-jobs.js';
+import type { JobBody } from '../../src/api/push-jobs.js';
 import { isFinished } from '../../src/push/job-states.js';
 import { serverStatusSchema, type ClusterStatus } from '../../src/api/status-schema.js';
 import { ApiClient } from '../../src/auth/api-client.js';
