@@ -1,5 +1,5 @@
 // Import rules of the shipped code (src/ and actors/): no cycles, and dependencies that point one way
-// (lib <- protocol, auth, config, store, api <- actors <- http, transport <- server, bin; metrics reads the rest
+// (lib <- protocol, push, auth, config, store, api <- actors <- http, transport <- server, bin; metrics reads the rest
 // through ports server.ts gives it). `npm run lint` checks them.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -22,8 +22,8 @@ module.exports = {
       name: 'foundations-stay-below-the-actors',
       severity: 'error',
       comment:
-        'The wire, auth, config, store, cluster and API shapes know nothing of the actors, the HTTP facade or the transport.',
-      from: { path: '^src/(protocol|auth|config|store|api|search|cluster)/' },
+        'The wire, job states, auth, config, store, cluster and API shapes know nothing of the actors, the HTTP facade or the transport.',
+      from: { path: '^src/(protocol|push|auth|config|store|api|search|cluster)/' },
       to: { path: '^(actors/|src/(http|transport|metrics|bin|cli|client|setup|server\\.ts))' },
     },
     {
@@ -43,7 +43,8 @@ module.exports = {
     {
       name: 'push-actors-know-no-organization',
       severity: 'error',
-      comment: 'Job and node actors serve an organization through their ports, so they can live in another process.',
+      comment:
+        'Job actors and node followers serve an organization through their ports, so they can live in another process.',
       from: { path: '^actors/push/' },
       to: { path: '^actors/(org|users)/' },
     },

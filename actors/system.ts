@@ -15,7 +15,7 @@ import { applyWrites, emptyOrgState } from './org/org-state.js';
 import { MemberPlaces } from './org/group-store.js';
 import { persistWrites } from './org/org-store.js';
 import { OrgRegistry } from './org-registry.js';
-import type { NodeActor } from './push/node.js';
+import type { NodeFollower } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
 import type { PushPorts, PushTransport } from './push/ports.js';
 import type { NodeEvent } from '../src/cluster/node-link-messages.js';
@@ -71,13 +71,13 @@ export interface InfraSystem {
   /** The job and organization feeds the job actors publish to. */
   feeds: FeedHub;
   /** The push-jobs transport's way in: the actor of a node with a verified message, or undefined. */
-  nodeActor(org: string, node: string): NodeActor | undefined;
+  nodeFollower(org: string, node: string): NodeFollower | undefined;
   /**
    * Resumes the restored organizations' jobs in flight and starts their nodes' silence clocks: the transport calls
    * this just before it starts reading.
    */
   resumePush(): void;
-  /** What the push-jobs actors are given: a gateway's node actors get the same. */
+  /** What the push-jobs actors are given: a gateway's node followers get the same. */
   pushPorts: PushPorts;
   /**
    * What a gateway heard from nodes of an organization this process serves, applied in order: resolves true once
@@ -302,7 +302,7 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
     counters,
     feeds,
     resumePush: () => registry.resumePush(),
-    nodeActor: (org, node) => registry.get(org)?.nodeActor(node),
+    nodeFollower: (org, node) => registry.get(org)?.nodeFollower(node),
     pushPorts: push,
     fromGateway: async (org, gateway, events) => {
       const handle = registry.get(org);

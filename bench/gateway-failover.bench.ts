@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { serverStatusSchema, type ServerStatusBody } from '../src/api/status.js';
+import { serverStatusSchema, type ServerStatusBody } from '../src/api/status-schema.js';
 import { partitionName, partitionOf } from '../src/store/partitions.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';

@@ -1,5 +1,5 @@
 // CPU per heartbeat: the server's whole receive path (frames, header, JSON, HMAC, message checks, replay guard,
-// the node actor and its machine, the server's own heartbeats back) against a floor measured in the same run by
+// the node follower and its machine, the server's own heartbeats back) against a floor measured in the same run by
 // the same generator: a bare ZeroMQ loop in this process that receives, parses, verifies each heartbeat and sends
 // a signed heartbeat back to every node each interval, and does nothing else. Both run with CurveZMQ on and take
 // the nodes' command connections too, so both pay the same handshakes; the nodes are played by heartbeat-flood.ts

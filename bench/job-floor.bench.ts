@@ -1,5 +1,5 @@
 // One no-op job over a whole fleet, against its floor measured in the same run by the same nodes: how much the job
-// path (the POST, the job actor's votes and quorum, the node actors, the saves, the feed that tells of the end)
+// path (the POST, the job actor's votes and quorum, the node followers, the saves, the feed that tells of the end)
 // costs above the messages it cannot do without. The floor is bare ZeroMQ routers in one process
 // (heartbeat-play.ts startFloor, CurveZMQ on): a signed `commit` to every node, every `ack_commit` read and
 // verified, then a signed `run` to every node and every `ack_run` and `succeeded` read and verified, and nothing

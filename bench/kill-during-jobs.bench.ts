@@ -5,8 +5,9 @@
 // acks in flight are lost with the server, and the restarted one must recover those votes before voting_timeout.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isFinished, type JobBody } from '../src/api/push-jobs.js';
-import { serverStatusSchema } from '../src/api/status.js';
+import type { JobBody } from '../src/api/push-jobs.js';
+import { isFinished } from '../src/push/job-states.js';
+import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';

@@ -19,7 +19,7 @@ import { Counters } from '../src/lib/counters.js';
 import { orgCollection } from '../src/store/collections.js';
 import { createLogger } from '../src/lib/logger.js';
 import { defaultContainerAcl } from '../src/auth/default-acls.js';
-import { generateKeyPair } from '../src/auth/keys.js';
+import { generateKeyPair } from '../src/auth/rsa-keys.js';
 import { report } from './support.js';
 
 const NODES = 10_000;

@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { encodeMessage, parseHeader, signedText } from '../src/protocol/frames.js';
-import { parseHttpDate } from '../src/lib/clock.js';
+import { parseHttpDate } from '../src/lib/dates.js';
 import { clientMessageSchema, enveloped, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
 import { decodeFrames, ReplayGuard, type DecodeOptions } from '../src/protocol/receive.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../src/protocol/signing.js';

@@ -3,7 +3,7 @@
 // verifying one request signature, which every signed request pays anyway.
 import { Hono } from 'hono';
 import { createPrivateKey } from 'node:crypto';
-import { generateKeyPair, parsePublicKey } from '../src/auth/keys.js';
+import { generateKeyPair, parsePublicKey } from '../src/auth/rsa-keys.js';
 import { DEFAULT_AUTH_SKEW_SECONDS, readAuthHeaders, signRequest, verifyRequest } from '../src/auth/signed-headers.js';
 import { requestMetrics } from '../src/http/request-metrics.js';
 import { Counters } from '../src/lib/counters.js';

@@ -1,6 +1,6 @@
 // Cost of request signing and verification per protocol version, and of public-key parsing with and without the cache.
 import { createPublicKey, createPrivateKey, type KeyObject } from 'node:crypto';
-import { generateKeyPair, parsePublicKey } from '../src/auth/keys.js';
+import { generateKeyPair, parsePublicKey } from '../src/auth/rsa-keys.js';
 import {
   readAuthHeaders,
   signRequest,

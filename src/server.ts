@@ -38,7 +38,7 @@ import { NodeLink } from './cluster/node-link.js';
 import type { InboxEntry, NodeEvent } from './cluster/node-link-messages.js';
 import { GatewayNodes } from '../actors/push/gateway-nodes.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
-import { markerKey } from './store/keys.js';
+import { markerKey } from './store/layout.js';
 import { ALL_PARTITIONS, partitionOf } from './store/partitions.js';
 import { PushHub } from './transport/push-hub.js';
 import { ask, startSystem, type InfraSystem } from '../actors/system.js';

@@ -1,6 +1,6 @@
 // An organization in the store: restoring it (every document checked against its schema) and persisting a
 // list of writes, grouped per collection so a batch costs one round trip per collection.
-import { isFinished } from '../../src/api/push-jobs.js';
+import { isFinished } from '../../src/push/job-states.js';
 import type { z } from 'zod';
 import {
   NODE_STATES_MAP,

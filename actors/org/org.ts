@@ -9,9 +9,9 @@ import { batchable, WriteBatcher } from './write-batch.js';
 import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
-import type { NodeActor } from '../push/node.js';
+import type { NodeFollower } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { fail, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import type { UsersMsg } from '../users/users.js';
@@ -47,7 +47,7 @@ export interface OrgPorts {
 export interface OrgHandle {
   ref: Ref<OrgMsg>;
   /** The node's actor, spawned on demand: the transport calls this only for authenticated messages. */
-  nodeActor(node: string): NodeActor;
+  nodeFollower(node: string): NodeFollower;
   /** Node counts by status and availability, read between the actor's turns (for the metrics listener). */
   nodeCounts(): NodeStateCount[];
   /**
@@ -82,7 +82,7 @@ export function spawnOrg(
   const { transport } = ports.push;
   const log = ports.push.log.child({ org: name });
 
-  const commit = async (state: OrgState, writes: readonly OrgWrite[]) => {
+  const persistAndApply = async (state: OrgState, writes: readonly OrgWrite[]) => {
     await persistWrites(ports.store, name, writes, { places, before: state.groups });
     applyWrites(state, writes);
     publishPrincipals(ports.principals, name, writes);
@@ -192,7 +192,7 @@ export function spawnOrg(
   /** Stores the outcome's writes, then runs its effects; the reply goes out unless an effect answered. */
   const answer = async (state: OrgState, out: OrgOutcome, ctx: RequestContext, replyTo: Ref<Reply>) => {
     try {
-      if (out.writes) await commit(state, out.writes);
+      if (out.writes) await persistAndApply(state, out.writes);
       let answered = false;
       for (const effect of out.effects ?? []) answered = (await perform(effect, ctx, replyTo, out.reply)) || answered;
       if (!answered) dispatch(replyTo, out.reply);
@@ -214,7 +214,7 @@ export function spawnOrg(
           { coll: 'members', id: msg.username, doc: null },
           ...renameWrites(state, 'users', msg.username, null),
         ];
-        await commit(state, writes).catch((e: unknown) => storeFailure(log, e));
+        await persistAndApply(state, writes).catch((e: unknown) => storeFailure(log, e));
         break;
       }
       case 'write_back':
@@ -283,7 +283,7 @@ export function spawnOrg(
   sweeper.unref();
   return {
     ref: self,
-    nodeActor: (node) => push.nodeActor(node),
+    nodeFollower: (node) => push.nodeFollower(node),
     // The actor changes `initial` in place and never replaces it, and a turn never runs while this one does.
     nodeCounts: () => countNodeStates(initial),
     resume: () => {
@@ -305,7 +305,7 @@ export function spawnOrg(
       clearInterval(ticker);
       clearInterval(sweeper);
       await batcher.drain();
-      await push.settle();
+      await push.whenSaved();
     },
     release: async () => {
       push.releaseAsked();

@@ -20,7 +20,7 @@ export type OrgEffect =
   | { type: 'answer_with_output'; id: string; node: string; channel: 'stdout' | 'stderr' }
   /** The node's config, with a session key only the requester can read, answers; `ccpk` is bound to the session. */
   | { type: 'answer_with_config'; node: string; ccpk?: string }
-  /** These node states answer, each with `last_heartbeat` (an HTTP date, or null) from its node actor. */
+  /** These node states answer, each with `last_heartbeat` (an HTTP date, or null) from its node follower. */
   | { type: 'answer_with_heartbeats'; rows: NodeStateBody[] };
 
 export interface OrgOutcome {

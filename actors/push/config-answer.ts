@@ -1,7 +1,8 @@
 // The config endpoint's body (reference 3): where the node connects (its gateway's channels), the heartbeat
 // settings, and its session key encrypted so that only the requester's key pair can read it.
+// Built in the actors: it takes the push ports' SessionGrant and PushSettings, which src/api may not import.
 import type { PushConfigBody } from '../../src/api/push-jobs.js';
-import { parsePublicKey } from '../../src/auth/keys.js';
+import { parsePublicKey } from '../../src/auth/rsa-keys.js';
 import { encryptSessionKey } from '../../src/protocol/signing.js';
 import type { PushSettings, SessionGrant } from './ports.js';
 

@@ -1,4 +1,4 @@
-// The node actors of a gateway: nodes connected to this process whose organization another process owns. They run
+// The node followers of a gateway: nodes connected to this process whose organization another process owns. They run
 // the same node machine as an owner's, on the same heartbeats, and report to the owner what it must know (up and
 // down, answers to jobs) through the partition's inbox; heartbeats themselves never leave the gateway.
 //
@@ -8,7 +8,7 @@
 import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
-import { NodeActor, sweepNodes, type AvailabilityChange } from './node.js';
+import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
 
@@ -22,7 +22,7 @@ interface GatewayOrg {
   /** The nodes' saved records, read once the organization's first node spoke here. */
   records: Map<string, NodeRecord> | undefined;
   loading: Promise<void> | undefined;
-  nodes: Map<string, NodeActor>;
+  nodes: Map<string, NodeFollower>;
   /** Jobs this gateway was sent messages for: they run until the owner says otherwise. */
   sent: Set<string>;
   /** Jobs the owner says do not run. */
@@ -49,7 +49,7 @@ export class GatewayNodes {
    * The actor of a node of an organization served elsewhere, spawned on its first verified message; undefined while
    * the organization's node records are being read (the node's next message finds it).
    */
-  nodeActor(org: string, node: string): NodeActor | undefined {
+  nodeFollower(org: string, node: string): NodeFollower | undefined {
     const o = this.orgOf(org);
     const live = o.nodes.get(node);
     if (live) return live;
@@ -60,7 +60,7 @@ export class GatewayNodes {
     const saved = o.records.get(node);
     const config = this.ports.transport.settings;
     const at = this.ports.now();
-    const actor = new NodeActor(
+    const actor = new NodeFollower(
       newNode(saved ? { node_name: node, config, at, saved } : { node_name: node, config, at }),
       org,
       this.ports,

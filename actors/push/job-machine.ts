@@ -5,7 +5,7 @@
 // actor owns the only reference and serializes it when it runs `persist` (JSON.stringify is synchronous, so
 // a snapshot never mixes two steps).
 import type { JobNote } from '../../src/api/job-feed.js';
-import { isFinished, NODE_JOB_STATUSES } from '../../src/api/push-jobs.js';
+import { isFinished, NODE_JOB_STATUSES } from '../../src/push/job-states.js';
 import type {
   IgnoreReason,
   JobOptions,
@@ -176,7 +176,7 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
 
 /**
  * After a server restart a job in flight keeps going: clients finish their current job while the server is
- * away (spec 3.3) and node actors restored `up` with the same client incarnation do not rehab them, so their
+ * away (spec 3.3) and node followers restored `up` with the same client incarnation do not rehab them, so their
  * answers still arrive. Nodes not available now count as down; deadlines are re-armed unchanged (one that
  * passed during the outage fires at once). A job that never started (`new`) becomes `crashed`, its nodes
  * `unavailable`: it was never answered to its requester, so running it now would surprise them.

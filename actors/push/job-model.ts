@@ -1,7 +1,7 @@
 // The push job's data: statuses (spec 3.1, 3.2), the persisted snapshot's schema, and the events and
 // effects the job machine takes and returns.
 import { z } from 'zod';
-import { JOB_STATUSES, NODE_JOB_STATUSES, type JobStatus, type NodeJobStatus } from '../../src/api/push-jobs.js';
+import { JOB_STATUSES, NODE_JOB_STATUSES, type JobStatus, type NodeJobStatus } from '../../src/push/job-states.js';
 import type { JobNote } from '../../src/api/job-feed.js';
 import type { NodeAnswerType } from '../../src/protocol/messages.js';
 

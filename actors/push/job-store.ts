@@ -3,7 +3,7 @@
 // of the same id, so a save costs what changed and not the size of the job. Snapshots written before field
 // maps, with every node inside the document, still load.
 import { z } from 'zod';
-import { NODE_JOB_STATUSES } from '../../src/api/push-jobs.js';
+import { NODE_JOB_STATUSES } from '../../src/push/job-states.js';
 import { jobOutputsCollection, jobsCollection } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import { parseDoc } from '../shared/documents.js';

@@ -4,7 +4,7 @@
 // is over its parent stops it, and the stored record answers for the job from then on.
 import { dispatch, stop, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { fail, ok, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { jobNodesByStatus, stepJob } from './job-machine.js';
@@ -55,6 +55,7 @@ export function keptRenderingMs(nodes: number): number {
 const MAX_TIMER_MS = 2_147_483_647;
 const SAVE_RETRY_MS = 500;
 
+// Rendered in the actors, as is spawnJob's kept rendering: it reads JobState, which src/http and src/api may not import.
 /** GET .../pushy/jobs/ID (spec 2.4). */
 export function jobJson(s: JobState, sorted?: readonly string[]): JobBody {
   const body: JobBody = {

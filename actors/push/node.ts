@@ -1,7 +1,7 @@
-// One node actor per node with a live client: it follows the node's heartbeats through the pure node machine
+// One node follower per node with a live client: it follows the node's heartbeats through the pure node machine
 // (spec 3.3) and passes the node's job answers on to their job actors. A heartbeat ends here.
 //
-// Node actors run on a synchronous mailbox. Their machine is pure and never waits, so a message is handled to
+// Node followers run on a synchronous mailbox. Their machine is pure and never waits, so a message is handled to
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
@@ -25,7 +25,7 @@ export interface AvailabilityChange {
 }
 
 /**
- * Where a node actor reports: its organization's push runtime when this process owns the organization, else the
+ * Where a node follower reports: its organization's push runtime when this process owns the organization, else the
  * gateway's link to the owner (gateway-nodes.ts).
  */
 export interface NodeParent {
@@ -36,7 +36,7 @@ export interface NodeParent {
   answer(node: string, at: number, message: NodeAnswerMessage): void;
 }
 
-export class NodeActor {
+export class NodeFollower {
   private state: NodeState;
   private readonly name: string;
   /** When this process last heard the node's heartbeat (the dashboard shows it); undefined until then. */
@@ -145,7 +145,7 @@ export class NodeActor {
  * a rehab abort to resend. A node with nothing due costs a read of a few fields, not a step of its machine, and all
  * share one tick message.
  */
-export function sweepNodes(actors: Iterable<NodeActor>, at: number, lag: number): void {
+export function sweepNodes(actors: Iterable<NodeFollower>, at: number, lag: number): void {
   let tick: NodeMsg | undefined;
   for (const actor of actors) if (actor.tickDue(at, lag)) actor.tell((tick ??= { type: 'tick', at, lag }));
 }

@@ -132,7 +132,7 @@ export interface PushTransport {
   releaseOrg(org: string): void;
 }
 
-/** Everything a job or node actor is given at spawn. */
+/** Everything a job or node follower is given at spawn. */
 export interface PushPorts {
   transport: PushTransport;
   store: Store;

@@ -1,5 +1,5 @@
 // What an organization knows of its push jobs and nodes, as plain data: every job's header for the job list, and
-// the last known availability of every node heard. The job and node actors report changes; the organization
+// the last known availability of every node heard. The job actors and node followers report changes; the organization
 // answers the API from this without asking them.
 import { JobList } from './job-list.js';
 import type { NodeRecord } from './node-machine.js';

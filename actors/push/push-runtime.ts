@@ -1,4 +1,4 @@
-// An organization's push-jobs children: it spawns job and node actors, routes their reports into the
+// An organization's push-jobs children: it spawns job actors and node followers, routes their reports into the
 // organization's push data, writes node states behind in batches, and answers the requests a job actor, the
 // store or the transport must answer. It runs inside the organization actor's turn and holds the only live
 // references to those children.
@@ -6,7 +6,7 @@ import { dispatch, query, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { configBody } from './config-answer.js';
 import { FinishedJobs } from './finished-jobs.js';
-import { parseHttpDate } from '../../src/lib/clock.js';
+import { parseHttpDate } from '../../src/lib/dates.js';
 import {
   jobOutputsCollection,
   jobsCollection,
@@ -18,9 +18,9 @@ import { spawnSupervised } from '../shared/supervision.js';
 import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
 import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
-import { isFinished } from '../../src/api/push-jobs.js';
+import { isFinished } from '../../src/push/job-states.js';
 import { newNode } from './node-machine.js';
-import { NodeActor, sweepNodes, type AvailabilityChange } from './node.js';
+import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
 import type { PushData } from './push-data.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
@@ -71,12 +71,12 @@ const NO_TIMEOUT_MS = 2_147_483_647;
 
 export class PushRuntime {
   /**
-   * The parent of the organization's job actors (its node actors run on synchronous mailboxes, node.ts). nact
+   * The parent of the organization's job actors (its node followers run on synchronous mailboxes, node.ts). nact
    * copies an actor's children into every message's context: they live under this actor, which takes none.
    */
   private fleetRef: Ref<never> | undefined;
   private readonly jobs = new Map<string, JobHandle>();
-  private readonly nodes = new Map<string, NodeActor>();
+  private readonly nodes = new Map<string, NodeFollower>();
   /** How finished jobs answer while they are among the latest. */
   private readonly finished = new FinishedJobs();
   /** Node records changed since the last write-behind flush. */
@@ -116,7 +116,7 @@ export class PushRuntime {
       heartbeat_interval * offline_threshold +
       takeover_grace_ms +
       Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
-    for (const node of up) this.nodeActor(node, grace);
+    for (const node of up) this.nodeFollower(node, grace);
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
     this.ports.transport.rollCall(this.org);
     for (const job of inFlight)
@@ -149,7 +149,7 @@ export class PushRuntime {
   }
 
   /** The actor of a node, spawned on its first authenticated message (never for unverified input). */
-  nodeActor(node: string, graceMs = 0): NodeActor {
+  nodeFollower(node: string, graceMs = 0): NodeFollower {
     const live = this.nodes.get(node);
     if (live) return live;
     const saved = this.data.records.get(node);
@@ -170,7 +170,7 @@ export class PushRuntime {
           }
         : { node_name: node, config, at },
     );
-    const actor = new NodeActor(initial, this.org, this.ports, {
+    const actor = new NodeFollower(initial, this.org, this.ports, {
       availability: (n, change) => this.tellOrg({ type: 'node_availability', node: n, change }),
       runs: (id) => this.jobs.has(id),
       answer: (n, _at, message) => {
@@ -184,7 +184,7 @@ export class PushRuntime {
 
   /**
    * Ticks the nodes that have something due: silence past the offline threshold (and the server's lag), or a
-   * rehab abort to resend. Node actors run on synchronous mailboxes, so this needs no message; a node with nothing
+   * rehab abort to resend. Node followers run on synchronous mailboxes, so this needs no message; a node with nothing
    * due costs a read of a few fields, not a step of its machine.
    */
   sweep(): void {
@@ -309,7 +309,7 @@ export class PushRuntime {
     const grace = heartbeat_interval * offline_threshold + takeover_grace_ms;
     for (const [node, record] of this.data.records) {
       const gateway = this.ports.transport.gatewayOf(this.org, node);
-      if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeActor(node, grace);
+      if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeFollower(node, grace);
     }
   }
 
@@ -375,7 +375,7 @@ export class PushRuntime {
   }
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
-  async settle(): Promise<void> {
+  async whenSaved(): Promise<void> {
     await Promise.all([
       this.flush(),
       this.purging,

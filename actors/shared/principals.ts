@@ -3,9 +3,9 @@
 // writes the store already holds, so authentication reads it without asking them: a request costs one ask, the
 // one that answers it. Key changes, deletions and renames reach it in the same turn as the actor's own state.
 import type { KeyObject } from 'node:crypto';
-import { parsePublicKey } from '../../src/auth/keys.js';
+import { parsePublicKey } from '../../src/auth/rsa-keys.js';
 import type { ClientDoc, KeyDoc, UserDoc } from './documents.js';
-import { expiresAt } from './keys.js';
+import { expiresAt } from './key-ops.js';
 
 /**
  * A key a principal may sign with, its expiry read once from its document. The parsed key is not kept here but in

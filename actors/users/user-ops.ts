@@ -13,7 +13,7 @@ import {
   updateKey,
   type KeyInput,
   type KeyResult,
-} from '../shared/keys.js';
+} from '../shared/key-ops.js';
 import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from '../shared/reply.js';
 
 export interface UserInput {

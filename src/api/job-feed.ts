@@ -2,7 +2,7 @@
 // them in `text/event-stream` and as the cli and the dashboard read them. One zod schema per event's data; every
 // event's data also carries `timestamp` (`YYYY-MM-DD HH:MM:SS.uuuuuuZ`).
 import { z } from 'zod';
-import type { NodeJobStatus } from './push-jobs.js';
+import type { NodeJobStatus } from '../push/job-states.js';
 
 /** `quorum_vote` statuses; `lost_availibility` is spelt as the original server spells it on the wire. */
 export const VOTE_STATUSES = [

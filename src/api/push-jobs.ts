@@ -2,68 +2,9 @@
 // it answers with them and validates what it takes; the cli, push-jobs-client, the load tester and the tests read
 // answers through them. Readers ignore fields they do not know, so the server may add some.
 import { z } from 'zod';
-import { parseHttpDate } from '../lib/clock.js';
+import { parseHttpDate } from '../lib/dates.js';
 import { commitSchema } from '../protocol/messages.js';
-
-/** Spec 3.1. */
-export const JOB_STATUSES = [
-  'new',
-  'voting',
-  'running',
-  'complete',
-  'quorum_failed',
-  'crashed',
-  'timed_out',
-  'aborted',
-] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
-const FINISHED: ReadonlySet<JobStatus> = new Set<JobStatus>([
-  'complete',
-  'quorum_failed',
-  'crashed',
-  'timed_out',
-  'aborted',
-]);
-
-/** A finished job never changes again. */
-export function isFinished(status: JobStatus): boolean {
-  return FINISHED.has(status);
-}
-
-/** Spec 3.2, in lifecycle order. */
-export const NODE_JOB_STATUSES = [
-  'new',
-  'ready',
-  'running',
-  'succeeded',
-  'failed',
-  'aborted',
-  'crashed',
-  'nacked',
-  'unavailable',
-  'was_ready',
-  'timed_out',
-] as const;
-export type NodeJobStatus = (typeof NODE_JOB_STATUSES)[number];
-
-/**
- * How far along its job a node with this status is. A node only ever moves to a later stage (the job's transition
- * tables hold to it), so of two reports about one node, the one at the later stage is the newer.
- */
-export const NODE_JOB_STAGE = {
-  new: 0,
-  ready: 1,
-  running: 2,
-  succeeded: 3,
-  failed: 3,
-  aborted: 3,
-  crashed: 3,
-  nacked: 3,
-  unavailable: 3,
-  was_ready: 3,
-  timed_out: 3,
-} as const satisfies Record<NodeJobStatus, number>;
+import { JOB_STATUSES, NODE_JOB_STATUSES } from '../push/job-states.js';
 
 /** `Sat, 21 Nov 2026 10:35:19 GMT` (spec 2.4). */
 export const httpDateSchema = z.string().refine((s) => parseHttpDate(s) !== undefined, 'must be an HTTP-date');

@@ -5,8 +5,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { promisify } from 'node:util';
 import { gunzip as zlibGunzip } from 'node:zlib';
-import { isoSeconds } from '../lib/clock.js';
-import { readPrivateKey } from './keys.js';
+import { isoSeconds } from '../lib/dates.js';
+import { readPrivateKey } from './rsa-keys.js';
 import { signRequest, type SignOptions, type SignVersion } from './signed-headers.js';
 
 export interface ApiClientOptions {

@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { LoadGauge } from '../lib/load-gauge.js';
 import { besideModule, startModuleWorker } from '../lib/sibling-module.js';
-import { PUBLIC_KEY_CACHE_SIZE } from './keys.js';
+import { PUBLIC_KEY_CACHE_SIZE } from './rsa-keys.js';
 import { packBatch, UNCHECKED, type KeyUpdate } from './signature-batch.js';
 import { firstVerifyingKey, type SignatureCheck } from './signed-headers.js';
 

@@ -1,8 +1,8 @@
 // Signed request headers (X-Ops-Sign protocol 1.0-1.3): signing for our tools, header checks and verification for the server (reference 1).
 import { constants, createHash, privateEncrypt, publicDecrypt, sign, verify, type KeyObject } from 'node:crypto';
-import { isoSeconds } from '../lib/clock.js';
+import { isoSeconds } from '../lib/dates.js';
 import { rememberLast, rememberRecent } from '../lib/remember.js';
-import { readPrivateKey } from './keys.js';
+import { readPrivateKey } from './rsa-keys.js';
 
 export type SignVersion = '1.0' | '1.1' | '1.2' | '1.3';
 export type SignAlgorithm = 'sha1' | 'sha256';

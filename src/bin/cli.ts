@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connectCli, resolveCliTarget } from '../cli/cli-connection.js';
 import { runTool } from '../cli/command-line.js';
 import { CLI } from '../cli/commands.js';
-import { exitWhenDone } from '../cli/output.js';
+import { exitWhenDone } from '../cli/terminal.js';
 
 exitWhenDone(
   runTool(CLI, process.argv.slice(2), process, async (connection, ui) => ({

@@ -4,7 +4,7 @@
 import { runTool } from '../cli/command-line.js';
 import { CTL } from '../cli/ctl/commands.js';
 import { connectCtl } from '../cli/ctl/connection.js';
-import { exitWhenDone } from '../cli/output.js';
+import { exitWhenDone } from '../cli/terminal.js';
 
 exitWhenDone(
   runTool(CTL, process.argv.slice(2), process, async (source, ui) => ({ api: await connectCtl(source), ui })),

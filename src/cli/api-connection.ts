@@ -7,9 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 import { ApiClient, errorText, parseAnswer, type ApiResponse, type RawResponse } from '../auth/api-client.js';
-import { readPrivateKey } from '../auth/keys.js';
+import { readPrivateKey } from '../auth/rsa-keys.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
-import { CommandError, EXIT } from './output.js';
+import { CommandError, EXIT } from './terminal.js';
 
 /** Where requests go and whom they are signed as. */
 export interface ApiTarget {

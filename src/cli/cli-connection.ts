@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { parseHttpUrl, splitServerUrl } from '../config/client-config.js';
 import { findCliConfig, loadCliConfig } from '../config/cli-config.js';
 import { type ApiConnection, type ApiTarget, type ApiWording, connect } from './api-connection.js';
-import { CommandError, type Ui } from './output.js';
+import { CommandError, type Ui } from './terminal.js';
 
 export interface CliTargetOptions {
   /** -c FILE */

@@ -14,7 +14,7 @@ import {
   runCommand,
   Ui,
   type UiStreams,
-} from './output.js';
+} from './terminal.js';
 
 /** Help goes to stdout; a usage error goes to stderr, its message (if any) above the usage text. */
 type Shown = { kind: 'help'; text: string } | { kind: 'usage'; message: string | null; text: string };

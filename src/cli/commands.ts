@@ -13,9 +13,9 @@ import {
 } from './job-start.js';
 import { jobAbort, jobList, jobOutput, jobStatus, OUTPUT_CHANNELS } from './jobs.js';
 import { nodeStatus } from './nodes.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 import { userChanges, userCreate, userDelete, userEdit, userList, userShow, type UserFields } from './users.js';
-import { whitelistList, whitelistRemove, whitelistSet } from './whitelist.js';
+import { whitelistList, whitelistRemove, whitelistSet } from './whitelist-commands.js';
 
 const profile: Record<string, OptionSpec> = {
   email: { type: 'string', arg: 'ADDRESS', help: 'email address' },

@@ -2,7 +2,7 @@
 // arguments, options and help text, the options every command takes, and how option values are read. Data and
 // types only: parsing is in command-line.ts, help texts in help.ts.
 import type { ParseArgsConfig } from 'node:util';
-import { OUTPUT_FORMATS } from './output.js';
+import { OUTPUT_FORMATS } from './terminal.js';
 
 type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 /** An option as node:util parseArgs takes it, with its help line: `-s, --name ARG  help`. */

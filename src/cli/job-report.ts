@@ -1,6 +1,7 @@
 // What the cli says about a job (spec 2.4, 4.4): the report of spec 4.4, the per-node table of `job status`, and
 // the one-line reason a job did not fully succeed. The job's shape is src/api/push-jobs.ts's.
-import { NODE_JOB_STATUSES, type JobBody, type NodeJobStatus } from '../api/push-jobs.js';
+import type { JobBody } from '../api/push-jobs.js';
+import { NODE_JOB_STATUSES, type NodeJobStatus } from '../push/job-states.js';
 import { formatColumns, formatFields } from './columns.js';
 
 /** Node statuses that mean "still to come" in a live job. */

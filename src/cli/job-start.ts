@@ -8,7 +8,7 @@ import type { Cli } from './cli-connection.js';
 import { formatJobReport, jobFailure } from './job-report.js';
 import { waitForJob, type WaitOptions } from './job-watch.js';
 import { searchNodeNames } from './nodes.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 import { ProgressPrinter } from './progress.js';
 
 /** `N` is sent as a count, `N%` as given: the server resolves percentages against the job's nodes. */

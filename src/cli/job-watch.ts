@@ -3,9 +3,10 @@
 // job is polled instead. The report always comes from the job as GET shows it once finished.
 import type { StreamItem } from '../api/event-stream.js';
 import { FEED_EVENT_DATA, isFeedEventName, NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../api/job-feed.js';
-import { isFinished, jobSchema, type JobBody, type JobStatus, type NodeJobStatus } from '../api/push-jobs.js';
+import { jobSchema, type JobBody } from '../api/push-jobs.js';
+import { isFinished, type JobStatus, type NodeJobStatus } from '../push/job-states.js';
 import type { Cli } from './cli-connection.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 import type { ProgressPrinter } from './progress.js';
 
 export interface WaitOptions {

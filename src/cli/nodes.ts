@@ -4,7 +4,7 @@ import { nodeStateListSchema, type NodeStateBody } from '../api/push-jobs.js';
 import type { ApiConnection } from './api-connection.js';
 import type { Cli } from './cli-connection.js';
 import { formatColumns } from './columns.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 
 const searchPageSchema = z.object({
   total: z.number().int().nonnegative(),

@@ -1,7 +1,8 @@
 // The progress of a job being waited on: one line redrawn in place on a terminal, else a line per status
 // change. Nodes are counted one by one (reference 11: the original counted status names, not nodes).
 import type { Terminal } from './cli-connection.js';
-import { isFinished, type JobBody } from '../api/push-jobs.js';
+import type { JobBody } from '../api/push-jobs.js';
+import { isFinished } from '../push/job-states.js';
 import { nodeTotal, phaseCounts } from './job-report.js';
 
 /** e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Cli } from './cli-connection.js';
 import { formatFields } from './columns.js';
 import { checkKeyFile, deliverKey } from './ctl/key-file.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 
 const userListSchema = z.record(z.string(), z.string());
 const userSchema = z.record(z.string(), z.unknown());

@@ -5,7 +5,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { hasCode } from '../lib/thrown.js';
-import { OutputCollector } from './output.js';
+import { OutputCollector } from './job-output.js';
 
 export interface ProcessSpec {
   commandLine: string;

@@ -15,8 +15,8 @@ import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './jo
 import { JobProcess, userIds, type ProcessResult } from './job-process.js';
 import { ProcessRecords } from './process-records.js';
 import { errorMessage, type Logger } from './logger.js';
-import { fitOutput } from './output.js';
-import type { Whitelist } from './whitelist.js';
+import { fitOutput } from './job-output.js';
+import type { Whitelist } from './whitelist-lookup.js';
 
 type WithoutEnvelope<T> = T extends unknown ? Omit<T, keyof Envelope> : never;
 /** A message to the server before the connection adds the envelope. */

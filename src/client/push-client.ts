@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
-import { readPrivateKey } from '../auth/keys.js';
+import { readPrivateKey } from '../auth/rsa-keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { DropCounter, ReplayGuard } from '../protocol/receive.js';
@@ -14,7 +14,7 @@ import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
 import { ensureClientKey, ensureNode, StartupError } from './registration.js';
-import { currentWhitelist } from './whitelist.js';
+import { currentWhitelist } from './whitelist-lookup.js';
 
 const HTTP_TIMEOUT_MS = 10_000;
 /** Config retries double from one interval up to this. */

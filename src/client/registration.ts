@@ -5,7 +5,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ApiClient, errorText } from '../auth/api-client.js';
-import { readPrivateKey } from '../auth/keys.js';
+import { readPrivateKey } from '../auth/rsa-keys.js';
 import { hasCode } from '../lib/thrown.js';
 import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';

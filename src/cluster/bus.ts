@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
-import { busChannel } from '../store/keys.js';
+import { busChannel } from '../store/layout.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 
 /** What a process hears on the bus. */

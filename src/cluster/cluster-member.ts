@@ -5,9 +5,9 @@
 // partition, and lets it go the moment it learns so.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClusterStatus } from '../api/status.js';
+import type { ClusterStatus } from '../api/status-schema.js';
 import type { Logger } from '../lib/logger.js';
-import { leaseKey } from '../store/keys.js';
+import { leaseKey } from '../store/layout.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
 import type { RedisStore } from '../store/redis-store.js';
 import { Leases } from './leases.js';

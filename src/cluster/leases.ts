@@ -17,7 +17,7 @@
 // registration backs, check their leases on a timer instead.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { epochKey, leaseKey, memberExpiryKey } from '../store/keys.js';
+import { epochKey, leaseKey, memberExpiryKey } from '../store/layout.js';
 import type { Fencing } from '../store/fencing.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
 import { withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';

@@ -2,7 +2,7 @@
 // each refresh answers who else is alive. Expiry is judged by Redis's clock, so the hosts' clocks never matter.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { memberExpiryKey, membersKey } from '../store/keys.js';
+import { memberExpiryKey, membersKey } from '../store/layout.js';
 import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
 
 export const memberSchema = z.object({

@@ -11,7 +11,7 @@
 import { Cluster } from 'ioredis';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
-import { gatewayKey, inboxKey, INBOX_GROUP } from '../store/keys.js';
+import { gatewayKey, inboxKey, INBOX_GROUP } from '../store/layout.js';
 import type { Partition } from '../store/partitions.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 import {

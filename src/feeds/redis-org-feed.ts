@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { messageOf } from '../lib/thrown.js';
 import type { Logger } from '../lib/logger.js';
-import { leaseKey, orgFeedKey } from '../store/keys.js';
+import { leaseKey, orgFeedKey } from '../store/layout.js';
 import { partitionOf, type Partition } from '../store/partitions.js';
 import { FENCED_REPLY, type RedisClient } from '../store/redis-scripts.js';
 import type { FeedEvent } from './feed-log.js';

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
 import type { InfraSystem } from '../../actors/system.js';
-import type { ClusterStatus, LimitsStatus } from '../api/status.js';
+import type { ClusterStatus, LimitsStatus } from '../api/status-schema.js';
 import { EventStreams } from './event-streams.js';
 import { SignaturePool } from '../auth/signature-pool.js';
 import type { Logger } from '../lib/logger.js';
@@ -20,7 +20,7 @@ import { organizationRoutes } from './routes/organizations.js';
 import { pushyRoutes } from './routes/pushy.js';
 import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/users.js';
-import { runningStatus, type PushFigures } from './status.js';
+import { runningStatus, type PushFigures } from './status-answer.js';
 import { MemorySessions, type Sessions } from './ui/sessions.js';
 import { MemorySignInThrottle, type SignInThrottle } from './ui/sign-in-throttle.js';
 import { createUiApp } from './ui/ui-app.js';

@@ -4,7 +4,7 @@
 // connections. Refusals are counted by the setting that made them, for GET /_status and the metrics.
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { LimitsStatus } from '../api/status.js';
+import type { LimitsStatus } from '../api/status-schema.js';
 import { countOpenFiles, type FileLimits } from './open-files.js';
 
 export const HTTP_REFUSALS = [

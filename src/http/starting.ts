@@ -1,12 +1,12 @@
 // What the HTTP port answers while the server starts: GET /_status says `starting`, every other path 503. The
 // port is bound this early so that a script waiting on /_status sees the start, not a refused connection.
 import { Hono } from 'hono';
-import type { ClusterStatus } from '../api/status.js';
+import type { ClusterStatus } from '../api/status-schema.js';
 import type { Logger } from '../lib/logger.js';
 import type { Store } from '../store/store.js';
 import type { AuthEnv } from './authenticate.js';
 import { requestLog } from './request-log.js';
-import { startingStatus } from './status.js';
+import { startingStatus } from './status-answer.js';
 
 export interface StartingOptions {
   log: Logger;

@@ -2,7 +2,7 @@
 // 5.4, 5.5), to hold against what the server reports. Nodes whose availability cannot be known in advance (a
 // flapping node, one that crashed in an earlier job and is coming back) make a range of ready counts; when the
 // quorum falls inside it, either outcome is right.
-import type { JobStatus } from '../api/push-jobs.js';
+import type { JobStatus } from '../push/job-states.js';
 import type { LoadOptions } from './options.js';
 import type { NodeBehaviour } from './behaviour.js';
 

@@ -1,6 +1,6 @@
 // The figures of a run: percentiles, the JSON object printed last with --json, and the summary for people.
-import type { JobStatus } from '../api/push-jobs.js';
-import type { VotesRecovered } from '../api/status.js';
+import type { JobStatus } from '../push/job-states.js';
+import type { VotesRecovered } from '../api/status-schema.js';
 import type { Refetches } from './ipc.js';
 import type { ProcessFigure } from './processes.js';
 

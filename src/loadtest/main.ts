@@ -4,10 +4,11 @@
 import { createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ApiClient } from '../auth/api-client.js';
-import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/keys.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/rsa-keys.js';
 import { writeKeyFile } from '../client/registration.js';
-import { nodeStateListSchema, type JobStatus } from '../api/push-jobs.js';
-import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
+import { nodeStateListSchema } from '../api/push-jobs.js';
+import type { JobStatus } from '../push/job-states.js';
+import { serverStatusSchema, type ServerStatusBody } from '../api/status-schema.js';
 import { fitLine } from '../cli/progress.js';
 import { messageOf } from '../lib/thrown.js';
 import { assignBehaviours } from './behaviour.js';

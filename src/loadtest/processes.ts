@@ -3,7 +3,7 @@
 // heartbeats each handled, and Redis commands per heartbeat from two `INFO commandstats` snapshots.
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import { serverStatusSchema, type ServerStatusBody } from '../api/status.js';
+import { serverStatusSchema, type ServerStatusBody } from '../api/status-schema.js';
 import { cpuSeconds, memoryMiB } from './local-server.js';
 
 /** A server process the tester knows of: its API, and its pid when it runs on this machine (else null). */

@@ -3,7 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { ApiClient, ApiNetworkError, errorText } from '../auth/api-client.js';
-import { toSpkiPem } from '../auth/keys.js';
+import { toSpkiPem } from '../auth/rsa-keys.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; resolves once all are done. */

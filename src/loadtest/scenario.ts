@@ -2,7 +2,8 @@
 // own), each awaited and held against its expected outcome; signed GETs of running jobs alongside; and the
 // offline detection of flapping nodes, timed from their last heartbeat to the server listing them down.
 import type { AnswerSize, ApiClient } from '../auth/api-client.js';
-import { isFinished, jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
+import { jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
+import { isFinished } from '../push/job-states.js';
 import type { z } from 'zod';
 import { messageOf } from '../lib/thrown.js';
 import type { NodeBehaviour } from './behaviour.js';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
-import { readPrivateKey, toSpkiPem } from '../auth/keys.js';
+import { readPrivateKey, toSpkiPem } from '../auth/rsa-keys.js';
 import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';

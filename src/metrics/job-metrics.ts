@@ -2,7 +2,7 @@
 // long they took, and how long voting took when every node decided. Per-node events only touch a map.
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { z } from 'zod';
-import { isFinished, JOB_STATUSES } from '../api/push-jobs.js';
+import { isFinished, JOB_STATUSES } from '../push/job-states.js';
 import type { FeedHub, FeedTap } from '../feeds/feed-hub.js';
 
 /** What the metrics need of the feed hub: every event of every job, as it happens. */

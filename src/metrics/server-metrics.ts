@@ -2,7 +2,7 @@
 // transport's heartbeats and drops, node availability, actor crashes) is read when Prometheus scrapes, so the
 // heartbeat path pays nothing; requests and store writes are observed as they end, jobs through their feed.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { LimitsStatus, ServerStatusBody } from '../api/status.js';
+import type { LimitsStatus, ServerStatusBody } from '../api/status-schema.js';
 import type { Counters } from '../lib/counters.js';
 import { JobMetrics } from './job-metrics.js';
 

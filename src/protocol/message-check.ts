@@ -3,7 +3,7 @@
 // server's side of all that for thousands of nodes. The zod schemas allocate a few kilobytes per check; this
 // check allocates only the answer. Each function accepts exactly what its zod union in messages.ts accepts
 // (test/unit/protocol-message-check.test.ts compares them on hand-picked and generated messages).
-import { parseHttpDate } from '../lib/clock.js';
+import { parseHttpDate } from '../lib/dates.js';
 import {
   CLIENT_JOB_STATES,
   FILE_CONTENT,

@@ -1,6 +1,6 @@
 // Every push-jobs wire message as a strict zod schema: the server->client and client->server unions, and the envelope.
 import { z } from 'zod';
-import { httpDate, parseHttpDate } from '../lib/clock.js';
+import { httpDate, parseHttpDate } from '../lib/dates.js';
 
 /** Longest job id accepted on the wire (reference 2.7: longer ids are invalid). */
 export const MAX_JOB_ID_LENGTH = 64;

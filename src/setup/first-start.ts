@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Ref } from 'nact';
-import { generateKeyPair } from '../auth/keys.js';
+import { generateKeyPair } from '../auth/rsa-keys.js';
 import { hashPassword } from '../auth/passwords.js';
 import type { Logger } from '../lib/logger.js';
 import { GLOBAL, SETUP_DONE } from '../store/collections.js';

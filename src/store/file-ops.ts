@@ -1,5 +1,5 @@
 // What the file store asks of its worker threads, and the field map line format both sides read and write.
-import { encodeDoc } from './keys.js';
+import { encodeDoc } from './layout.js';
 
 export type FileOp =
   /** Writes the file through a temporary file and a rename, unsynced. */

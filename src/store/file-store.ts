@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { hasCode } from '../lib/thrown.js';
 import { fieldsLine, parseFieldLines, type FileOp } from './file-ops.js';
 import { FileThread } from './file-thread.js';
-import { checkCollection, encodeDoc } from './keys.js';
+import { checkCollection, encodeDoc } from './layout.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 import { readLogs, WriteLog } from './write-log.js';
 

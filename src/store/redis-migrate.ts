@@ -2,8 +2,8 @@
 // before the first server of this version reads it. The copy is made before any old key is deleted, and copying
 // again overwrites with the same values, so a migration cut short is simply run again at the next start.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { collectionKey, fieldMapsKey, fieldsKey, layoutKey, LEGACY, markerKey, partitionPrefix } from './keys.js';
-import { registryKey } from './keys.js';
+import { collectionKey, fieldMapsKey, fieldsKey, layoutKey, LEGACY, markerKey, partitionPrefix } from './layout.js';
+import { registryKey } from './layout.js';
 import { partitionOfDoc } from './partitions.js';
 import type { RedisClient } from './redis-scripts.js';
 

@@ -13,7 +13,7 @@ import {
   markerKey,
   partitionPrefix,
   registryKey,
-} from './keys.js';
+} from './layout.js';
 import { FencedError, type Fencing } from './fencing.js';
 import { partitionOfDoc, partitionsOfCollection, type Partition } from './partitions.js';
 import { connectRedis, openRedis, RedisUnavailableError, type OpenedRedis } from './redis-connection.js';

@@ -12,7 +12,7 @@ import type { Logger } from '../lib/logger.js';
 import type { GatewayChoice, SessionKeys } from './session-keys.js';
 
 /**
- * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node actors
+ * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node followers
  * of organizations other members own, and who is alive.
  */
 export interface HubCluster {

@@ -1,10 +1,10 @@
 // The push-jobs transport (spec 6, 8): two ROUTER sockets that clients connect to, heartbeats both ways on
-// one and job messages on the other. Every message is verified here, then handed to its node actor in one
+// one and job messages on the other. Every message is verified here, then handed to its node follower in one
 // hop; outbound messages are signed with the node's session key and written in order.
 import { randomUUID } from 'node:crypto';
 import { Router } from 'zeromq';
 import type { InfraSystem } from '../../actors/system.js';
-import type { NodeActor } from '../../actors/push/node.js';
+import type { NodeFollower } from '../../actors/push/node.js';
 import {
   RECONNECT_GRACE_MAX_MS,
   type NodeAnswerMessage,
@@ -14,7 +14,7 @@ import {
   type PushSettings,
   type SessionGrant,
 } from '../../actors/push/ports.js';
-import type { PushLag, VotesRecovered } from '../api/status.js';
+import type { PushLag, VotesRecovered } from '../api/status-schema.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
@@ -102,7 +102,7 @@ interface Peer {
    * GET shows down is not also counted connected because it answered an abort after its last heartbeat.
    */
   lastBeat: number;
-  actor: NodeActor;
+  actor: NodeFollower;
   /**
    * The commits written to the node, by job, until the node answers one, is sent on for its job, or its vote is
    * over; undefined when none waits (most nodes, most of the time).
@@ -119,7 +119,7 @@ export class PushHub implements PushTransport {
   readonly settings: PushSettings;
   readonly incarnationId = randomUUID();
   readonly drops: DropCounter;
-  /** Messages verified and handed to their node actor, for GET /_status and load figures. */
+  /** Messages verified and handed to their node follower, for GET /_status and load figures. */
   private accepted = 0;
   private heartbeats = 0;
   /** Votes recovered from a lost commit (written again) or a lost ack (read from the node's heartbeat). */
@@ -647,12 +647,12 @@ export class PushHub implements PushTransport {
     out.push([identity, ...signedText(body, key)]);
   }
 
-  /** The peer of a verified sender, with its node actor spawned on its first message. */
+  /** The peer of a verified sender, with its node follower spawned on its first message. */
   private peer(org: string, node: string): Peer | undefined {
     let nodes = this.peers.get(org);
     const known = nodes?.get(node);
     if (known) return known;
-    const actor = this.system?.nodeActor(org, node) ?? this.routes?.cluster.gateways.nodeActor(org, node);
+    const actor = this.system?.nodeFollower(org, node) ?? this.routes?.cluster.gateways.nodeFollower(org, node);
     if (!actor) return undefined;
     if (!nodes) {
       nodes = new Map();

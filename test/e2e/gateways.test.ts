@@ -2,7 +2,7 @@
 // organization, and job messages and node answers cross between them through Redis Streams. Real server processes
 // on a private Redis, real push-jobs-client processes.
 import t from 'tap';
-import { serverStatusSchema } from '../../src/api/status.js';
+import { serverStatusSchema } from '../../src/api/status-schema.js';
 import { partitionName, partitionOf } from '../../src/store/partitions.js';
 import { fleet, jobEnd, ownerOf, settledOwnerOf, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { serverStatusSchema } from '../../src/api/status.js';
+import { serverStatusSchema } from '../../src/api/status-schema.js';
 import { fleet, jobEnd, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
 import { startPrivateRedis } from '../support/private-redis.js';

@@ -4,7 +4,7 @@
 // requests take during an outage is measured by bench/redis-outage.bench.ts, not asserted here.
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { serverStatusSchema } from '../../src/api/status.js';
+import { serverStatusSchema } from '../../src/api/status-schema.js';
 import { jobsCollection } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import { until } from '../support/deadline.js';

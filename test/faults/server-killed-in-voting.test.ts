@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startNodeFleet, waitForNodes, type FleetNode } from '../support/node-fleet.js';
-import { isFinished } from '../../src/api/push-jobs.js';
+import { isFinished } from '../../src/push/job-states.js';
 import { until } from '../support/deadline.js';
 import { getJob } from '../support/push-api.js';
 import { startServerProcess } from '../support/server-process.js';

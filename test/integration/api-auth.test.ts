@@ -1,9 +1,9 @@
 // Signed-header authentication over real HTTP (reference 1.6, 2; spec 5): header checks in the original
 // server's order, signature failures, protocol versions, API versions, organization scoping and body limits.
-import { serverStatusSchema } from '../../src/api/status.js';
+import { serverStatusSchema } from '../../src/api/status-schema.js';
 import t from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
-import { isoSeconds } from '../../src/lib/clock.js';
+import { isoSeconds } from '../../src/lib/dates.js';
 import {
   createClient,
   createUser,

@@ -8,9 +8,9 @@ import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
-import { generateKeyPair, parsePublicKey } from '../../src/auth/keys.js';
+import { generateKeyPair, parsePublicKey } from '../../src/auth/rsa-keys.js';
 import { readAuthHeaders, verifyRequest } from '../../src/auth/signed-headers.js';
-import { isoSeconds } from '../../src/lib/clock.js';
+import { isoSeconds } from '../../src/lib/dates.js';
 import { until } from '../support/deadline.js';
 
 const BIG = 300_000;

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { ClusterBus } from '../../src/cluster/bus.js';
-import { busChannel } from '../../src/store/keys.js';
+import { busChannel } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
 import { quietLogger } from '../support/logs.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import type { Ref } from 'nact';
 import { ask } from '../../actors/system.js';
-import { clusterStatusSchema, type ClusterStatus } from '../../src/api/status.js';
+import { clusterStatusSchema, type ClusterStatus } from '../../src/api/status-schema.js';
 import { preferredOwner } from '../../src/cluster/ownership.js';
 import { USERS } from '../../src/store/collections.js';
 import { ALL_PARTITIONS, partitionOf, type Partition } from '../../src/store/partitions.js';

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { NodeLink, type NodeLinkHandlers } from '../../src/cluster/node-link.js';
 import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
-import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/keys.js';
+import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
 import { quietLogger } from '../support/logs.js';
 import { startPrivateRedis } from '../support/private-redis.js';

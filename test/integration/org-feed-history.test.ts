@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { FeedEvent } from '../../src/feeds/feed-log.js';
 import { RedisOrgFeed, type RedisOrgFeedOptions } from '../../src/feeds/redis-org-feed.js';
-import { leaseKey, orgFeedKey } from '../../src/store/keys.js';
+import { leaseKey, orgFeedKey } from '../../src/store/layout.js';
 import { partitionOf, type Partition } from '../../src/store/partitions.js';
 import { until } from '../support/deadline.js';
 import { quietLogger } from '../support/logs.js';

@@ -2,7 +2,7 @@
 // fail, die and time out, and the job and its per-node states read back through the REST API.
 import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
 import t, { type Test } from 'tap';
-import { parseHttpDate } from '../../src/lib/clock.js';
+import { parseHttpDate } from '../../src/lib/dates.js';
 import { STORE_KINDS, startTestServer, type TestServer } from '../support/server.js';
 import { getJob, startJob, waitForEnd, waitForJob } from '../support/push-api.js';
 import {

@@ -1,8 +1,8 @@
 // The push-jobs wire over real ZeroMQ sockets (spec 2.5, 3.3, 6; reference 2.6, 4): heartbeat loss and
 // return, and messages that must be dropped, counted in GET /_status and change nothing.
 import t, { type Test } from 'tap';
-import { httpDate } from '../../src/lib/clock.js';
-import { parseHttpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
+import { parseHttpDate } from '../../src/lib/dates.js';
 import { receivesIntoOwnMemory } from '../../src/protocol/zmq-context.js';
 import { startTestServer } from '../support/server.js';
 import { pushStatus, startJob, waitForJob } from '../support/push-api.js';

@@ -4,7 +4,7 @@ import t from 'tap';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { nodeStateListSchema } from '../../src/api/push-jobs.js';
-import type { PushLag } from '../../src/api/status.js';
+import type { PushLag } from '../../src/api/status-schema.js';
 import type { HeartbeatWorkerData } from '../support/heartbeat-worker.js';
 import { pushStatus } from '../support/push-api.js';
 import { startTestServer } from '../support/server.js';

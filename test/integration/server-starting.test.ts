@@ -4,7 +4,7 @@ import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
+import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status-schema.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { GLOBAL } from '../../src/store/collections.js';
 import { FileStore } from '../../src/store/file-store.js';

@@ -1,6 +1,6 @@
-// Crash policies of the job and node actors, on a real actor tree over a real file store: a job whose machine
+// Crash policies of the job actors and node followers, on a real actor tree over a real file store: a job whose machine
 // throws ends `crashed`, saved, with its nodes told to abort, and requests about it are answered at once; a
-// node actor whose machine throws goes on from its last state. The transport here only records what the actors
+// node follower whose machine throws goes on from its last state. The transport here only records what the actors
 // ask it to send: what reaches a node over ZeroMQ is tested in push-jobs.test.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import type { OutboundMessage, PushTransport } from '../../actors/push/ports.js'
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
 import { ask, startSystem, type InfraSystem } from '../../actors/system.js';
 import { jobSchema } from '../../src/api/push-jobs.js';
-import { generateKeyPair } from '../../src/auth/keys.js';
+import { generateKeyPair } from '../../src/auth/rsa-keys.js';
 import { Counters } from '../../src/lib/counters.js';
 import { jobsCollection, nodeStatesCollection } from '../../src/store/collections.js';
 import { FileStore } from '../../src/store/file-store.js';
@@ -167,11 +167,11 @@ t.test('a job whose machine throws ends crashed, saved, its nodes told to abort,
   t.match(list.body, [{ id: 'j1', status: 'crashed' }], 'the job list shows it crashed');
 });
 
-t.test('a node actor whose machine throws goes on from its last state', async (t) => {
+t.test('a node follower whose machine throws goes on from its last state', async (t) => {
   const { counters, start, request } = await setup(t);
   const system = await start();
-  const node = system.nodeActor(ORG, 'n1');
-  if (!node) throw new Error('no node actor');
+  const node = system.nodeFollower(ORG, 'n1');
+  if (!node) throw new Error('no node follower');
   const beat = (at: number) => node.tell({ type: 'heartbeat', at, incarnation: 'inc-1', job: null });
   const now = Date.now();
   beat(now);

@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { RedisSessions, RedisSignInThrottle, type RedisSignInOptions } from '../../src/http/ui/redis-sign-ins.js';
 import { sessionDigest } from '../../src/http/ui/sessions.js';
 import { PageError } from '../../src/http/ui/ui-env.js';
-import { signInKeys, uiSessionKey } from '../../src/store/keys.js';
+import { signInKeys, uiSessionKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';
 

@@ -2,7 +2,7 @@
 // through the API itself, and raw requests for hand-made signed headers.
 import type { Test } from 'tap';
 import type { ApiClient, ApiResponse } from '../../src/auth/api-client.js';
-import { generateKeyPair, type GeneratedKeyPair } from '../../src/auth/keys.js';
+import { generateKeyPair, type GeneratedKeyPair } from '../../src/auth/rsa-keys.js';
 import { signRequest, type SignOptions } from '../../src/auth/signed-headers.js';
 import { STORE_KINDS, startTestServer, type StoreKind, type TestServer } from './server.js';
 

@@ -1,6 +1,7 @@
 // The cli as a child process for end-to-end tests: a runner bound to one config.rb and a private HOME, the
 // job id from `job start`, a job's JSON through `job status -F json`, and a failure text showing the whole run.
-import { isFinished, jobSchema, type JobBody, type JobStatus } from '../../src/api/push-jobs.js';
+import { jobSchema, type JobBody } from '../../src/api/push-jobs.js';
+import { isFinished, type JobStatus } from '../../src/push/job-states.js';
 import { runBin, childEnv, type RunResult } from './process-run.js';
 import { until } from './deadline.js';
 

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { curveKeyPair } from 'zeromq';
 import { pushConfigSchema, type PushConfigBody } from '../../src/api/push-jobs.js';
-import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
+import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status-schema.js';
 import { ApiClient } from '../../src/auth/api-client.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { keyPair } from './api-fixtures.js';

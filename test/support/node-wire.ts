@@ -1,7 +1,7 @@
 // What a scripted test node writes: the messages that carry each answer to a server message, and the ways
 // a broken or hostile client damages a message on the wire (test-node.ts sends them).
 import { randomBytes } from 'node:crypto';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import type { NackCommitReason, ServerMessage } from '../../src/protocol/messages.js';
 

@@ -1,14 +1,8 @@
 // REST helpers of the push-jobs integration tests: start a job, read it back, wait for a status, and the
 // transport figures of GET /_status. Each throws with the server's answer when it is not the expected one.
-import {
-  isFinished,
-  jobCreatedSchema,
-  jobSchema,
-  type JobBody,
-  type JobStartBody,
-  type JobStatus,
-} from '../../src/api/push-jobs.js';
-import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status.js';
+import { jobCreatedSchema, jobSchema, type JobBody, type JobStartBody } from '../../src/api/push-jobs.js';
+import { isFinished, type JobStatus } from '../../src/push/job-states.js';
+import { serverStatusSchema, type ServerStatusBody } from '../../src/api/status-schema.js';
 import type { ApiClient } from '../../src/auth/api-client.js';
 import type { TestServer } from './server.js';
 import { poll } from './test-node.js';

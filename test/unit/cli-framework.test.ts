@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { runTool } from '../../src/cli/command-line.js';
 import { at, type Tool } from '../../src/cli/framework.js';
-import { CommandError, type Ui } from '../../src/cli/output.js';
+import { CommandError, type Ui } from '../../src/cli/terminal.js';
 
 interface Ctx {
   ui: Ui;

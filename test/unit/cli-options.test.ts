@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parseServerUrl, resolveCliTarget } from '../../src/cli/cli-connection.js';
 import { fileField, parseEnv, parseQuorum, parseSeconds } from '../../src/cli/job-start.js';
-import { CommandError, EXIT } from '../../src/cli/output.js';
+import { CommandError, EXIT } from '../../src/cli/terminal.js';
 import { collectNames } from '../../src/cli/nodes.js';
 import { displayNameFor } from '../../src/cli/users.js';
-import { whitelistOf, withWhitelist } from '../../src/cli/whitelist.js';
+import { whitelistOf, withWhitelist } from '../../src/cli/whitelist-commands.js';
 
 function usageError(t: Test, fn: () => unknown): string {
   try {

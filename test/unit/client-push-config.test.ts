@@ -1,6 +1,6 @@
 // The config endpoint's body as the node reads it (reference 3): validated, units converted, key unwrapped.
 import t from 'tap';
-import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../../src/auth/keys.js';
+import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../../src/auth/rsa-keys.js';
 import { ConfigFetchError, readPushConfig } from '../../src/client/push-config.js';
 import { encryptSessionKey, newSessionKey } from '../../src/protocol/signing.js';
 

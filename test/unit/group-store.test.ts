@@ -10,7 +10,7 @@ import { groupOps, MemberPlaces, withMembers } from '../../actors/org/group-stor
 import { newOrgWrites } from '../../actors/org/new-org.js';
 import { loadOrg, persistWrites } from '../../actors/org/org-store.js';
 import type { GroupDoc } from '../../actors/shared/documents.js';
-import { generateKeyPair } from '../../src/auth/keys.js';
+import { generateKeyPair } from '../../src/auth/rsa-keys.js';
 import { orgCollection, ORGS } from '../../src/store/collections.js';
 import { FileStore } from '../../src/store/file-store.js';
 import type { StoreOp } from '../../src/store/store.js';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
 import { CRASH, RUNNING, VOTING, type Cell } from '../../actors/push/job-tables.js';
-import { NODE_JOB_STAGE, isFinished } from '../../src/api/push-jobs.js';
+import { NODE_JOB_STAGE, isFinished } from '../../src/push/job-states.js';
 import { NODE_ANSWER_TYPES } from '../../src/protocol/messages.js';
 import {
   jobStateSchema,

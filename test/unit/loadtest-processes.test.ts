@@ -1,7 +1,7 @@
 // The load tester's figures per server process and per Redis command: which processes it measures, and what two
 // samples or two INFO commandstats snapshots make.
 import t from 'tap';
-import type { ServerStatusBody } from '../../src/api/status.js';
+import type { ServerStatusBody } from '../../src/api/status-schema.js';
 import {
   commandCalls,
   processFigures,

@@ -3,7 +3,7 @@
 // with one field changed, dropped or added (a fixed seed, so a failure repeats).
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { httpDate } from '../../src/lib/clock.js';
+import { httpDate } from '../../src/lib/dates.js';
 import { checkClientMessage, checkServerMessage } from '../../src/protocol/message-check.js';
 import { clientMessageSchema, serverMessageSchema } from '../../src/protocol/messages.js';
 

@@ -1,6 +1,6 @@
 // Message schemas: every type accepted as the wire writes it, strictness, length limits, and HTTP-date parsing.
 import t from 'tap';
-import { httpDate, parseHttpDate } from '../../src/lib/clock.js';
+import { httpDate, parseHttpDate } from '../../src/lib/dates.js';
 import {
   clientMessageSchema,
   enveloped,

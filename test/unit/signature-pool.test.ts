@@ -2,7 +2,7 @@
 // check's keys and order, and a worker that dies loses no check.
 import t from 'tap';
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { PUBLIC_KEY_CACHE_SIZE } from '../../src/auth/keys.js';
+import { PUBLIC_KEY_CACHE_SIZE } from '../../src/auth/rsa-keys.js';
 import { SignaturePool } from '../../src/auth/signature-pool.js';
 import {
   readAuthHeaders,

@@ -27,7 +27,7 @@ import {
   type SignedRequestAuth,
   type AuthHeaderResult,
 } from '../../src/auth/signed-headers.js';
-import { readPrivateKey } from '../../src/auth/keys.js';
+import { readPrivateKey } from '../../src/auth/rsa-keys.js';
 
 // The 2048-bit test key shared by mixlib-authentication's and chef_authn's specs (reference 1.8).
 const PRIVATE_KEY_PEM = `-----BEGIN RSA PRIVATE KEY-----

@@ -10,7 +10,7 @@ import {
   updateKey,
   type KeyInput,
   type KeyResult,
-} from '../../shared/keys.js';
+} from '../../shared/key-ops.js';
 import { accessFor, orgUri } from '../access.js';
 import { renameWrites } from '../renames.js';
 import type { OrgState, OrgWrite } from '../org-state.js';

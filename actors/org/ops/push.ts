@@ -2,7 +2,7 @@
 // list, node states, and the config endpoint. Decisions are pure; the organization actor runs the effects
 // (starting a job actor, asking it, reading output from the store, opening a session).
 import type { JobSummaryBody, NodeStateBody } from '../../../src/api/push-jobs.js';
-import { httpDate } from '../../../src/lib/clock.js';
+import { httpDate } from '../../../src/lib/dates.js';
 import { newGuid } from '../../../src/lib/ids.js';
 import { envelopeFor } from '../../../src/protocol/messages.js';
 import { curveKeyBytes } from '../../../src/protocol/z85.js';

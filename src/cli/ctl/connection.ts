@@ -9,7 +9,7 @@ import {
   type ServerConfigSource,
 } from '../../config/server-config.js';
 import { type ApiConnection, type ApiTarget, type ApiWording, connect } from '../api-connection.js';
-import type { Ui } from '../output.js';
+import type { Ui } from '../terminal.js';
 
 /** The superuser whose key the server writes at first start; every ctl request is signed as it. */
 export const CTL_USER = 'pivotal';

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { messageOf } from '../../lib/thrown.js';
-import { CommandError, type Ui } from '../output.js';
+import { CommandError, type Ui } from '../terminal.js';
 
 /**
  * Checked before the server creates anything: the server never shows a private key twice, so a key that

@@ -2,7 +2,7 @@
 // user-create -o share with them: associate a user, add it to or take it out of the admin groups.
 import { z } from 'zod';
 import { errorText } from '../../auth/api-client.js';
-import { CommandError } from '../output.js';
+import { CommandError } from '../terminal.js';
 import { apiFailure } from '../api-connection.js';
 import { CTL_USER, type Ctl } from './connection.js';
 

@@ -1,7 +1,7 @@
 // org-create, org-delete, org-list and org-show (spec 4.6, reference 3 and 6).
 import { z } from 'zod';
 import { orgNamePattern } from '../../config/settings-file.js';
-import { CommandError } from '../output.js';
+import { CommandError } from '../terminal.js';
 import type { Ctl } from './connection.js';
 import { checkKeyFile, deliverKey } from './key-file.js';
 import { addToAdminGroups, associateUser } from './org-users.js';

@@ -1,6 +1,6 @@
 // user-create, user-list, user-show and user-delete (reference 4.1 and 6).
 import { z } from 'zod';
-import { CommandError } from '../output.js';
+import { CommandError } from '../terminal.js';
 import { CTL_USER, type Ctl } from './connection.js';
 import { checkKeyFile, deliverKey } from './key-file.js';
 import { associateUser } from './org-users.js';

@@ -1,8 +1,8 @@
 // Turns key bodies into key inputs for the actors: parses, normalizes the public key, and generates a key
 // pair here, off the actors, when one is asked for (reference 4.3).
 import type { Context } from 'hono';
-import { generateKeyPair, toSpkiPem } from '../../auth/keys.js';
-import type { KeyInput } from '../../../actors/shared/keys.js';
+import { generateKeyPair, toSpkiPem } from '../../auth/rsa-keys.js';
+import type { KeyInput } from '../../../actors/shared/key-ops.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';

@@ -1,7 +1,7 @@
 // /organizations, /organizations/ORG, the organization's user associations and its members' keys (reference 3, 4.3).
 import type { Hono } from 'hono';
 import type { Ref } from 'nact';
-import { generateKeyPair } from '../../auth/keys.js';
+import { generateKeyPair } from '../../auth/rsa-keys.js';
 import { ask, type InfraSystem } from '../../../actors/system.js';
 import type { Reply } from '../../../actors/shared/reply.js';
 import type { AuthEnv } from '../authenticate.js';

@@ -5,7 +5,7 @@
 // older than events already shown (the server may answer from a rendering up to a moment old), so the latest
 // event of each node is applied again over every fetched panel.
 import { NODE_STATUS_AFTER_RUN, NODE_STATUS_AFTER_VOTE } from '../../api/job-feed.js';
-import { JOB_STATUSES, NODE_JOB_STAGE, NODE_JOB_STATUSES, isFinished } from '../../api/push-jobs.js';
+import { JOB_STATUSES, NODE_JOB_STAGE, NODE_JOB_STATUSES, isFinished } from '../../push/job-states.js';
 import { UI } from './ui-env.js';
 
 export const JOB_SCRIPT_PATH = `${UI}/assets/job-live.js`;

@@ -4,7 +4,7 @@
 // a time to live, so Redis forgets lapsed sessions and old failures by itself; a session is kept under its id's
 // hash, so reading the keys opens no session.
 import { z } from 'zod';
-import { signInKeys, uiSessionKey } from '../../store/keys.js';
+import { signInKeys, uiSessionKey } from '../../store/layout.js';
 import type { RedisClient } from '../../store/redis-scripts.js';
 import { isToken, newToken, sessionDigest, type Session, type Sessions } from './sessions.js';
 import {

@@ -2,8 +2,9 @@
 // holds it, and its live script fetches it again when the job itself moves; rows carry data-node and their
 // cells data-status so the script can update them from the job feed.
 import type { FC } from 'hono/jsx';
-import { isFinished, NODE_JOB_STATUSES, type JobBody, type NodeJobStatus } from '../../../api/push-jobs.js';
-import { parseHttpDate } from '../../../lib/clock.js';
+import type { JobBody } from '../../../api/push-jobs.js';
+import { isFinished, NODE_JOB_STATUSES, type NodeJobStatus } from '../../../push/job-states.js';
+import { parseHttpDate } from '../../../lib/dates.js';
 import { CsrfField, orgPath, shortDate, Status, When } from './layout.js';
 
 export interface JobPanelProps {

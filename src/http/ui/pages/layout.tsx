@@ -2,7 +2,7 @@
 // and the page itself. Also the small pieces pages share: status badges, times, the CSRF field.
 import type { FC, PropsWithChildren } from 'hono/jsx';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { httpDate, parseHttpDate } from '../../../lib/clock.js';
+import { httpDate, parseHttpDate } from '../../../lib/dates.js';
 import { UI } from '../ui-env.js';
 import { STYLESHEET } from './styles.js';
 

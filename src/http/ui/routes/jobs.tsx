@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { jobCreatedSchema, jobListSchema, type JobSummaryBody } from '../../../api/push-jobs.js';
-import { parseHttpDate } from '../../../lib/clock.js';
+import { parseHttpDate } from '../../../lib/dates.js';
 import { viewerOf } from '../guard.js';
 import { documentOf, Layout, orgPath, shortDate, Status, type Notice } from '../pages/layout.js';
 import { StartJobForm, type StartJobValues } from '../pages/start-job-form.js';

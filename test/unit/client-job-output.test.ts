@@ -1,6 +1,6 @@
 // Captured output cut to fit a message, never silently: the size rules of the completion message.
 import t from 'tap';
-import { cutToJsonBytes, fitOutput, jsonBytes, OutputCollector } from '../../src/client/output.js';
+import { cutToJsonBytes, fitOutput, jsonBytes, OutputCollector } from '../../src/client/job-output.js';
 
 t.test('the collector keeps the first bytes up to its cap and notes the overflow', async (t) => {
   const c = new OutputCollector(10);

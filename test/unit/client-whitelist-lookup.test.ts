@@ -1,6 +1,6 @@
 // The whitelist a node runs by (spec 2.6): client.rb under the node attribute push_jobs.whitelist.
 import t from 'tap';
-import { mergeWhitelists, nodeWhitelist } from '../../src/client/whitelist.js';
+import { mergeWhitelists, nodeWhitelist } from '../../src/client/whitelist-lookup.js';
 
 const levels = (whitelists: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(whitelists).map(([level, whitelist]) => [level, { push_jobs: { whitelist } }]));

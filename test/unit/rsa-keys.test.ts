@@ -9,7 +9,7 @@ import {
   readPrivateKey,
   toSpkiPem,
   PUBLIC_KEY_CACHE_SIZE,
-} from '../../src/auth/keys.js';
+} from '../../src/auth/rsa-keys.js';
 import {
   readAuthHeaders,
   signRequest,

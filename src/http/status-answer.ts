@@ -1,8 +1,8 @@
-// The answers of GET /_status (src/api/status.ts): `starting` until restore and first-start setup are done,
+// The answers of GET /_status (src/api/status-schema.ts): `starting` until restore and first-start setup are done,
 // then `pong`, or `degraded` while the store does not answer or its operations fail (reads are answered from
 // memory, writes refused). 503 unless `pong`, so a waiting script keeps waiting.
 import type { InfraSystem } from '../../actors/system.js';
-import type { ClusterStatus, LimitsStatus, ServerStatusBody } from '../api/status.js';
+import type { ClusterStatus, LimitsStatus, ServerStatusBody } from '../api/status-schema.js';
 import { VERSION } from '../lib/version.js';
 import type { Store } from '../store/store.js';
 

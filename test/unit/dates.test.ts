@@ -1,7 +1,7 @@
 // Wire time formats: HTTP-dates kept per second must read exactly as the date formatted afresh, whatever order
 // the times come in (a job shows its nodes' times in name order, not time order).
 import t from 'tap';
-import { httpDate, isoSeconds } from '../../src/lib/clock.js';
+import { httpDate, isoSeconds } from '../../src/lib/dates.js';
 
 t.test('httpDate reads as toUTCString for times in any order, past the seconds it keeps', async (t) => {
   const start = Date.UTC(2026, 10, 21, 23, 59, 0);

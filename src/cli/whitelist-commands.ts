@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Cli } from './cli-connection.js';
 import { formatFields } from './columns.js';
-import { CommandError } from './output.js';
+import { CommandError } from './terminal.js';
 
 const attrs = z.record(z.string(), z.unknown());
 const nodeSchema = z.looseObject({ name: z.string(), normal: attrs.optional() });
