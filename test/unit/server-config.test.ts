@@ -1,4 +1,5 @@
 // push-jobs-server.rb: defaults, every setting, discovery, REDIS_URL, and the errors an operator sees.
+import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -290,6 +291,23 @@ t.test('the README table documents every setting in schema order with its defaul
     if (machineDependent.includes(doc.name)) continue;
     t.equal(doc.default, String(defaults[doc.name]), `${doc.name} default`);
   }
+});
+
+function plain(cell: string | undefined): string {
+  return (cell ?? '').replaceAll('`', '').replaceAll('\\|', '|');
+}
+
+t.test('the settings table in README.md says what SERVER_SETTINGS_DOC says, row for row', async (t) => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const table = readme.slice(readme.indexOf('`push-jobs-server.rb` ('));
+  const rows = [...table.matchAll(/^\| `(\w+)` +\| (.*?) +\| (.*?) +\|$/gm)]
+    // The README sets names and commands in code type; the text is the same.
+    .map(([, name, def, meaning]) => ({ name, default: plain(def), meaning: plain(meaning) }))
+    .slice(0, SERVER_SETTINGS_DOC.length);
+  t.strictSame(
+    rows,
+    SERVER_SETTINGS_DOC.map((d) => ({ ...d })),
+  );
 });
 
 t.test('metrics are off unless metrics_port is set; a bad metrics setting names file, line and setting', async (t) => {
