@@ -24,6 +24,8 @@ export interface FleetTotals {
   errors: string[];
   /** Configs the nodes fetched again after the server fell silent, and what came of them. */
   refetches: Refetches;
+  /** The worst event-loop delay of any worker while its nodes heartbeat (ms). */
+  lagMaxMs: number;
 }
 
 const STOP_TIMEOUT_MS = 120_000;
@@ -51,6 +53,7 @@ export class Fleet {
     heldUntil: 0,
     errors: [],
     refetches: { moved: 0, same: 0, failed: 0 },
+    lagMaxMs: 0,
   };
   private readonly members: Member[] = [];
   private failure: ((e: Error) => void) | undefined;
@@ -177,6 +180,7 @@ export class Fleet {
     this.totals.refetches.moved += b.refetches.moved;
     this.totals.refetches.same += b.refetches.same;
     this.totals.refetches.failed += b.refetches.failed;
+    this.totals.lagMaxMs = Math.max(this.totals.lagMaxMs, b.lagMaxMs);
     for (const e of b.errors) if (this.totals.errors.length < 50) this.totals.errors.push(e);
     for (const f of b.flaps) this.events.flap(f.node, f.kind, f.at, f.due);
     for (const c of b.crashes) this.events.crash(c.node, c.kind, c.at);

@@ -74,6 +74,11 @@ export interface Batch {
   crashes: Array<{ node: string; kind: 'crash' | 'restart'; at: number }>;
   /** Configs fetched again after the server fell silent, by what came of it (see follow.ts). */
   refetches: Refetches;
+  /**
+   * The worker's worst event-loop delay since its last batch (ms), once its nodes heartbeat: its nodes' heartbeats
+   * and answers were late by as much, which the server cannot tell from nodes that went quiet.
+   */
+  lagMaxMs: number;
 }
 
 /** `moved`: the config named other channels (or a new key) and the node went there; `same`: nothing changed. */

@@ -599,6 +599,7 @@ function figuresOf(x: FigureInputs): Figures {
     redis_calls: redis.calls,
     redis_ops_per_heartbeat: redis.perHeartbeat,
     config_refetches: { ...fleet.totals.refetches },
+    tester_lag_max_ms: fleet.totals.lagMaxMs,
     rest_get_job_per_s: x.rest.gets === 0 ? null : round((x.rest.gets * 1000) / Math.max(busy, 1)),
     rest_get_job_p99_ms: percentile(x.rest.latenciesMs, 99),
     nodes_held_by_another_process: fleet.totals.held,

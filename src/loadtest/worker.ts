@@ -1,6 +1,7 @@
 // A worker process of infra-loadtest: it provisions its share of the nodes, connects them, sends their
 // heartbeats from one scheduler, answers jobs through them and reports to the parent in batches.
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { KeyObject } from 'node:crypto';
 import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
@@ -76,6 +77,8 @@ class Worker {
   private ticker: NodeJS.Timeout | undefined;
   private flusher: NodeJS.Timeout | undefined;
   private readonly random = seededRandom(process.pid);
+  /** This worker's event-loop delay once its nodes heartbeat (provisioning's key work is not the nodes' lateness). */
+  private readonly lag = monitorEventLoopDelay({ resolution: 10 });
 
   constructor(private readonly init: WorkerInit) {}
 
@@ -93,6 +96,7 @@ class Worker {
       flaps: [],
       crashes: [],
       refetches: { moved: 0, same: 0, failed: 0 },
+      lagMaxMs: 0,
     };
   }
 
@@ -284,6 +288,7 @@ class Worker {
 
   async stop(cleanup: boolean): Promise<void> {
     clearInterval(this.ticker);
+    this.lag.disable();
     clearInterval(this.flusher);
     this.stopping = true;
     this.refetchQueue.length = 0;
@@ -324,6 +329,9 @@ class Worker {
     const jobs = Object.fromEntries(this.tallies);
     this.tallies.clear();
     this.batch = Worker.emptyBatch();
+    // The histogram's max is 0 before its first sample, and in nanoseconds.
+    b.lagMaxMs = Math.round(this.lag.max / 1e6);
+    this.lag.reset();
     await send({ ...b, jobs });
   }
 
@@ -336,6 +344,7 @@ class Worker {
     const slotCount = Math.max(1, Math.round(interval / TICK_MS));
     const t0 = now();
     let visited = 0;
+    this.lag.enable();
     this.ticker = setInterval(() => {
       const at = now();
       const due = Math.floor(((at - t0) / interval) * slotCount);

@@ -42,6 +42,7 @@ const figuresSchema = z.object({
   rest_get_job_per_s: z.number().nullable(),
   rest_get_job_p99_ms: z.number().nullable(),
   nodes_held_by_another_process: z.int(),
+  tester_lag_max_ms: z.int().nonnegative(),
   errors: z.array(z.string()),
 });
 type Figures = z.infer<typeof figuresSchema>;
@@ -79,6 +80,9 @@ t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with ever
   t.ok((f.server_cpu_pct ?? -1) >= 0, 'the spawned server CPU share is read');
   t.ok((f.server_rss_mb ?? 0) > 0, 'the spawned server memory is read');
   t.same(f.errors, []);
+  // A histogram of 10 ms resolution never reads below it once sampled: 0 would mean the delay went unmeasured.
+  t.ok(f.tester_lag_max_ms >= 10, `the tester's own event-loop delay is measured: ${f.tester_lag_max_ms} ms`);
+  t.match(run.stdout, /load tester: worst event-loop delay \d+ ms/);
   t.match(run.stdout, /quorum outcomes correct: 5 of 5/, 'the summary for people comes before the JSON');
 });
 
