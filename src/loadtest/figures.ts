@@ -97,6 +97,11 @@ export interface Figures {
    * late by as much. Past an interval the tester, not only the server, is what the figures measure.
    */
   tester_lag_max_ms: number;
+  /**
+   * The tester's CPU over the measured part, itself and its workers with every thread, in % of a core: beside the
+   * server's, whether the two shared more cores than the machine has.
+   */
+  tester_cpu_pct: number | null;
   rest_get_job_per_s: number | null;
   rest_get_job_p99_ms: number | null;
   /** Nodes the server first refused as held by another process (an earlier run's), taken over once it let go. */
@@ -144,7 +149,7 @@ export function summaryText(f: Figures): string {
     ),
     `redis: ${num(f.redis_calls)} commands, ${num(f.redis_ops_per_heartbeat)} per heartbeat`,
     `configs fetched again after silence: ${f.config_refetches.moved} moved, ${f.config_refetches.same} unchanged, ${f.config_refetches.failed} failed`,
-    `load tester: worst event-loop delay ${f.tester_lag_max_ms} ms (its nodes' messages were late by as much)`,
+    `load tester: ${num(f.tester_cpu_pct, '% CPU')}, worst event-loop delay ${f.tester_lag_max_ms} ms (its nodes' messages were late by as much)`,
     `signed GET of a running job: ${num(f.rest_get_job_per_s, '/s')}, p99 ${num(f.rest_get_job_p99_ms, ' ms')}`,
   ];
   if (f.nodes_held_by_another_process > 0)

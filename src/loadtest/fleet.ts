@@ -135,6 +135,11 @@ export class Fleet {
     this.broadcast({ type: 'start' });
   }
 
+  /** The workers' process ids, for their CPU. */
+  pids(): number[] {
+    return this.members.flatMap((m) => (m.child.pid === undefined ? [] : [m.child.pid]));
+  }
+
   /** Stops every worker (each deletes its nodes first with `cleanup`); resolves with the nodes deleted. */
   async stop(cleanup: boolean): Promise<number> {
     this.failure = undefined;

@@ -90,6 +90,12 @@ async function cpuAndTime(pid: number | null): Promise<{ cpu: number | null; at:
   return { cpu: pid === null ? null : await cpuSeconds(pid).catch(() => null), at: now() };
 }
 
+/** The CPU seconds of the tester so far: this process and its workers, every thread (their ZeroMQ ones too). */
+async function testerCpuSeconds(fleet: Fleet): Promise<number | null> {
+  const all = await Promise.all([process.pid, ...fleet.pids()].map((p) => cpuSeconds(p).catch(() => null)));
+  return all.some((s) => s === null) ? null : all.reduce<number>((n, s) => n + (s ?? 0), 0);
+}
+
 const sum = (r: Record<string, number> | undefined): number => Object.values(r ?? {}).reduce((a, b) => a + b, 0);
 
 function minus(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
@@ -217,6 +223,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
 
     // The measured part.
     const before = await cpuAndTime(pid);
+    const testerBefore = await testerCpuSeconds(fleet);
     const hbBefore = { ...fleet.totals, drops: { ...fleet.totals.drops } };
     const statusBefore = await serverStatus(api);
     const refs = processRefs(statusBefore, spawnedRefs, pid === null ? null : { url: baseUrl, pid });
@@ -276,6 +283,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     while (fleet.totals.heartbeatsSent - hbBefore.heartbeatsSent < o.nodes && !stop.over && now() < stretchUntil)
       await sleep(50);
     const after = await cpuAndTime(pid);
+    const testerAfter = await testerCpuSeconds(fleet);
     const [procAfter, redisAfter] = await Promise.all([
       sampleProcesses(refs, now),
       o.redis === null ? null : commandstats(o.redis),
@@ -302,6 +310,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       statusBefore,
       statusAfter,
       cpu: before.cpu === null || after.cpu === null ? null : after.cpu - before.cpu,
+      testerCpu: testerBefore === null || testerAfter === null ? null : testerAfter - testerBefore,
       rssMb,
       pid,
       procBefore,
@@ -468,6 +477,8 @@ interface FigureInputs {
   statusBefore: ServerStatusBody | null;
   statusAfter: ServerStatusBody | null;
   cpu: number | null;
+  /** The tester's CPU seconds over the measured part (itself and its workers). */
+  testerCpu: number | null;
   rssMb: number | null;
   pid: number | null;
   procBefore: ProcessSample[];
@@ -599,6 +610,7 @@ function figuresOf(x: FigureInputs): Figures {
     redis_calls: redis.calls,
     redis_ops_per_heartbeat: redis.perHeartbeat,
     config_refetches: { ...fleet.totals.refetches },
+    tester_cpu_pct: x.testerCpu === null ? null : round((100 * x.testerCpu) / Math.max(x.seconds, 0.001)),
     tester_lag_max_ms: fleet.totals.lagMaxMs,
     rest_get_job_per_s: x.rest.gets === 0 ? null : round((x.rest.gets * 1000) / Math.max(busy, 1)),
     rest_get_job_p99_ms: percentile(x.rest.latenciesMs, 99),

@@ -43,6 +43,7 @@ const figuresSchema = z.object({
   rest_get_job_p99_ms: z.number().nullable(),
   nodes_held_by_another_process: z.int(),
   tester_lag_max_ms: z.int().nonnegative(),
+  tester_cpu_pct: z.number().nullable(),
   errors: z.array(z.string()),
 });
 type Figures = z.infer<typeof figuresSchema>;
@@ -82,7 +83,8 @@ t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with ever
   t.same(f.errors, []);
   // A histogram of 10 ms resolution never reads below it once sampled: 0 would mean the delay went unmeasured.
   t.ok(f.tester_lag_max_ms >= 10, `the tester's own event-loop delay is measured: ${f.tester_lag_max_ms} ms`);
-  t.match(run.stdout, /load tester: worst event-loop delay \d+ ms/);
+  t.ok((f.tester_cpu_pct ?? 0) > 0, `the tester's own CPU is read: ${f.tester_cpu_pct}%`);
+  t.match(run.stdout, /load tester: [\d.]+% CPU, worst event-loop delay \d+ ms/);
   t.match(run.stdout, /quorum outcomes correct: 5 of 5/, 'the summary for people comes before the JSON');
 });
 
