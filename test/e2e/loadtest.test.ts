@@ -179,10 +179,13 @@ t.test('--abort-after: jobs aborted while their commands run are expected aborte
 });
 
 t.test('a given server: later runs reuse the nodes, and --cleanup deletes them', async (t) => {
-  // A heartbeat every 6 s: the server holds a node for the process last heard during 18 s (three intervals), so the
-  // next run, started at once, is refused at first (its provisioning, a few seconds on a busy machine, ends well
-  // within the hold) and plays the nodes once the server lets go of them.
-  const server = await startServerProcess(t, { settings: { server_name: '127.0.0.1', heartbeat_interval: 6000 } });
+  // A heartbeat every 3 s and an offline window of six: the server holds a node for the process last heard during
+  // 18 s, so the next run, started at once, is refused at first (its provisioning, several seconds on a busy machine,
+  // ends well within the hold) and plays the nodes once the server lets go of them. Nodes still come online after
+  // two heartbeats, so only the second run waits out the hold.
+  const server = await startServerProcess(t, {
+    settings: { server_name: '127.0.0.1', heartbeat_interval: 3000, offline_threshold: 6 },
+  });
   const key = `${server.dataDir}/admin.pem`;
   const clientKey = `${t.testdir()}/clients.pem`;
   const common = ['--server', server.url, '--key', key, '--nodes', '12', '--jobs', '1', '--prefix', 'reuse-'];
