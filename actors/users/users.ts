@@ -268,8 +268,11 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
   return spawnSupervised(parent, { name: 'users', initial, receive, onCrash }, ports.reporter);
 }
 
-/** How often every process reads accounts and memberships again, for the hints it missed. */
-export const RELOAD_MS = 30_000;
+/**
+ * How often every process reads accounts and memberships again, for a hint it missed. Seldom: hints are lost only
+ * with the bus's connection, and a reconnection reloads at once; a reload costs a command per organization.
+ */
+export const RELOAD_MS = 300_000;
 
 /**
  * Hands the users actor every hint the bus brings (checked here, at the boundary) and a reload after each

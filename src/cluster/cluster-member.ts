@@ -37,9 +37,9 @@ export type Owner = { kind: 'here' } | { kind: 'member'; member: Member } | { ki
 
 /**
  * A member's leases last as long as its registration; they are also checked this often, in case a key was changed
- * by hand (their check costs a command each).
+ * by hand. Seldom: the check costs a command a lease, and Redis losing its data is found by the store's marker.
  */
-const LEASE_CHECK_EVERY_MS = 30_000;
+const LEASE_CHECK_EVERY_MS = 300_000;
 
 /** How long a partition's owner as read from Redis is trusted before it is read again. */
 const OWNER_CACHE_MS = 1000;

@@ -45,12 +45,21 @@ const INBOX_MAXLEN = 100_000;
 /** Entries read at once. */
 const READ_COUNT = 500;
 /**
- * How long a blocking read waits (ms), each one a command while nothing comes: also how soon a newly served
- * partition is read with the others (its entries until then are claimed when it is served).
+ * How long a blocking read that nothing needs to end waits before it is sent again (ms): the gateway stream's, and
+ * on a Redis Cluster each partition's (its connection closes when the partition goes). An idle process costs Redis
+ * a command for each only this often.
  */
-const BLOCK_MS = 1000;
-/** A Redis Cluster is polled, not blocked on (one blocking read cannot span slots): this often when idle. */
-const POLL_MS = 50;
+const LONG_BLOCK_MS = 30_000;
+/**
+ * How long the inboxes' blocking read waits before it is sent again (ms). A change of the partitions served ends
+ * it at once (CLIENT UNBLOCK on one Redis, a connection of its own per partition on a Redis Cluster), so this only
+ * bounds what a lost wake-up costs.
+ */
+const DEFAULT_INBOX_BLOCK_MS = 5000;
+/** How often a wake-up is tried again while the read it should end has not begun blocking yet. */
+const WAKE_RETRY_MS = 20;
+/** How many times (a second's worth): after that the read ends on its own within the block time. */
+const WAKE_TRIES = 50;
 /** After a failed read, the next waits this long. */
 const RETRY_MS = 500;
 /**
@@ -65,6 +74,11 @@ const RECLAIM_IDLE_MS = 10_000;
 /** Entries as Redis answers them: a pending entry trimmed from the stream since comes back with no fields. */
 type StreamReply = Array<[string, Array<[string, string[] | null]>]> | null;
 
+export interface NodeLinkOptions {
+  /** How long the inboxes' blocking read waits before it is sent again (ms; tests lengthen it). */
+  inboxBlockMs?: number;
+}
+
 export class NodeLink {
   private readonly toGateways = new Map<string, GatewayOrder[]>();
   private readonly toInboxes = new Map<Partition, NodeEvent[]>();
@@ -74,8 +88,21 @@ export class NodeLink {
   private readonly served = new Set<Partition>();
   /** Inbox entries being applied: a claim that reads them again as pending leaves them to the first reading. */
   private readonly applying = new Set<string>();
-  private blocking: RedisClient | undefined;
+  private gatewayReader: RedisClient | undefined;
+  /** One Redis: the connection whose one blocking read covers every served partition's inbox. */
   private inboxReader: RedisClient | undefined;
+  /** Its client id, which CLIENT UNBLOCK names; asked again after each reconnection. */
+  private inboxReaderId: number | undefined;
+  /** Counts the changes of the partitions served. */
+  private servedVersion = 0;
+  /** The version a blocking read of the inboxes began with, while it blocks. */
+  private readingVersion: number | undefined;
+  /** Ends the wait of an inbox reader that has no partition to read. */
+  private idleWake: (() => void) | undefined;
+  /** A Redis Cluster, where one read cannot span slots: a reader per served partition, on a connection of its own. */
+  private readonly partitionReaders = new Map<Partition, RedisClient>();
+  private readonly inboxBlockMs: number;
+  private started = false;
   private closed = false;
   private reclaimer: NodeJS.Timeout | undefined;
   private readonly cluster: boolean;
@@ -91,18 +118,23 @@ export class NodeLink {
     private readonly me: string,
     private readonly handlers: NodeLinkHandlers,
     private readonly log: Logger,
+    opts: NodeLinkOptions = {},
   ) {
     this.cluster = redis instanceof Cluster;
+    this.inboxBlockMs = opts.inboxBlockMs ?? DEFAULT_INBOX_BLOCK_MS;
   }
 
-  /** Starts reading this gateway's stream, from now on. */
+  /** Starts reading this gateway's stream, from now on, and the inboxes of the partitions served. */
   start(): void {
-    this.blocking = this.redis.duplicate();
-    this.inboxReader = this.redis.duplicate();
-    this.blocking.on('error', () => undefined);
-    this.inboxReader.on('error', () => undefined);
-    void this.readGateway(this.blocking);
-    void this.readInboxes(this.inboxReader);
+    this.started = true;
+    this.gatewayReader = this.connection();
+    void this.readGateway(this.gatewayReader);
+    if (this.cluster) for (const p of this.served) this.readPartition(p);
+    else {
+      const conn = (this.inboxReader = this.connection());
+      conn.on('reconnecting', () => (this.inboxReaderId = undefined));
+      void this.readInboxes(conn);
+    }
     this.reclaimer = setInterval(() => {
       for (const p of this.served)
         this.claim(p, RECLAIM_IDLE_MS).catch((e: unknown) =>
@@ -151,6 +183,8 @@ export class NodeLink {
     }
     await this.claim(partition, 0);
     this.served.add(partition);
+    this.servedChanged();
+    if (this.cluster && this.started) this.readPartition(partition);
   }
 
   /** Whether this process reads the partition's inbox now (it owns the partition, and its organizations run). */
@@ -160,7 +194,11 @@ export class NodeLink {
 
   /** Stops reading the partition's inbox: another process owns it now. */
   unserve(partition: Partition): void {
-    this.served.delete(partition);
+    if (!this.served.delete(partition)) return;
+    this.servedChanged();
+    // Its reader's connection goes with it: a read ended by a timer could take entries meant for the next owner.
+    this.partitionReaders.get(partition)?.disconnect();
+    this.partitionReaders.delete(partition);
   }
 
   /**
@@ -211,9 +249,12 @@ export class NodeLink {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.reclaimer);
+    this.idleWake?.();
     await this.flush();
-    this.blocking?.disconnect();
+    this.gatewayReader?.disconnect();
     this.inboxReader?.disconnect();
+    for (const conn of this.partitionReaders.values()) conn.disconnect();
+    this.partitionReaders.clear();
     await this.redis.del(gatewayKey(this.prefix, this.me)).catch(() => 0);
   }
 
@@ -260,7 +301,15 @@ export class NodeLink {
     let from = '$';
     while (!this.closed) {
       try {
-        const reply = (await conn.xread('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', key, from)) as StreamReply;
+        const reply = (await conn.xread(
+          'COUNT',
+          READ_COUNT,
+          'BLOCK',
+          LONG_BLOCK_MS,
+          'STREAMS',
+          key,
+          from,
+        )) as StreamReply;
         for (const [id, fields] of reply?.[0]?.[1] ?? []) {
           from = id;
           if (fields === null) continue;
@@ -276,51 +325,105 @@ export class NodeLink {
     }
   }
 
+  /** A connection of this link's own, for a blocking read. */
+  private connection(): RedisClient {
+    const conn = this.redis.duplicate();
+    conn.on('error', () => undefined);
+    return conn;
+  }
+
+  /**
+   * One Redis: one blocking read over every served partition's inbox at a time. A change of the partitions served
+   * ends the read under way (servedChanged), so the next covers them at once.
+   */
   private async readInboxes(conn: RedisClient): Promise<void> {
     while (!this.closed) {
       const partitions = [...this.served];
       try {
-        if (partitions.length === 0) await wait(BLOCK_MS);
-        else if (this.cluster) {
-          // One read per partition, each routed to its slot's node; a wait only when none had anything.
-          const read = await Promise.all(partitions.map((p) => this.readSome(conn, [p], false)));
-          if (!read.some(Boolean)) await wait(POLL_MS);
-        } else await this.readSome(conn, partitions, true);
+        if (partitions.length === 0) {
+          await new Promise<void>((resolve) => (this.idleWake = resolve));
+          this.idleWake = undefined;
+          continue;
+        }
+        this.inboxReaderId ??= Number(await conn.client('ID'));
+        this.readingVersion = this.servedVersion;
+        await this.readSome(conn, partitions, this.inboxBlockMs);
       } catch (e) {
         if (this.closed) return;
         this.log.warn('reading the partitions’ inboxes failed; reading again', { error: messageOf(e) });
         await wait(RETRY_MS);
+      } finally {
+        this.readingVersion = undefined;
       }
     }
   }
 
-  /** Reads new entries of `partitions` once and applies them; true when there were any. */
-  private async readSome(conn: RedisClient, partitions: readonly Partition[], block: boolean): Promise<boolean> {
+  /** A Redis Cluster: reads one partition's inbox for as long as it is served, on a connection of its own. */
+  private readPartition(partition: Partition): void {
+    if (this.partitionReaders.has(partition) || this.closed) return;
+    const conn = this.connection();
+    this.partitionReaders.set(partition, conn);
+    const reading = () => this.partitionReaders.get(partition) === conn && !this.closed;
+    void (async () => {
+      while (reading()) {
+        try {
+          await this.readSome(conn, [partition], LONG_BLOCK_MS);
+        } catch (e) {
+          if (!reading()) return;
+          this.log.warn('reading a partition’s inbox failed; reading again', {
+            partition: String(partition),
+            error: messageOf(e),
+          });
+          await wait(RETRY_MS);
+        }
+      }
+    })();
+  }
+
+  /** The partitions served changed: a reader waiting for one starts, and a blocking read over the old ones ends. */
+  private servedChanged(): void {
+    this.servedVersion += 1;
+    this.idleWake?.();
+    if (!this.cluster) void this.unblockReader();
+  }
+
+  /**
+   * Ends the inboxes' blocking read when it began before the latest change (CLIENT UNBLOCK answers it as timed
+   * out, having taken nothing). A read about to be sent is not blocking yet: the wake-up is tried again.
+   */
+  private async unblockReader(): Promise<void> {
+    for (let i = 0; i < WAKE_TRIES && !this.closed; i++) {
+      if (this.readingVersion === undefined || this.readingVersion === this.servedVersion) return;
+      const id = this.inboxReaderId;
+      // Refused (an ACL without CLIENT UNBLOCK) or failed: the read ends on its own within the block time.
+      const ended = id === undefined ? 0 : await this.redis.client('UNBLOCK', id).catch(() => undefined);
+      if (ended !== 0) return;
+      await wait(WAKE_RETRY_MS);
+    }
+  }
+
+  /** Blocks until new entries of `partitions` come (or `blockMs` passes) and applies them. */
+  private async readSome(conn: RedisClient, partitions: readonly Partition[], blockMs: number): Promise<void> {
     const keys = partitions.map((p) => inboxKey(this.prefix, p));
     const streams = [...keys, ...keys.map(() => '>')];
-    const reply = (
-      block
-        ? await conn.xreadgroup(
-            'GROUP',
-            INBOX_GROUP,
-            this.me,
-            'COUNT',
-            READ_COUNT,
-            'BLOCK',
-            BLOCK_MS,
-            'STREAMS',
-            ...streams,
-          )
-        : await conn.xreadgroup('GROUP', INBOX_GROUP, this.me, 'COUNT', READ_COUNT, 'STREAMS', ...streams)
-    ) as StreamReply;
-    if (!reply) return false;
+    const reply = (await conn.xreadgroup(
+      'GROUP',
+      INBOX_GROUP,
+      this.me,
+      'COUNT',
+      READ_COUNT,
+      'BLOCK',
+      blockMs,
+      'STREAMS',
+      ...streams,
+    )) as StreamReply;
+    if (!reply) return;
     await Promise.all(
       reply.map(([key, entries]) => {
         const partition = partitions[keys.indexOf(key)];
         return partition === undefined ? undefined : this.apply(key, partition, entries);
       }),
     );
-    return true;
   }
 
   /** Applies entries in order, then acknowledges each once stored. */

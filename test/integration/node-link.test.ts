@@ -3,7 +3,7 @@
 // claimed and applied by the next; and an entry that does not parse is skipped and counted.
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { NodeLink, type NodeLinkHandlers } from '../../src/cluster/node-link.js';
+import { NodeLink, type NodeLinkHandlers, type NodeLinkOptions } from '../../src/cluster/node-link.js';
 import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
@@ -27,6 +27,7 @@ function linkOn(
   prefix: string,
   me: string,
   store: (entry: InboxEntry) => Promise<boolean> = async () => true,
+  opts: NodeLinkOptions = {},
 ): { link: NodeLink; heard: Heard } {
   const heard: Heard = { orders: [], inbox: [], resyncs: 0 };
   const handlers: NodeLinkHandlers = {
@@ -37,7 +38,7 @@ function linkOn(
       return store(entry);
     },
   };
-  const link = new NodeLink(redis, prefix, me, handlers, quietLogger());
+  const link = new NodeLink(redis, prefix, me, handlers, quietLogger(), opts);
   link.start();
   t.teardown(() => link.close());
   return { link, heard };
@@ -130,6 +131,48 @@ t.test('what a dead owner read and never acknowledged is claimed and applied by 
   gateway.link.event(PARTITION, answer('n3'));
   await until('the next entry', async () => (next.heard.inbox.length > 1 ? true : undefined), WAIT_MS);
   t.same(next.heard.inbox.at(-1)?.events, [answer('n3')], 'then reads on');
+});
+
+/** Whether a connection named `name` blocks in a read of inboxes now (CLIENT LIST). */
+async function inboxReadBlocking(redis: Redis, name: string): Promise<true | undefined> {
+  const clients = (await redis.client('LIST')) as string;
+  return clients
+    .split('\n')
+    .some((c) => c.includes(` name=${name} `) && / flags=\w*b/.test(c) && / cmd=xreadgroup/.test(c))
+    ? true
+    : undefined;
+}
+
+// A read that blocks a minute: an entry heard within WAIT_MS was read because the change ended the read under way.
+const MINUTE_READS: NodeLinkOptions = { inboxBlockMs: 60_000 };
+
+t.test('a partition served while the inboxes are read is read at once, and one let go is read no more', async (t) => {
+  const name = `nl-${process.pid}-${Date.now()}`;
+  const redis = new Redis(await testRedisUrl(), { connectionName: name });
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const owner = linkOn(t, redis, prefix, 'owner', undefined, MINUTE_READS);
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  await owner.link.serve(1);
+  await until('the owner to block reading partition 1', () => inboxReadBlocking(redis, name), WAIT_MS);
+  await owner.link.serve(PARTITION);
+  gateway.link.event(PARTITION, answer('n1'));
+  await until(
+    'the owner to read the newly served partition',
+    async () => (owner.heard.inbox.length > 0 ? true : undefined),
+    WAIT_MS,
+  );
+  t.same(owner.heard.inbox.at(-1)?.events, [answer('n1')], 'read within the read that was blocking');
+
+  await until('the owner to block reading both', () => inboxReadBlocking(redis, name), WAIT_MS);
+  owner.link.unserve(PARTITION);
+  const next = linkOn(t, redis, prefix, 'next');
+  await next.link.serve(PARTITION);
+  gateway.link.event(PARTITION, answer('n2'));
+  await until('the next owner to read', async () => (next.heard.inbox.length > 0 ? true : undefined), WAIT_MS);
+  t.same(next.heard.inbox.at(-1)?.events, [answer('n2')], 'the next owner reads what came after');
+  t.equal(owner.heard.inbox.length, 1, 'the owner that let the partition go read nothing more of it');
+  t.equal(await pending(redis, prefix), 0, 'and nothing waits for it');
 });
 
 t.test('an inbox entry that does not parse is skipped, counted and acknowledged', async (t) => {

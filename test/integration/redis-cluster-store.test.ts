@@ -1,9 +1,15 @@
 // The Redis store on a Redis Cluster of three masters: the same contract as on one Redis, each partition's keys in
-// one slot (so each fenced script runs), and the cluster found from a URL naming any one master.
+// one slot (so each fenced script runs), and the cluster found from a URL naming any one master. The streams between
+// owners and gateways work there too, where one blocking read cannot span the partitions' slots.
 import { Cluster } from 'ioredis';
 import t from 'tap';
 import { holdEveryPartition } from '../../src/cluster/leases.js';
+import type { InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
+import { NodeLink } from '../../src/cluster/node-link.js';
+import type { Partition } from '../../src/store/partitions.js';
 import { RedisStore } from '../../src/store/redis-store.js';
+import { until } from '../support/deadline.js';
+import { quietLogger } from '../support/logs.js';
 import { startRedisCluster } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis.js';
 import { storeSuite } from './store.suite.js';
@@ -71,3 +77,62 @@ t.test('organizations spread over the masters, each written by one script in its
   }
   t.ok(masters.size > 1, `the keys live on ${masters.size} masters`);
 });
+
+t.test(
+  'owners read the inboxes of the partitions they serve, each in its own slot, and no more once let go',
+  async (t) => {
+    const prefix = uniquePrefix();
+    const store = await RedisStore.connect(cluster.url, prefix);
+    t.teardown(() => store.close());
+    const linkOf = (me: string) => {
+      const heard: InboxEntry[] = [];
+      const link = new NodeLink(
+        store.redis,
+        prefix,
+        me,
+        {
+          orders: () => undefined,
+          resync: () => undefined,
+          inbox: async (_p, entry) => (heard.push(entry), true),
+        },
+        quietLogger(),
+      );
+      link.start();
+      t.teardown(() => link.close());
+      return { link, heard };
+    };
+    const answer = (node: string): NodeEvent => ({
+      t: 'answer',
+      org: 'acme',
+      node,
+      at: 1,
+      message: { type: 'ack_commit', job_id: 'j1' },
+    });
+    const heardAll = (heard: InboxEntry[], count: number) =>
+      until(`${count} entries`, async () => (heard.length >= count ? true : undefined), 10_000);
+    const owner = linkOf('owner');
+    const gateway = linkOf('gw');
+    const first: Partition = 1;
+    const second: Partition = 7; // {p1} and {p7} hash to slots of different masters
+    await owner.link.serve(first);
+    gateway.link.event(first, answer('n1'));
+    await heardAll(owner.heard, 1);
+    await owner.link.serve(second);
+    gateway.link.event(second, answer('n2'));
+    gateway.link.event(first, answer('n3'));
+    await heardAll(owner.heard, 3);
+    t.same(owner.heard.flatMap((e) => e.events.map((ev) => (ev.t === 'answer' ? ev.node : ''))).sort(), [
+      'n1',
+      'n2',
+      'n3',
+    ]);
+
+    owner.link.unserve(second);
+    const next = linkOf('next');
+    await next.link.serve(second);
+    gateway.link.event(second, answer('n4'));
+    await heardAll(next.heard, 1);
+    t.same(next.heard[0]?.events, [answer('n4')], 'the next owner reads what came after');
+    t.equal(owner.heard.length, 3, 'the owner that let the partition go read nothing more of it');
+  },
+);
