@@ -10,6 +10,7 @@ import type { JobBody } from '../src/api/push-jobs.js';
 import { isFinished } from '../src/push/job-states.js';
 import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';
+import { preferredOwner } from '../src/cluster/ownership.js';
 import { partitionName, partitionOf } from '../src/store/partitions.js';
 import { until } from '../test/support/deadline.js';
 import { freePort } from '../test/support/server-process.js';
@@ -19,11 +20,13 @@ const NODES = Number(process.env.INFRA_BENCH_NODES ?? 1000);
 const RUN_MS = 20_000;
 const PARTITION = partitionName(partitionOf('default'));
 
-async function held(url: string): Promise<string[] | undefined> {
+async function membership(url: string): Promise<{ member: string; held: string[] } | undefined> {
   const answer = await fetch(`${url}/_status`).catch(() => undefined);
   if (!answer) return undefined;
-  return serverStatusSchema.parse(await answer.json()).cluster?.held;
+  return serverStatusSchema.parse(await answer.json()).cluster;
 }
+
+const held = async (url: string) => (await membership(url))?.held;
 
 runInTempDir('infra-bench-failover-', async (dir) => {
   const redisPort = await freePort();
@@ -46,14 +49,21 @@ runInTempDir('infra-bench-failover-', async (dir) => {
       return startServer(own, settings, 60_000);
     }),
   );
+  // Settled: the partitions shared by all three, the organization's with the member it belongs to among them
+  // (until then it may still move, and the tester's server must not be the one killed).
   const ownerNow = () =>
     until(
-      'one server to own the default organization, the partitions shared by all three',
+      'the server the default organization belongs to among all three to own it',
       async () => {
-        const all = await Promise.all(servers.map((s) => held(s.url)));
-        if (all.some((h) => !h?.length) || all.reduce((n, h) => n + (h?.length ?? 0), 0) !== 65) return undefined;
-        const holders = servers.filter((_, i) => all[i]?.includes(PARTITION));
-        return holders.length === 1 ? holders[0] : undefined;
+        const all = await Promise.all(servers.map((s) => membership(s.url)));
+        if (all.some((m) => !m?.held.length) || all.reduce((n, m) => n + (m?.held.length ?? 0), 0) !== 65)
+          return undefined;
+        const due = preferredOwner(
+          partitionOf('default'),
+          all.map((m) => m?.member ?? ''),
+        );
+        const at = all.findIndex((m) => m !== undefined && m.member === due && m.held.includes(PARTITION));
+        return at >= 0 ? servers[at] : undefined;
       },
       60_000,
     );
