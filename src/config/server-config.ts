@@ -162,7 +162,7 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   {
     name: 'idle_timeout',
     default: '60',
-    meaning: 'Seconds before a silent HTTP connection or an unanswering ZeroMQ peer is closed',
+    meaning: 'Seconds before a silent HTTP connection, or a vanished ZeroMQ peer, is closed',
   },
   {
     name: 'header_timeout',

@@ -270,12 +270,8 @@ class Worker {
       const orgPath = `/organizations/${encodeURIComponent(this.init.org)}`;
       const config = await fetchPushConfig(api, orgPath, node.name, key, this.curve.publicKey);
       const old = node.config;
-      if (endpointKey(config) === endpointKey(old) && config.sessionKey.equals(old.sessionKey)) {
-        outcome = 'same';
-        // The client opens its channels anew after a silence whatever the config says: a connection stuck in its
-        // handshake starts over. Nodes sharing a connection stay on it (the link is theirs together).
-        if (node.link === null && !this.stopping) node.moveTo(config, null);
-      } else if (!this.stopping) {
+      if (endpointKey(config) === endpointKey(old) && config.sessionKey.equals(old.sessionKey)) outcome = 'same';
+      else if (!this.stopping) {
         const previous = node.link;
         node.moveTo(config, this.linkFor(config));
         if (previous !== null) this.release(previous, endpointKey(old));

@@ -29,6 +29,7 @@ import {
   type Dropped,
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
+import { keepaliveOptions } from './keepalive.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import type { ZmqConnections } from './connection-watch.js';
 import { LagMeter } from './lag-meter.js';
@@ -70,6 +71,8 @@ type Channel = 'heartbeat' | 'command';
 /** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
  * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
 const BIND_RETRY_MS = 2000;
+/** Connections each channel's listening socket queues before it accepts them (see bind). */
+const LISTEN_BACKLOG = 4096;
 const BIND_RETRY_STEP_MS = 20;
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
 const LAG_PROBE_MS = 50;
@@ -193,10 +196,16 @@ export class PushHub implements PushTransport {
       // mandatory), so a send need not first ask the socket whether it can: with sendTimeout 0, zeromq.js skips
       // that check, a system call per message (about 2.5 µs of a send's 20 in a bare loop).
       sendTimeout: 0,
-      // ZMTP pings close the connection of a peer gone without a word (a half-open TCP connection) after
-      // idle_timeout, so a vanished fleet does not hold file descriptors for ever.
-      heartbeatInterval: (this.config.idle_timeout * 1000) / 2,
-      heartbeatTimeout: this.config.idle_timeout * 1000,
+      // TCP keepalives close the connection of a peer whose host vanished without a word (a half-open TCP
+      // connection) within idle_timeout, so a vanished fleet does not hold file descriptors for ever. Not ZMTP
+      // heartbeats: libzmq 4.3.5 aborts the whole process (assertion in stream_engine_base.cpp) when a
+      // connection's heartbeat timer fires after the connection failed while its input was held back, which a
+      // node reconnecting under its routing id (handover) while the server is busy brings about.
+      ...keepaliveOptions(this.config.idle_timeout),
+      // A fleet connecting together (a first start, a restart, a failover) must not overflow the accept queue,
+      // 100 connections by default: past it the kernel drops connections or answers them with SYN cookies, and
+      // each node waits out TCP's retransmissions (1 s, 3 s, 7 s...). The kernel caps this at net.core.somaxconn.
+      backlog: LISTEN_BACKLOG,
       ...(this.curve ? { curveServer: true, curveSecretKey: this.curve.secretKey } : {}),
       ...this.gate.routerOptions(this.curve !== null),
     };
