@@ -1,6 +1,10 @@
 // The node's two ZeroMQ channels to the server: a Dealer for heartbeats and a Dealer for job messages, one
-// routing id for both, CurveZMQ when the server offers it. Every message is signed, and every received one
-// checked (frames, size, header, HMAC, schema, skew, sequence) before it is handed on.
+// routing id for both and a new one for each connection, CurveZMQ when the server offers it. A reconnect under the
+// old routing id would have the server hand it over from the old connection to the new, a path on which libzmq
+// 4.3.5 can leave the old connection open for good; the server follows a node to a new routing id (reference 1.4).
+// Every message is signed, and every received one checked (frames, size, header, HMAC, schema, skew, sequence)
+// before it is handed on.
+import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
@@ -18,8 +22,6 @@ export interface Sender {
   node: string;
   /** The client's UUID for this process (reference 2.8). */
   incarnationId: string;
-  /** 16 random bytes per process, hex: the server routes to both channels by it. */
-  routingId: string;
   /** One counter for the whole process, so sequences keep rising across reconnects. */
   nextSequence(): number;
   now(): number;
@@ -95,7 +97,8 @@ export class Connection {
     private readonly handlers: ConnectionHandlers,
     carried: JobAnswer[] = [],
   ) {
-    const options = dealerOptions(config, sender.routingId, curve);
+    // 16 random bytes, hex: the server routes to both channels by it.
+    const options = dealerOptions(config, randomBytes(16).toString('hex'), curve);
     this.heartbeat = new Dealer({ ...options, sendHighWaterMark: 4 });
     this.command = new Dealer({ ...options, sendHighWaterMark: 1000 });
     connectSocket(this.heartbeat, config.heartbeatAddr);

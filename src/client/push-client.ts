@@ -1,6 +1,6 @@
 // The running node client: registration, config, the two channels, heartbeats both ways, reconfiguring
 // (server silent, new server incarnation, session lifetime) and the job runner, wired together (spec 3.3).
-import { randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
@@ -60,7 +60,6 @@ export class PushClient {
       org: settings.org,
       node: settings.nodeName,
       incarnationId: randomUUID(),
-      routingId: randomBytes(16).toString('hex'),
       nextSequence: () => ++this.sequence,
       now: Date.now,
     };

@@ -1,7 +1,7 @@
 // One simulated node: the push-jobs client's own connection (two signed ZeroMQ channels, CurveZMQ when the
 // config names a server key), answering commit, run and abort as its behaviour says, and telling a sink what
 // happened. Heartbeats are sent by the worker's scheduler, not by a timer per node.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import type { ServerMessage } from '../protocol/messages.js';
 import { ReplayGuard, type DropReason } from '../protocol/receive.js';
@@ -143,7 +143,7 @@ export class SimNode {
     this.sink.crashed(this.name, now());
   }
 
-  /** A new process of the same client: a fresh incarnation and routing id, the same session key. */
+  /** A new process of the same client: a fresh incarnation (and, as every connection, routing id), the same session key. */
   restart(): void {
     this.crashed = false;
     this.refused = false;
@@ -167,7 +167,6 @@ export class SimNode {
       org: this.org,
       node: this.name,
       incarnationId: randomUUID(),
-      routingId: randomBytes(16).toString('hex'),
       nextSequence: () => ++this.sequence,
       now: Date.now,
     };
