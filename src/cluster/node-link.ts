@@ -102,7 +102,6 @@ export class NodeLink {
   /** A Redis Cluster, where one read cannot span slots: a reader per served partition, on a connection of its own. */
   private readonly partitionReaders = new Map<Partition, RedisClient>();
   private readonly inboxBlockMs: number;
-  private started = false;
   private closed = false;
   private reclaimer: NodeJS.Timeout | undefined;
   private readonly cluster: boolean;
@@ -126,7 +125,6 @@ export class NodeLink {
 
   /** Starts reading this gateway's stream, from now on, and the inboxes of the partitions served. */
   start(): void {
-    this.started = true;
     this.gatewayReader = this.connection();
     void this.readGateway(this.gatewayReader);
     if (this.cluster) for (const p of this.served) this.readPartition(p);
@@ -184,7 +182,8 @@ export class NodeLink {
     await this.claim(partition, 0);
     this.served.add(partition);
     this.servedChanged();
-    if (this.cluster && this.started) this.readPartition(partition);
+    // Before start, start() begins the reads.
+    if (this.cluster && this.gatewayReader !== undefined) this.readPartition(partition);
   }
 
   /** Whether this process reads the partition's inbox now (it owns the partition, and its organizations run). */

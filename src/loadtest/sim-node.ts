@@ -143,7 +143,7 @@ export class SimNode {
     this.sink.crashed(this.name, now());
   }
 
-  /** A new process of the same client: a fresh incarnation (and, as every connection, routing id), the same session key. */
+  /** A new process of the same client: a fresh incarnation, the same session key. */
   restart(): void {
     this.crashed = false;
     this.refused = false;

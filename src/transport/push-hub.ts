@@ -71,9 +71,9 @@ type Channel = 'heartbeat' | 'command';
 /** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
  * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
 const BIND_RETRY_MS = 2000;
+const BIND_RETRY_STEP_MS = 20;
 /** Connections each channel's listening socket queues before it accepts them (see bind). */
 const LISTEN_BACKLOG = 4096;
-const BIND_RETRY_STEP_MS = 20;
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
 const LAG_PROBE_MS = 50;
 /**

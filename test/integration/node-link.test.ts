@@ -2,55 +2,16 @@
 // owner acknowledges an inbox entry only once it is stored; what an owner read and never acknowledged (it died) is
 // claimed and applied by the next; and an entry that does not parse is skipped and counted.
 import { Redis } from 'ioredis';
-import t, { type Test } from 'tap';
-import { NodeLink, type NodeLinkHandlers, type NodeLinkOptions } from '../../src/cluster/node-link.js';
-import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
+import t from 'tap';
+import type { NodeLinkOptions } from '../../src/cluster/node-link.js';
 import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
-import { quietLogger } from '../support/logs.js';
+import { answer, linkOn } from '../support/node-link.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';
 
 const WAIT_MS = 10_000;
 const PARTITION = 7;
-
-interface Heard {
-  orders: GatewayOrder[];
-  inbox: InboxEntry[];
-  resyncs: number;
-}
-
-/** A link for member `me`; `store` decides how its inbox entries end (stored or not). */
-function linkOn(
-  t: Test,
-  redis: Redis,
-  prefix: string,
-  me: string,
-  store: (entry: InboxEntry) => Promise<boolean> = async () => true,
-  opts: NodeLinkOptions = {},
-): { link: NodeLink; heard: Heard } {
-  const heard: Heard = { orders: [], inbox: [], resyncs: 0 };
-  const handlers: NodeLinkHandlers = {
-    orders: (orders) => heard.orders.push(...orders),
-    resync: () => (heard.resyncs += 1),
-    inbox: (_p, entry) => {
-      heard.inbox.push(entry);
-      return store(entry);
-    },
-  };
-  const link = new NodeLink(redis, prefix, me, handlers, quietLogger(), opts);
-  link.start();
-  t.teardown(() => link.close());
-  return { link, heard };
-}
-
-const answer = (node: string): NodeEvent => ({
-  t: 'answer',
-  org: 'acme',
-  node,
-  at: 1,
-  message: { type: 'ack_commit', job_id: 'j1' },
-});
 
 async function pending(redis: Redis, prefix: string): Promise<number> {
   const summary = (await redis.xpending(inboxKey(prefix, PARTITION), INBOX_GROUP)) as [number, ...unknown[]];

@@ -4,12 +4,10 @@
 import { Cluster } from 'ioredis';
 import t from 'tap';
 import { holdEveryPartition } from '../../src/cluster/leases.js';
-import type { InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
-import { NodeLink } from '../../src/cluster/node-link.js';
 import type { Partition } from '../../src/store/partitions.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { until } from '../support/deadline.js';
-import { quietLogger } from '../support/logs.js';
+import { answer, linkOn, type Heard } from '../support/node-link.js';
 import { startRedisCluster } from '../support/redis-cluster.js';
 import { uniquePrefix } from '../support/redis.js';
 import { storeSuite } from './store.suite.js';
@@ -84,32 +82,9 @@ t.test(
     const prefix = uniquePrefix();
     const store = await RedisStore.connect(cluster.url, prefix);
     t.teardown(() => store.close());
-    const linkOf = (me: string) => {
-      const heard: InboxEntry[] = [];
-      const link = new NodeLink(
-        store.redis,
-        prefix,
-        me,
-        {
-          orders: () => undefined,
-          resync: () => undefined,
-          inbox: async (_p, entry) => (heard.push(entry), true),
-        },
-        quietLogger(),
-      );
-      link.start();
-      t.teardown(() => link.close());
-      return { link, heard };
-    };
-    const answer = (node: string): NodeEvent => ({
-      t: 'answer',
-      org: 'acme',
-      node,
-      at: 1,
-      message: { type: 'ack_commit', job_id: 'j1' },
-    });
-    const heardAll = (heard: InboxEntry[], count: number) =>
-      until(`${count} entries`, async () => (heard.length >= count ? true : undefined), 10_000);
+    const linkOf = (me: string) => linkOn(t, store.redis, prefix, me);
+    const heardAll = (heard: Heard, count: number) =>
+      until(`${count} entries`, async () => (heard.inbox.length >= count ? true : undefined), 10_000);
     const owner = linkOf('owner');
     const gateway = linkOf('gw');
     const first: Partition = 1;
@@ -121,7 +96,7 @@ t.test(
     gateway.link.event(second, answer('n2'));
     gateway.link.event(first, answer('n3'));
     await heardAll(owner.heard, 3);
-    t.same(owner.heard.flatMap((e) => e.events.map((ev) => (ev.t === 'answer' ? ev.node : ''))).sort(), [
+    t.same(owner.heard.inbox.flatMap((e) => e.events.map((ev) => (ev.t === 'answer' ? ev.node : ''))).sort(), [
       'n1',
       'n2',
       'n3',
@@ -132,7 +107,7 @@ t.test(
     await next.link.serve(second);
     gateway.link.event(second, answer('n4'));
     await heardAll(next.heard, 1);
-    t.same(next.heard[0]?.events, [answer('n4')], 'the next owner reads what came after');
-    t.equal(owner.heard.length, 3, 'the owner that let the partition go read nothing more of it');
+    t.same(next.heard.inbox[0]?.events, [answer('n4')], 'the next owner reads what came after');
+    t.equal(owner.heard.inbox.length, 3, 'the owner that let the partition go read nothing more of it');
   },
 );
