@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
+import { keepaliveOptions } from '../protocol/keepalive.js';
 import { enveloped, envelopeFor, type ServerMessage } from '../protocol/messages.js';
 import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
@@ -55,6 +56,9 @@ export function measureAnswer(sender: Sender, answer: JobAnswer): number {
   return Buffer.byteLength(JSON.stringify(enveloped(answer, envelope)));
 }
 
+/** Seconds a connection whose server host stopped answering stays open (the server's default idle_timeout). */
+const KEEPALIVE_SECONDS = 60;
+
 /** The options of both of a client's Dealers; only their queue depth differs. */
 export function dealerOptions(config: PushConfig, routingId: string, curve: CurveKeys | null) {
   const curveOptions =
@@ -64,13 +68,16 @@ export function dealerOptions(config: PushConfig, routingId: string, curve: Curv
   // immediate: messages queue only on a finished (encrypted) connection, so nothing stale piles up while the
   // server is away (the original's buffered heartbeats flooded a restarted server, reference 10.1).
   // sendTimeout 0: a send that cannot be queued fails at once instead of blocking the writer.
+  // No ZMTP heartbeats: the push-jobs heartbeats already tell a silent server (the client then fetches its config
+  // and opens new channels), and libzmq's PING and PONG, encrypted each second on every connection, cost both
+  // sides more CPU than the heartbeats themselves. TCP keepalives close a connection whose server host vanished
+  // even where no reconfigure replaces it, as the server's default idle_timeout does on its side.
   return {
     routingId,
     linger: 0,
     immediate: true,
     sendTimeout: 0,
-    heartbeatInterval: config.intervalMs,
-    heartbeatTimeout: config.intervalMs * config.offlineThreshold,
+    ...keepaliveOptions(KEEPALIVE_SECONDS),
     ...curveOptions,
   };
 }

@@ -29,7 +29,7 @@ import {
   type Dropped,
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
-import { keepaliveOptions } from './keepalive.js';
+import { keepaliveOptions } from '../protocol/keepalive.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import type { ZmqConnections } from './connection-watch.js';
 import { LagMeter } from './lag-meter.js';

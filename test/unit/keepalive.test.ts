@@ -1,6 +1,6 @@
 // How long a connection whose peer's host vanished stays open: idle_timeout, in the kernel's whole seconds.
 import t from 'tap';
-import { keepaliveOptions } from '../../src/transport/keepalive.js';
+import { keepaliveOptions } from '../../src/protocol/keepalive.js';
 
 const closesAfter = (o: ReturnType<typeof keepaliveOptions>) =>
   o.tcpKeepaliveIdle + o.tcpKeepaliveInterval * o.tcpKeepaliveCount;

@@ -1,5 +1,6 @@
-// TCP keepalive settings for the push-jobs channels' routers: how a connection whose peer's host vanished without a
-// word (a half-open TCP connection) is closed, so a vanished fleet does not hold file descriptors for ever.
+// TCP keepalive settings for the push-jobs channels, both the server's routers and the client's dealers: how a
+// connection whose peer's host vanished without a word (a half-open TCP connection) is closed, so a vanished fleet
+// does not hold the server's file descriptors for ever and a client does not wait on a server gone.
 /** Keepalive probes unanswered before the kernel closes a connection (see keepaliveOptions). */
 const KEEPALIVE_PROBES = 5;
 
