@@ -300,6 +300,7 @@ export class NodeLink {
     let from = '$';
     while (!this.closed) {
       try {
+        await connected(conn);
         const reply = (await conn.xread(
           'COUNT',
           READ_COUNT,
@@ -344,6 +345,7 @@ export class NodeLink {
           this.idleWake = undefined;
           continue;
         }
+        await connected(conn);
         this.inboxReaderId ??= Number(await conn.client('ID'));
         this.readingVersion = this.servedVersion;
         await this.readSome(conn, partitions, this.inboxBlockMs);
@@ -366,6 +368,7 @@ export class NodeLink {
     void (async () => {
       while (reading()) {
         try {
+          await connected(conn);
           await this.readSome(conn, [partition], LONG_BLOCK_MS);
         } catch (e) {
           if (!reading()) return;
@@ -473,6 +476,23 @@ function parseField(fields: string[]): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Waits until a connection of the link's own is ready, or RETRY_MS at most. A new connection refuses commands until
+ * it is (its offline queue is off, as the store's), and a first read sent before would be logged as failed.
+ */
+function connected(conn: RedisClient): Promise<void> {
+  if (conn.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      conn.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, RETRY_MS).unref();
+    conn.once('ready', done);
+  });
 }
 
 function wait(ms: number): Promise<void> {

@@ -3,9 +3,11 @@
 // claimed and applied by the next; and an entry that does not parse is skipped and counted.
 import { Redis } from 'ioredis';
 import t from 'tap';
-import type { NodeLinkOptions } from '../../src/cluster/node-link.js';
+import { NodeLink, type NodeLinkOptions } from '../../src/cluster/node-link.js';
+import type { InboxEntry } from '../../src/cluster/node-link-messages.js';
 import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
+import { recordingLogger } from '../support/logs.js';
 import { answer, linkOn } from '../support/node-link.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';
@@ -152,6 +154,36 @@ t.test('an inbox entry that does not parse is skipped, counted and acknowledged'
     WAIT_MS,
   );
   t.pass('acknowledged');
+});
+
+t.test('a link started on a client without an offline queue (as the store makes) logs no failed read', async (t) => {
+  const redis = new Redis(await testRedisUrl(), { enableOfflineQueue: false });
+  t.teardown(() => redis.quit());
+  await redis
+    .ping()
+    .catch(() => until('the client to connect', async () => (redis.status === 'ready' ? true : undefined), WAIT_MS));
+  const prefix = uniquePrefix();
+  const { logger, records } = recordingLogger('warn');
+  const heard: InboxEntry[] = [];
+  const owner = new NodeLink(
+    redis,
+    prefix,
+    'owner',
+    { orders: () => undefined, resync: () => undefined, inbox: async (_p, e) => Boolean(heard.push(e)) },
+    logger,
+  );
+  owner.start();
+  t.teardown(() => owner.close());
+  await owner.serve(PARTITION);
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  gateway.link.event(PARTITION, answer('n1'));
+  await until('the owner to read the answer', async () => (heard.length > 0 ? true : undefined), WAIT_MS);
+  // Its reading connections are new when it starts: a read sent before they connect is refused by the client.
+  t.same(
+    records.map((r) => r.msg),
+    [],
+    'no warning',
+  );
 });
 
 t.test('events lost while Redis is away are said again once it answers', async (t) => {
