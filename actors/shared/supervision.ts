@@ -3,6 +3,8 @@
 // reported and counted, and the policy decides the state the actor goes on with and answers whoever waited.
 // No actor stops silently, and no request waits for an answer that will never come.
 import { spawn, type Ref } from 'nact';
+// Actors take their queued messages several to a turn of the event loop (see turns.ts).
+import './turns.js';
 
 /** Where crashes are reported: the server logs and counts them. */
 export interface CrashReporter {
