@@ -38,19 +38,25 @@ export interface NodeState extends Readonly<NodeRecord> {
   abort_sent_at: number;
   /** The `last_heartbeat_at` whose silence a tick last kept from marking the node down (counted once per silence). */
   deferred_for: number;
+  /** The sequence of the client's latest answer (its sequences rise across both channels): 0 before any. */
+  answered_through: number;
 }
 
 /** The job a client's message names, as the server sees it: none, one it runs, or one it does not run (any more). */
 export type JobHeld = 'none' | 'known' | 'unknown';
 
+/**
+ * `sequence`: the message's place in what its client sent, on either channel; a heartbeat sent before the client's
+ * latest answer may name a job that answer ended.
+ */
 export type NodeEvent =
-  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number }
   /**
    * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server reads
    * heartbeats now (ms); silence within it may be the server's doing, so it lengthens the offline window.
    */
   | { type: 'tick'; at: number; lag: number }
-  | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld };
+  | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld; sequence: number };
 
 export type NodeEffect =
   | { type: 'availability_changed'; node_name: string; status: NodeStatus; available: boolean; updated_at: number }
@@ -68,7 +74,7 @@ export interface NodeStep {
 }
 
 type Bucket = 'down' | 'rehab' | 'available';
-type Signal = 'beat' | 'online' | 'new_incarnation' | 'silence' | 'resend' | 'aborted' | 'unknown_job';
+type Signal = 'beat' | 'online' | 'new_incarnation' | 'silence' | 'resend' | 'aborted' | 'unknown_job' | 'stale_job';
 
 /** `to`: the next bucket; `send`: a message to the node; `ignore`: no move, report why. */
 interface Cell {
@@ -84,7 +90,9 @@ const TO_REHAB: Cell = { to: 'rehab', send: 'abort' };
 // both rehab the node: every job has already written it off (it saw the node down), so whatever the client
 // still runs is aborted, and the abort/aborted round trip proves the command channel before jobs use it.
 // A reconnect of the same client does not rehab: it may still be finishing a job (spec 3.3). A client that
-// holds a job this server does not run (any more) is reset the same way, or it would stay busy for nothing.
+// holds a job this server does not run (any more) is reset the same way, or it would stay busy for nothing; but
+// a heartbeat sent before the client's latest answer proves nothing of the sort: heartbeats and answers travel on
+// two channels, and one read late (a server behind its heartbeats) names the job the answer after it finished.
 const MOVES = {
   beat: { down: KEEP, rehab: KEEP, available: KEEP },
   online: { down: TO_REHAB, rehab: KEEP, available: KEEP },
@@ -93,6 +101,7 @@ const MOVES = {
   resend: { down: KEEP, rehab: { send: 'abort' }, available: KEEP },
   aborted: { down: { ignore: 'not_in_rehab' }, rehab: { to: 'available' }, available: { ignore: 'not_in_rehab' } },
   unknown_job: { down: KEEP, rehab: KEEP, available: TO_REHAB },
+  stale_job: { down: KEEP, rehab: KEEP, available: KEEP },
 } satisfies Record<Signal, Record<Bucket, Cell>>;
 
 const NO_EFFECTS: readonly NodeEffect[] = Object.freeze([]);
@@ -147,6 +156,7 @@ export function newNode(init: NewNode): NodeState {
     streak: 0,
     abort_sent_at: 0,
     deferred_for: Number.NaN,
+    answered_through: 0,
   };
 }
 
@@ -167,7 +177,9 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
   switch (event.type) {
     case 'heartbeat': {
       const step = heartbeat(state, event.at, event.incarnation);
-      return event.job === 'unknown' ? move(step.state, 'unknown_job', event.at, step.effects) : step;
+      if (event.job !== 'unknown') return step;
+      const signal = event.sequence < step.state.answered_through ? 'stale_job' : 'unknown_job';
+      return move(step.state, signal, event.at, step.effects);
     }
     case 'answer':
       return answer(state, event);
@@ -226,6 +238,7 @@ function heartbeat(state: NodeState, at: number, from: string): NodeStep {
 
 /** `aborted` ends rehab; an answer about a live job goes on to it; one holding a job no longer run resets the node. */
 function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>): NodeStep {
+  if (event.sequence > state.answered_through) state.answered_through = event.sequence;
   const step = event.answer === 'aborted' ? move(state, 'aborted', event.at, NO_EFFECTS) : quiet(state);
   switch (event.job) {
     case 'none':
@@ -255,7 +268,7 @@ function beatWhileDown(state: NodeState, at: number, before: readonly NodeEffect
 /** Reference 2.8: a heartbeat from another client process means the client restarted. */
 function incarnation(state: NodeState, at: number, to: string): NodeStep {
   const from = state.incarnation;
-  const next: NodeState = { ...state, incarnation: to, streak: 0, last_heartbeat_at: at };
+  const next: NodeState = { ...state, incarnation: to, streak: 0, last_heartbeat_at: at, answered_through: 0 };
   if (from === null) return state.status === 'up' ? done(state, next, NO_EFFECTS) : beatWhileDown(next, at, NO_EFFECTS);
   const changed: NodeEffect[] = [{ type: 'incarnation_changed', node_name: state.node_name, from, to }];
   const step = move(next, 'new_incarnation', at, changed);

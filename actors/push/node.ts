@@ -8,12 +8,13 @@
 import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
+/** `sequence`: the message's place in what its client sent (see NodeEvent). */
 export type NodeMsg =
   /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
-  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number }
   /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
   | { type: 'tick'; at: number; lag: number }
-  | { type: 'answer'; at: number; message: NodeAnswerMessage };
+  | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number };
 
 export interface AvailabilityChange {
   status: 'up' | 'down';
@@ -83,12 +84,13 @@ export class NodeFollower {
       msg.type === 'tick'
         ? stepNode(state, msg)
         : msg.type === 'heartbeat'
-          ? stepNode(state, { type: 'heartbeat', at: msg.at, incarnation: msg.incarnation, job: this.held(msg.job) })
+          ? stepNode(state, { ...msg, job: this.held(msg.job) })
           : stepNode(state, {
               type: 'answer',
               at: msg.at,
               answer: msg.message.type,
               job: this.held(msg.message.job_id),
+              sequence: msg.sequence,
             });
     if (effects.length > 0) this.run(next, effects, msg.type === 'answer' ? msg : undefined);
     return next;

@@ -346,7 +346,12 @@ export class PushHub implements PushTransport {
         case 'ack':
           answered(peer, job);
           this.votesRecovered.ack_from_heartbeat += 1;
-          peer.actor.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: job } });
+          peer.actor.tell({
+            type: 'answer',
+            at,
+            message: { type: 'ack_commit', job_id: job },
+            sequence: beat.sequence,
+          });
           break;
       }
     }
@@ -632,10 +637,10 @@ export class PushHub implements PushTransport {
       peer.lastBeat = at;
       this.heartbeats += 1;
       this.recoverVotes(m.org, m.node, peer, m, at);
-      peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id });
+      peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id, sequence: m.sequence });
     } else {
       if (m.job_id !== null) answered(peer, m.job_id);
-      peer.actor.tell({ type: 'answer', at, message: answerOf(m) });
+      peer.actor.tell({ type: 'answer', at, message: answerOf(m), sequence: m.sequence });
     }
   }
 

@@ -18,8 +18,8 @@ const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 const WINDOW = 3 * I;
 
-const hb = (at: number): NodeEvent => ({ type: 'heartbeat', at, incarnation: 'inc-1', job: 'none' });
-const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none' });
+const hb = (at: number): NodeEvent => ({ type: 'heartbeat', at, incarnation: 'inc-1', job: 'none', sequence: at - T0 });
+const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
 const tick = (at: number, lag: number): NodeEvent => ({ type: 'tick', at, lag });
 
 function run(state: NodeState, ...events: NodeEvent[]): NodeStep {

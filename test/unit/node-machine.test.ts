@@ -18,8 +18,17 @@ const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 
-const hb = (at: number, incarnation = 'inc-1'): NodeEvent => ({ type: 'heartbeat', at, incarnation, job: 'none' });
-const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none' });
+type Beat = Extract<NodeEvent, { type: 'heartbeat' }>;
+type Answer = Extract<NodeEvent, { type: 'answer' }>;
+// The client's sequences rise with its clock here: a message sent later has the larger one.
+const hb = (at: number, incarnation = 'inc-1'): Beat => ({
+  type: 'heartbeat',
+  at,
+  incarnation,
+  job: 'none',
+  sequence: at - T0,
+});
+const aborted = (at: number): Answer => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
 const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag });
 
 /** Steps each event in turn, feeding each result's state to the next; returns the last step. */
@@ -161,7 +170,13 @@ t.test('table row aborted: only ends rehab', async (t) => {
 });
 
 t.test('table row unknown_job: a client holding a job the server does not run is reset', async (t) => {
-  const holding = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'ack_run', job: 'unknown' });
+  const holding = (at: number): NodeEvent => ({
+    type: 'answer',
+    at,
+    answer: 'ack_run',
+    job: 'unknown',
+    sequence: at - T0,
+  });
   const step = stepNode(available(), holding(T0 + 1500));
   t.match(step.state, { status: 'up', rehab: true, updated_at: T0 + I });
   t.same(step.effects, [availabilityChanged('up', false, T0 + I), SEND_ABORT]);
@@ -173,20 +188,44 @@ t.test('table row unknown_job: a client holding a job the server does not run is
     t.equal(r.state, s, `${name}: nothing to do`);
     t.same(r.effects, []);
   }
-  const beat = stepNode(available(), { type: 'heartbeat', at: T0 + 2 * I, incarnation: 'inc-1', job: 'unknown' });
+  const beat = stepNode(available(), { ...hb(T0 + 2 * I), job: 'unknown' });
   t.match(beat.state, { rehab: true }, 'a heartbeat naming an unknown job resets the node too');
   t.same(beat.effects, [availabilityChanged('up', false, T0 + I), SEND_ABORT]);
 });
 
+t.test(
+  'table row stale_job: a heartbeat sent before the latest answer names a job that answer may have ended',
+  async (t) => {
+    // The result of a job that then ended, read before a heartbeat the client sent while it still ran the job.
+    const a = run(available(), {
+      type: 'answer',
+      at: T0 + 3000,
+      answer: 'succeeded',
+      job: 'known',
+      sequence: 2000,
+    }).state;
+    const late = stepNode(a, { ...hb(T0 + 3010), job: 'unknown', sequence: 1900 });
+    t.equal(late.state, a, 'still available');
+    t.same(late.effects, []);
+    const after = stepNode(a, { ...hb(T0 + 3020), job: 'unknown', sequence: 2100 });
+    t.match(after.state, { rehab: true }, 'one sent after the answer still resets the node');
+    // A new client process counts from the start again: its heartbeats are read against its own answers only.
+    const restarted = run(a, hb(T0 + 4000, 'inc-2'), { ...aborted(T0 + 4100), sequence: 2 }).state;
+    t.match(restarted, { incarnation: 'inc-2', rehab: false });
+    const fresh = stepNode(restarted, { ...hb(T0 + 4200, 'inc-2'), job: 'unknown', sequence: 3 });
+    t.match(fresh.state, { rehab: true }, "the old process's answers do not make the new one's heartbeats stale");
+  },
+);
+
 t.test('answers: one about a live job goes on to it; a refusal of an unknown job is only ignored', async (t) => {
   const a = available();
-  const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known' });
+  const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known', sequence: 1500 });
   t.equal(live.state, a, 'no move');
   t.same(live.effects, [FORWARD]);
-  const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown' });
+  const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown', sequence: 1500 });
   t.equal(late.state, a, 'a node refusing a job it does not hold needs no reset');
   t.same(late.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }]);
-  const abortedLive = stepNode(inRehab(), { type: 'answer', at: T0 + 1500, answer: 'aborted', job: 'known' });
+  const abortedLive = stepNode(inRehab(), { ...aborted(T0 + 1500), job: 'known' });
   t.same(
     abortedLive.effects,
     [availabilityChanged('up', true, T0 + I), FORWARD],
