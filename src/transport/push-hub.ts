@@ -567,7 +567,9 @@ export class PushHub implements PushTransport {
     // it may ask its socket: asked while a receive waits, zeromq can miss the socket's next signal and never wake).
     const yieldBefore = (taken: number): boolean => {
       if (taken < HEARTBEATS_PER_TURN) {
-        this.heartbeatReaderIdle = true;
+        // Idle only when nothing waits: zeromq lets the event loop turn every 512 receives, and a sweep that took
+        // such a turn for an empty channel would forget how old the backlog is and mark its nodes down.
+        if (!socket.readable) this.heartbeatReaderIdle = true;
         return false;
       }
       this.lagMeter?.channel(this.now(), socket.readable);
