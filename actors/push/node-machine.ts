@@ -47,10 +47,10 @@ export type JobHeld = 'none' | 'known' | 'unknown';
 
 /**
  * `sequence`: the message's place in what its client sent, on either channel; a heartbeat sent before the client's
- * latest answer may name a job that answer ended.
+ * latest answer may name a job that answer ended. `lag`: how far behind the server reads heartbeats now (ms).
  */
 export type NodeEvent =
-  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number; lag: number }
   /**
    * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server reads
    * heartbeats now (ms); silence within it may be the server's doing, so it lengthens the offline window.
@@ -176,7 +176,7 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
     throw new RangeError(`node ${state.node_name}: tick without a lag`);
   switch (event.type) {
     case 'heartbeat': {
-      const step = heartbeat(state, event.at, event.incarnation);
+      const step = heartbeat(state, event.at, event.incarnation, event.lag);
       if (event.job !== 'unknown') return step;
       const signal = event.sequence < step.state.answered_through ? 'stale_job' : 'unknown_job';
       return move(step.state, signal, event.at, step.effects);
@@ -218,8 +218,12 @@ function silenceOf(state: NodeState, at: number, lag: number): 'none' | 'deferre
   const window = offline_threshold * heartbeat_interval;
   const silent = at - state.last_heartbeat_at;
   if (silent <= window) return 'none';
-  const allowance = lag > 0 ? Math.min(lag, LAG_ALLOWANCE_WINDOWS * window) : 0;
-  return silent > window + allowance ? 'down' : 'deferred';
+  return silent > window + allowanceOf(state.config, lag) ? 'down' : 'deferred';
+}
+
+/** How much of the server's lag stretches the node's clocks: all of it, up to LAG_ALLOWANCE_WINDOWS windows. */
+function allowanceOf(config: NodeConfig, lag: number): number {
+  return lag > 0 ? Math.min(lag, LAG_ALLOWANCE_WINDOWS * config.offline_threshold * config.heartbeat_interval) : 0;
 }
 
 /** In rehab, its abort unanswered for an interval. */
@@ -227,13 +231,13 @@ function resendDue(state: NodeState, at: number): boolean {
   return state.rehab && at - state.abort_sent_at >= state.config.heartbeat_interval;
 }
 
-function heartbeat(state: NodeState, at: number, from: string): NodeStep {
-  if (from !== state.incarnation) return incarnation(state, at, from);
+function heartbeat(state: NodeState, at: number, from: string, lag: number): NodeStep {
+  if (from !== state.incarnation) return incarnation(state, at, from, lag);
   if (state.status === 'up') {
     state.last_heartbeat_at = at;
     return quiet(state);
   }
-  return beatWhileDown(state, at, NO_EFFECTS);
+  return beatWhileDown(state, at, lag, NO_EFFECTS);
 }
 
 /** `aborted` ends rehab; an answer about a live job goes on to it; one holding a job no longer run resets the node. */
@@ -255,24 +259,28 @@ function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>)
 /**
  * A heartbeat counts toward the streak when it comes at least half an interval after the previous counted one
  * (a burst proves nothing) and less than two intervals after it (a longer gap missed a beat: the streak restarts).
+ * Gaps are read on the server's clock: while it reads heartbeats `lag` ms behind, a gap that long may be its own,
+ * so the limit grows by the lag as the offline window does, or no node could come up during a backlog.
  */
-function beatWhileDown(state: NodeState, at: number, before: readonly NodeEffect[]): NodeStep {
+function beatWhileDown(state: NodeState, at: number, lag: number, before: readonly NodeEffect[]): NodeStep {
   const { heartbeat_interval, online_threshold } = state.config;
   const gap = at - state.last_heartbeat_at;
   if (state.streak > 0 && gap * 2 < heartbeat_interval) return done(state, state, before);
-  state.streak = state.streak > 0 && gap < 2 * heartbeat_interval ? state.streak + 1 : 1;
+  const counts = state.streak > 0 && gap < 2 * heartbeat_interval + allowanceOf(state.config, lag);
+  state.streak = counts ? state.streak + 1 : 1;
   state.last_heartbeat_at = at;
   return move(state, state.streak >= online_threshold ? 'online' : 'beat', at, before);
 }
 
 /** Reference 2.8: a heartbeat from another client process means the client restarted. */
-function incarnation(state: NodeState, at: number, to: string): NodeStep {
+function incarnation(state: NodeState, at: number, to: string, lag: number): NodeStep {
   const from = state.incarnation;
   const next: NodeState = { ...state, incarnation: to, streak: 0, last_heartbeat_at: at, answered_through: 0 };
-  if (from === null) return state.status === 'up' ? done(state, next, NO_EFFECTS) : beatWhileDown(next, at, NO_EFFECTS);
+  if (from === null)
+    return state.status === 'up' ? done(state, next, NO_EFFECTS) : beatWhileDown(next, at, lag, NO_EFFECTS);
   const changed: NodeEffect[] = [{ type: 'incarnation_changed', node_name: state.node_name, from, to }];
   const step = move(next, 'new_incarnation', at, changed);
-  return step.state.status === 'down' ? beatWhileDown(step.state, at, step.effects) : step;
+  return step.state.status === 'down' ? beatWhileDown(step.state, at, lag, step.effects) : step;
 }
 
 function bucketOf(state: NodeState): Bucket {

@@ -8,10 +8,10 @@
 import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
-/** `sequence`: the message's place in what its client sent (see NodeEvent). */
+/** `sequence`: the message's place in what its client sent; `lag`: how far behind heartbeats are read (see NodeEvent). */
 export type NodeMsg =
   /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
-  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number; lag: number }
   /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
   | { type: 'tick'; at: number; lag: number }
   | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number };

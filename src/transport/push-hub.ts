@@ -639,7 +639,8 @@ export class PushHub implements PushTransport {
       peer.lastBeat = at;
       this.heartbeats += 1;
       this.recoverVotes(m.org, m.node, peer, m, at);
-      peer.actor.tell({ type: 'heartbeat', at, incarnation: m.incarnation_id, job: m.job_id, sequence: m.sequence });
+      const { incarnation_id: incarnation, job_id: job, sequence } = m;
+      peer.actor.tell({ type: 'heartbeat', at, incarnation, job, sequence, lag: this.lag(at) });
     } else {
       if (m.job_id !== null) answered(peer, m.job_id);
       peer.actor.tell({ type: 'answer', at, message: answerOf(m), sequence: m.sequence });

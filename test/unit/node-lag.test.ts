@@ -1,5 +1,6 @@
-// The node machine's silence row when the server lags: the offline window grows by the lag a tick carries, a down
-// it defers is reported once per silence, and the lag never defers past LAG_ALLOWANCE_WINDOWS windows more.
+// The node machine when the server lags: the offline window grows by the lag a tick carries, a down it defers is
+// reported once per silence, the lag never defers past LAG_ALLOWANCE_WINDOWS windows more, and a node coming up
+// while heartbeats are read late builds its streak from gaps the lag stretched.
 import t from 'tap';
 import {
   LAG_ALLOWANCE_WINDOWS,
@@ -18,7 +19,14 @@ const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 const WINDOW = 3 * I;
 
-const hb = (at: number): NodeEvent => ({ type: 'heartbeat', at, incarnation: 'inc-1', job: 'none', sequence: at - T0 });
+const hb = (at: number, lag = 0): NodeEvent => ({
+  type: 'heartbeat',
+  at,
+  incarnation: 'inc-1',
+  job: 'none',
+  sequence: at - T0,
+  lag,
+});
 const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
 const tick = (at: number, lag: number): NodeEvent => ({ type: 'tick', at, lag });
 
@@ -108,4 +116,23 @@ t.test('no lag, or none to speak of, leaves the window as configured', async (t)
   const down = stepNode(available(), tick(LAST + WINDOW + 1, 0)).state;
   t.notOk(tickDue(down, LAST + 100 * I, 1000), 'a node already down is never due');
   t.same(stepNode(down, tick(LAST + 100 * I, 1000)).effects, [], 'nor changed by a lagging tick');
+});
+
+t.test('a node coming up while heartbeats are read late: gaps within two intervals plus the lag count', async (t) => {
+  const down = (): NodeState => newNode({ node_name: 'web1', config, at: T0 });
+  // Read 2.5 intervals apart, as a server reading a backlog of 5,000 nodes at 2,000 a second would.
+  const gap = 2.5 * I;
+  const late = run(down(), hb(T0, 1500), hb(T0 + gap, 1500));
+  t.match(late.state, { status: 'up', rehab: true }, 'two heartbeats make the streak: the node goes to rehab');
+  t.same(late.effects, [
+    { type: 'availability_changed', node_name: 'web1', status: 'up', available: false, updated_at: T0 + gap },
+    SEND_ABORT,
+  ]);
+  const prompt = run(down(), hb(T0), hb(T0 + gap));
+  t.match(prompt.state, { status: 'down', streak: 1 }, 'without a lag the gap missed a beat: the streak restarts');
+  const tooLong = run(down(), hb(T0, 1500), hb(T0 + 2 * I + 1501, 1500));
+  t.match(tooLong.state, { status: 'down', streak: 1 }, 'a gap past two intervals plus the lag restarts it');
+  const cap = LAG_ALLOWANCE_WINDOWS * WINDOW;
+  const wedged = run(down(), hb(T0, 10 * cap), hb(T0 + 2 * I + cap + 1, 10 * cap));
+  t.match(wedged.state, { status: 'down' }, 'the lag stretches a gap by LAG_ALLOWANCE_WINDOWS windows at most');
 });

@@ -27,6 +27,7 @@ const hb = (at: number, incarnation = 'inc-1'): Beat => ({
   incarnation,
   job: 'none',
   sequence: at - T0,
+  lag: 0,
 });
 const aborted = (at: number): Answer => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
 const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag });
