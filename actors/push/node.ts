@@ -84,7 +84,14 @@ export class NodeFollower {
       msg.type === 'tick'
         ? stepNode(state, msg)
         : msg.type === 'heartbeat'
-          ? stepNode(state, { ...msg, job: this.held(msg.job) })
+          ? stepNode(state, {
+              type: 'heartbeat',
+              at: msg.at,
+              incarnation: msg.incarnation,
+              job: this.held(msg.job),
+              sequence: msg.sequence,
+              lag: msg.lag,
+            })
           : stepNode(state, {
               type: 'answer',
               at: msg.at,

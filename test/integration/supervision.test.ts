@@ -172,7 +172,8 @@ t.test('a node follower whose machine throws goes on from its last state', async
   const system = await start();
   const node = system.nodeFollower(ORG, 'n1');
   if (!node) throw new Error('no node follower');
-  const beat = (at: number) => node.tell({ type: 'heartbeat', at, incarnation: 'inc-1', job: null, sequence: at, lag: 0 });
+  const beat = (at: number) =>
+    node.tell({ type: 'heartbeat', at, incarnation: 'inc-1', job: null, sequence: at, lag: 0 });
   const now = Date.now();
   beat(now);
   beat(now + INTERVAL);
