@@ -15,6 +15,8 @@ export type Handler<E> = (req: Request, env: E) => Response | Promise<Response>;
 export interface Owners {
   readonly id: string;
   ownerOf(partition: Partition): Promise<Owner>;
+  /** Whether this process serves the partition's organizations now. */
+  serves(partition: Partition): boolean;
 }
 
 /** The 413 a body past the API's limit gets, wherever it lands. */
@@ -73,7 +75,11 @@ export function forwarding<E>(
       partition = partitionOf(name);
     } else partition = where;
     const owner = await owners.ownerOf(partition);
-    if (owner.kind === 'here') return local(body === undefined ? req : rebuilt(req, body), env);
+    if (owner.kind === 'here') {
+      const answer = await local(body === undefined ? req : rebuilt(req, body), env);
+      // Let go of while it was answered here: the 404 may only say the organization has left this process.
+      return answer.status === 404 && !owners.serves(partition) ? unowned() : answer;
+    }
     if (owner.kind === 'none' || req.headers.has(FORWARDED_BY)) return unowned();
     return pass(req, body, owner.member.url, owners.id);
   };
