@@ -8,9 +8,11 @@ import { serverConfigSchema, type ServerConfig } from '../src/config/server-conf
 import { parseHeader, signedText } from '../src/protocol/frames.js';
 import { envelopeFor } from '../src/protocol/messages.js';
 import { hmacVerify, newSessionKey } from '../src/protocol/signing.js';
+import { keepaliveOptions } from '../src/protocol/keepalive.js';
 import { receiveIntoOwnMemory } from '../src/protocol/zmq-context.js';
 import type { startServer } from '../src/server.js';
 import { Outbox } from '../src/transport/outbox.js';
+import { LISTEN_BACKLOG } from '../src/transport/push-hub.js';
 
 /**
  * The compiled benchmark module `name` (npm run bench compiles them first), whether this one runs from the sources
@@ -124,9 +126,18 @@ export async function startFloor(
 ): Promise<Floor> {
   const curve = curveKeyPair();
   // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send. Messages
-  // are read into memory of their own, as the server's are.
+  // are read into memory of their own, and a fleet connects through the same listen backlog with the same TCP
+  // keepalives, as the server's are.
   receiveIntoOwnMemory();
-  const router = () => new Router({ linger: 0, sendTimeout: 0, curveServer: true, curveSecretKey: curve.secretKey });
+  const router = () =>
+    new Router({
+      linger: 0,
+      sendTimeout: 0,
+      backlog: LISTEN_BACKLOG,
+      ...keepaliveOptions(serverConfigSchema.parse({}).idle_timeout),
+      curveServer: true,
+      curveSecretKey: curve.secretKey,
+    });
   const heartbeat = router();
   await heartbeat.bind('tcp://127.0.0.1:*');
   const command = opts.command ? router() : undefined;

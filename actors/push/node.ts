@@ -114,6 +114,7 @@ export class NodeFollower {
     for (const e of effects) {
       switch (e.type) {
         case 'availability_changed':
+          if (e.status === 'down') ports.transport.downMarked(org, name);
           owner.availability(name, {
             status: e.status,
             available: e.available,

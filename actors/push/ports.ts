@@ -94,6 +94,8 @@ export interface PushTransport {
   lag(at: number): number;
   /** A node silent past the offline window was kept `up` because the server lagged (counted for GET /_status). */
   downDeferred(org: string, node: string): void;
+  /** A node silent past the offline window and the server's lag was marked down (counted for GET /_status). */
+  downMarked(org: string, node: string): void;
   /**
    * Loads the organization's stored session keys: this process serves it from now on, and its nodes' messages
    * verify without a new config. Called before the organization is reachable, so no key opened here is replaced.

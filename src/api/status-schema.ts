@@ -50,6 +50,11 @@ const pushLagSchema = z.object({
   max_ms: z.int().nonnegative(),
   /** Nodes kept `up` past the offline window because the server lagged. */
   downs_deferred: z.int().nonnegative(),
+  /**
+   * Nodes this process marked down since it started: silent past the offline window and the lag. With every node
+   * beating, any is a down the server invented; the load tester reports them.
+   */
+  downs: z.int().nonnegative(),
 });
 export type PushLag = z.infer<typeof pushLagSchema>;
 

@@ -82,6 +82,11 @@ export interface Figures {
   /** Votes the server recovered meanwhile (commits lost or acks lost on the way); null when it does not say. */
   votes_recovered: VotesRecovered | null;
   offline_detect_ms: Spread & { count: number; missed: number };
+  /**
+   * Nodes the server marked down during the measured part, every process of a cluster together; null when it does
+   * not say. Without nodes silenced on purpose (--flap, --crash-while-running), each is a down the server invented.
+   */
+  nodes_marked_down: number | null;
   server_pid: number | null;
   server_cpu_pct: number | null;
   server_rss_mb: number | null;
@@ -142,10 +147,11 @@ export function summaryText(f: Figures): string {
         : `${f.votes_recovered.commit_resent} commits sent again, ${f.votes_recovered.ack_from_heartbeat} acks read from heartbeats`
     }`,
     `offline detection: ${show(f.offline_detect_ms)} (${f.offline_detect_ms.count} seen, ${f.offline_detect_ms.missed} missed)`,
+    `nodes marked down by the server: ${num(f.nodes_marked_down)}`,
     `server: ${num(f.server_cpu_pct, '% CPU')}, ${num(f.server_rss_mb, ' MB resident')}${f.server_pid === null ? ' (not a local process)' : ''}`,
     ...f.processes.map(
       (p) =>
-        `  process ${p.pid ?? '(remote)'} at ${p.url}: ${num(p.cpu_pct, '% CPU')}, ${num(p.rss_mb, ' MB resident')} (peak ${num(p.peak_rss_mb, ' MB')}), ${num(p.heartbeats)} heartbeats`,
+        `  process ${p.pid ?? '(remote)'} at ${p.url}: ${num(p.cpu_pct, '% CPU')}, ${num(p.rss_mb, ' MB resident')} (peak ${num(p.peak_rss_mb, ' MB')}), ${num(p.heartbeats)} heartbeats, ${num(p.downs)} nodes marked down`,
     ),
     `redis: ${num(f.redis_calls)} commands, ${num(f.redis_ops_per_heartbeat)} per heartbeat`,
     `configs fetched again after silence: ${f.config_refetches.moved} moved, ${f.config_refetches.same} unchanged, ${f.config_refetches.failed} failed`,

@@ -564,6 +564,13 @@ function figuresOf(x: FigureInputs): Figures {
         ? sa.heartbeats - sb.heartbeats
         : null;
   const redis = redisOpsPerHeartbeat(x.redisBefore, x.redisAfter, heartbeats);
+  const downCounted = processes.filter((p) => p.downs !== null);
+  const downs =
+    downCounted.length > 0
+      ? downCounted.reduce((n, p) => n + (p.downs ?? 0), 0)
+      : sa?.lag !== undefined && sb?.lag !== undefined
+        ? sa.lag.downs - sb.lag.downs
+        : null;
   return {
     nodes: o.nodes,
     workers: o.workers,
@@ -597,6 +604,7 @@ function figuresOf(x: FigureInputs): Figures {
       count: x.detector.detectedMs.length,
       missed: x.detector.missed,
     },
+    nodes_marked_down: downs,
     server_pid: x.pid,
     // A cluster's processes together (each is listed under `processes`).
     server_cpu_pct:

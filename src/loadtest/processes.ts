@@ -17,6 +17,8 @@ export interface ProcessSample extends ProcessRef {
   cpuS: number | null;
   /** `push_jobs.heartbeats` of its `GET /_status`; null when it did not answer. */
   heartbeats: number | null;
+  /** `push_jobs.lag.downs` of its `GET /_status`: the nodes it marked down so far; null when it did not answer. */
+  downs: number | null;
   rssMb: number | null;
   /** The most it has been resident so far (VmHWM). */
   peakRssMb: number | null;
@@ -32,6 +34,8 @@ export interface ProcessFigure {
   peak_rss_mb: number | null;
   /** Node heartbeats it handled during the measured part. */
   heartbeats: number | null;
+  /** Nodes it marked down during the measured part. */
+  downs: number | null;
 }
 
 const round = (n: number, places = 1): number => Math.round(n * 10 ** places) / 10 ** places;
@@ -74,6 +78,7 @@ export function processFigures(before: readonly ProcessSample[], after: readonly
       rss_mb: a.rssMb === null ? null : round(a.rssMb),
       peak_rss_mb: a.peakRssMb === null ? null : round(a.peakRssMb),
       heartbeats: b?.heartbeats != null && a.heartbeats !== null ? Math.max(0, a.heartbeats - b.heartbeats) : null,
+      downs: b?.downs != null && a.downs !== null ? Math.max(0, a.downs - b.downs) : null,
     };
   });
 }
@@ -114,13 +119,15 @@ export async function commandstats(url: string): Promise<Record<string, number> 
   }
 }
 
-async function heartbeatsOf(url: string): Promise<number | null> {
+/** The heartbeats a process handled and the nodes it marked down so far, from its `GET /_status`. */
+async function pushCountsOf(url: string): Promise<{ heartbeats: number | null; downs: number | null }> {
   try {
     const res = await fetch(new URL('/_status', url), { signal: AbortSignal.timeout(10_000) });
     const parsed = serverStatusSchema.safeParse(await res.json());
-    return parsed.success ? (parsed.data.push_jobs?.heartbeats ?? null) : null;
+    const push = parsed.success ? parsed.data.push_jobs : undefined;
+    return { heartbeats: push?.heartbeats ?? null, downs: push?.lag?.downs ?? null };
   } catch {
-    return null;
+    return { heartbeats: null, downs: null };
   }
 }
 
@@ -129,12 +136,12 @@ export function sampleProcesses(refs: readonly ProcessRef[], now: () => number):
   return Promise.all(
     refs.map(async (ref) => {
       const at = now();
-      const [cpuS, heartbeats, memory] = await Promise.all([
+      const [cpuS, counts, memory] = await Promise.all([
         ref.pid === null ? null : cpuSeconds(ref.pid).catch(() => null),
-        heartbeatsOf(ref.url),
+        pushCountsOf(ref.url),
         ref.pid === null ? null : memoryMiB(ref.pid).catch(() => null),
       ]);
-      return { ...ref, at, cpuS, heartbeats, rssMb: memory?.rss ?? null, peakRssMb: memory?.peak ?? null };
+      return { ...ref, at, cpuS, ...counts, rssMb: memory?.rss ?? null, peakRssMb: memory?.peak ?? null };
     }),
   );
 }

@@ -102,6 +102,12 @@ export class ServerMetrics {
     });
     counterOf(
       registers,
+      'infra_push_downs_total',
+      'Nodes marked down: silent past the offline window and the lag behind their heartbeats.',
+      () => [[{}, sources.push()?.lag?.downs ?? 0]],
+    );
+    counterOf(
+      registers,
       'infra_push_downs_deferred_total',
       'Nodes kept up past the offline window because the server lagged behind their heartbeats (once per silence).',
       () => [[{}, sources.push()?.lag?.downs_deferred ?? 0]],

@@ -73,7 +73,7 @@ type Channel = 'heartbeat' | 'command';
 const BIND_RETRY_MS = 2000;
 const BIND_RETRY_STEP_MS = 20;
 /** Connections each channel's listening socket queues before it accepts them (see bind). */
-const LISTEN_BACKLOG = 4096;
+export const LISTEN_BACKLOG = 4096;
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
 const LAG_PROBE_MS = 50;
 /**
@@ -152,6 +152,8 @@ export class PushHub implements PushTransport {
   private prober: NodeJS.Timeout | undefined;
   /** Nodes kept `up` past the offline window because this server lagged (one per silence). */
   private downsDeferred = 0;
+  /** Nodes marked down by their node machine here (silent past the window and the lag). */
+  private downsMarked = 0;
   /**
    * The heartbeat reader waits for a message. Seen from a timer, that means the channel was read empty: a receive
    * that finds a message waiting resolves before any timer can run.
@@ -423,6 +425,10 @@ export class PushHub implements PushTransport {
     return this.lagMeter?.lagAt(at, !this.heartbeatReaderIdle) ?? 0;
   }
 
+  downMarked(): void {
+    this.downsMarked += 1;
+  }
+
   downDeferred(): void {
     this.downsDeferred += 1;
   }
@@ -450,6 +456,7 @@ export class PushHub implements PushTransport {
       lag: {
         ...(this.lagMeter?.figures(this.now(), !this.heartbeatReaderIdle) ?? { current_ms: 0, max_ms: 0 }),
         downs_deferred: this.downsDeferred,
+        downs: this.downsMarked,
       },
       dropped: this.drops.snapshot(),
       connections: this.gate.figures(),

@@ -37,6 +37,7 @@ const figuresSchema = z.object({
   processed_hb_per_s: z.number().nullable(),
   dropped: z.int(),
   offline_detect_ms: spreadSchema.extend({ count: z.int(), missed: z.int() }),
+  nodes_marked_down: z.int().nonnegative().nullable(),
   server_cpu_pct: z.number().nullable(),
   server_rss_mb: z.number().nullable(),
   rest_get_job_per_s: z.number().nullable(),
@@ -78,6 +79,8 @@ t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with ever
   t.ok(f.offered_hb_per_s > 0, 'heartbeats were offered');
   t.ok((f.processed_hb_per_s ?? 0) > 0, 'the server processed heartbeats');
   t.equal(f.dropped, 0);
+  t.equal(f.nodes_marked_down, 0, 'no node marked down: every one kept beating');
+  t.match(run.stdout, /nodes marked down by the server: 0\n/);
   t.ok((f.server_cpu_pct ?? -1) >= 0, 'the spawned server CPU share is read');
   t.ok((f.server_rss_mb ?? 0) > 0, 'the spawned server memory is read');
   t.same(f.errors, []);
@@ -158,6 +161,10 @@ t.test('--heartbeat-only with flapping nodes: offline detection is measured', as
   t.ok(f.offline_detect_ms.count > 0, `flapping nodes were seen offline (${JSON.stringify(f.offline_detect_ms)})`);
   t.ok(measured.safeParse(f.offline_detect_ms).success, 'detection times measured');
   t.ok((f.offline_detect_ms.p50 ?? 0) > 0, 'a node is seen offline only after its last heartbeat');
+  t.ok(
+    (f.nodes_marked_down ?? 0) >= f.offline_detect_ms.count,
+    `the server counts the downs it marked (${f.nodes_marked_down}), at least those the tester saw`,
+  );
   t.ok(f.offered_hb_per_s > 0 && (f.processed_hb_per_s ?? 0) > 0);
 });
 

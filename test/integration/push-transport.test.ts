@@ -74,6 +74,7 @@ t.test('push-jobs transport', async (t) => {
       const up = await stateOf('hb-1');
       t.match(up, { node_name: 'hb-1', status: 'up', availability: 'available' });
       const connectedUp = await connected();
+      const downsBefore = (await pushStatus(s)).lag?.downs ?? NaN;
       t.ok(parseHttpDate(up.updated_at) !== undefined, `updated_at is an HTTP-date (${up.updated_at})`);
 
       n.pauseHeartbeats();
@@ -93,6 +94,7 @@ t.test('push-jobs transport', async (t) => {
       );
       t.equal(down.availability, 'unavailable');
       t.equal(await connected(), connectedUp - 1, 'GET /_status counts one connected node fewer');
+      t.equal((await pushStatus(s)).lag?.downs, downsBefore + 1, 'and one more node marked down');
       const listed = (await s.admin.request('GET', STATES)).body as NodeStateView[];
       t.match(
         listed.find((r) => r.node_name === 'hb-1'),

@@ -79,6 +79,7 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
   // Once the lag no longer counts, the nodes' own heartbeats have kept them up.
   await poll('the lag to stop counting', async () => ((await lagOf())?.current_ms === 0 ? true : undefined));
   t.same(downs, [], 'no node was marked down');
+  t.equal((await lagOf())?.downs, 0, 'GET /_status counts none marked down');
   const states = nodeStateListSchema.parse(
     (await s.admin.request('GET', '/organizations/default/pushy/node_states')).body,
   );

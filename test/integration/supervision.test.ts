@@ -65,6 +65,7 @@ class RecordingTransport implements PushTransport {
     return 0;
   }
   downDeferred(): void {}
+  downMarked(): void {}
   describe() {
     return {
       heartbeat_addr: 'tcp://127.0.0.1:1',

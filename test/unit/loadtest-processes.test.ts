@@ -83,20 +83,36 @@ t.test('without a cluster: the spawned servers, else the one found listening, el
 });
 
 t.test('per-process figures from a sample before and after the measured part', async (t) => {
-  const sample = (url: string, at: number, cpuS: number | null, heartbeats: number | null): ProcessSample => ({
+  const sample = (
+    url: string,
+    at: number,
+    cpuS: number | null,
+    heartbeats: number | null,
+    downs: number | null = null,
+  ): ProcessSample => ({
     url,
     pid: cpuS === null ? null : 1,
     at,
     cpuS,
     heartbeats,
+    downs,
     rssMb: cpuS === null ? null : 120.04,
     peakRssMb: cpuS === null ? null : 150.66,
   });
-  const before = [sample('a', 1000, 2, 500), sample('b', 1000, null, 100)];
-  const after = [sample('a', 11_000, 7, 10_500), sample('b', 11_000, null, null), sample('c', 11_000, 1, 5)];
+  const before = [sample('a', 1000, 2, 500, 3), sample('b', 1000, null, 100)];
+  const after = [sample('a', 11_000, 7, 10_500, 5), sample('b', 11_000, null, null), sample('c', 11_000, 1, 5, 9)];
   t.same(processFigures(before, after), [
-    { url: 'a', pid: 1, cpu_s: 5, cpu_pct: 50, rss_mb: 120, peak_rss_mb: 150.7, heartbeats: 10_000 },
-    { url: 'b', pid: null, cpu_s: null, cpu_pct: null, rss_mb: null, peak_rss_mb: null, heartbeats: null },
-    { url: 'c', pid: 1, cpu_s: null, cpu_pct: null, rss_mb: 120, peak_rss_mb: 150.7, heartbeats: null },
+    { url: 'a', pid: 1, cpu_s: 5, cpu_pct: 50, rss_mb: 120, peak_rss_mb: 150.7, heartbeats: 10_000, downs: 2 },
+    {
+      url: 'b',
+      pid: null,
+      cpu_s: null,
+      cpu_pct: null,
+      rss_mb: null,
+      peak_rss_mb: null,
+      heartbeats: null,
+      downs: null,
+    },
+    { url: 'c', pid: 1, cpu_s: null, cpu_pct: null, rss_mb: 120, peak_rss_mb: 150.7, heartbeats: null, downs: null },
   ]);
 });
