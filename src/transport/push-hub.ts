@@ -32,7 +32,7 @@ import type { Store } from '../store/store.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import type { ZmqConnections } from './connection-watch.js';
-import { LagMeter } from './lag-meter.js';
+import { HeartbeatLag } from './heartbeat-lag.js';
 import { Outbox } from './outbox.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
@@ -74,8 +74,6 @@ const BIND_RETRY_MS = 2000;
 const BIND_RETRY_STEP_MS = 20;
 /** Connections each channel's listening socket queues before it accepts them (see bind). */
 export const LISTEN_BACKLOG = 4096;
-/** The period of the timer that tells how late the event loop runs (see LagMeter). */
-const LAG_PROBE_MS = 50;
 /**
  * Heartbeats handled in one turn of the event loop at most (about a millisecond of work): then the loop turns, and
  * job answers (the command channel is read in its I/O phase, between two such batches), fan-outs and timers (the
@@ -147,18 +145,8 @@ export class PushHub implements PushTransport {
   private beats: ServerHeartbeats | undefined;
   /** Messages waiting for their node's session to be read (holdForKey). */
   private heldForKey = 0;
-  /** How far behind the heartbeat channel is read; made when reading starts. */
-  private lagMeter: LagMeter | undefined;
-  private prober: NodeJS.Timeout | undefined;
-  /** Nodes kept `up` past the offline window because this server lagged (one per silence). */
-  private downsDeferred = 0;
-  /** Nodes marked down by their node machine here (silent past the window and the lag). */
-  private downsMarked = 0;
-  /**
-   * The heartbeat reader waits for a message. Seen from a timer, that means the channel was read empty: a receive
-   * that finds a message waiting resolves before any timer can run.
-   */
-  private heartbeatReaderIdle = false;
+  /** How far behind the heartbeat channel is read, measured once reading starts. */
+  private readonly heartbeatLag: HeartbeatLag;
 
   constructor(
     private readonly config: HubConfig,
@@ -181,6 +169,7 @@ export class PushHub implements PushTransport {
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me, this.gate.admitted);
     this.unsent = new Unsent(config.offline_threshold * config.heartbeat_interval + RECONNECT_GRACE_MAX_MS);
     this.owners = new IncarnationOwners(config.offline_threshold * config.heartbeat_interval);
+    this.heartbeatLag = new HeartbeatLag(config.offline_threshold * config.heartbeat_interval, () => this.now());
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
   }
 
@@ -249,16 +238,7 @@ export class PushHub implements PushTransport {
     if (!this.routes) this.sessionsRead();
     const readingSince = this.now();
     this.unsent.reading(readingSince);
-    const meter = new LagMeter(
-      { probeMs: LAG_PROBE_MS, holdMs: this.config.offline_threshold * this.config.heartbeat_interval },
-      readingSince,
-    );
-    this.lagMeter = meter;
-    this.prober = setInterval(() => {
-      const now = this.now();
-      meter.probe(now);
-      meter.channel(now, !this.heartbeatReaderIdle);
-    }, LAG_PROBE_MS);
+    this.heartbeatLag.start(readingSince);
     void this.receive(this.sockets.heartbeat, 'heartbeat');
     void this.receive(this.sockets.command, 'command');
     this.beats = new ServerHeartbeats(
@@ -422,15 +402,15 @@ export class PushHub implements PushTransport {
   }
 
   lag(at: number): number {
-    return this.lagMeter?.lagAt(at, !this.heartbeatReaderIdle) ?? 0;
+    return this.heartbeatLag.lag(at);
   }
 
   downMarked(): void {
-    this.downsMarked += 1;
+    this.heartbeatLag.downMarked();
   }
 
   downDeferred(): void {
-    this.downsDeferred += 1;
+    this.heartbeatLag.downDeferred();
   }
 
   /** Nodes heartbeating within the offline window (those not down, which the server still heartbeats), drops by
@@ -453,11 +433,7 @@ export class PushHub implements PushTransport {
       accepted: this.accepted,
       heartbeats: this.heartbeats,
       votes_recovered: { ...this.votesRecovered },
-      lag: {
-        ...(this.lagMeter?.figures(this.now(), !this.heartbeatReaderIdle) ?? { current_ms: 0, max_ms: 0 }),
-        downs_deferred: this.downsDeferred,
-        downs: this.downsMarked,
-      },
+      lag: this.heartbeatLag.figures(),
       dropped: this.drops.snapshot(),
       connections: this.gate.figures(),
     };
@@ -527,7 +503,7 @@ export class PushHub implements PushTransport {
 
   close(): void {
     this.beats?.stop();
-    if (this.prober) clearInterval(this.prober);
+    this.heartbeatLag.stop();
     this.sockets?.heartbeat.close();
     this.sockets?.command.close();
     this.gate.close();
@@ -576,16 +552,16 @@ export class PushHub implements PushTransport {
       if (taken < HEARTBEATS_PER_TURN) {
         // Idle only when nothing waits: zeromq lets the event loop turn every 512 receives, and a sweep that took
         // such a turn for an empty channel would forget how old the backlog is and mark its nodes down.
-        if (!socket.readable) this.heartbeatReaderIdle = true;
+        this.heartbeatLag.beforeReceive(socket.readable);
         return false;
       }
-      this.lagMeter?.channel(this.now(), socket.readable);
+      this.heartbeatLag.paused(socket.readable);
       return true;
     };
     await readUntilClosed(socket, {
       ...(channel === 'heartbeat' ? { yieldBefore } : {}),
       take: (frames) => {
-        if (channel === 'heartbeat') this.heartbeatReaderIdle = false;
+        if (channel === 'heartbeat') this.heartbeatLag.took();
         if (credit > 0) credit -= 1;
         else {
           const fanOut = this.sockets?.commandOut.fanOut();
