@@ -76,8 +76,11 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
   });
   t.ok(seen.max_ms > WINDOW, `the lag seen (${seen.max_ms} ms) is longer than the offline window`);
   t.ok(seen.downs_deferred <= NAMES.length, `${seen.downs_deferred} downs deferred, one per node at most`);
-  // Once the lag no longer counts, the nodes' own heartbeats have kept them up.
-  await poll('the lag to stop counting', async () => ((await lagOf())?.current_ms === 0 ? true : undefined));
+  // Once the block's lag no longer counts, the nodes' own heartbeats have kept them up. What may still count is a
+  // timer's lateness on a machine busy with other test files: milliseconds, far less than an interval.
+  await poll('the lag of the block to stop counting', async () =>
+    ((await lagOf())?.current_ms ?? Infinity) < INTERVAL ? true : undefined,
+  );
   t.same(downs, [], 'no node was marked down');
   t.equal((await lagOf())?.downs, 0, 'GET /_status counts none marked down');
   const states = nodeStateListSchema.parse(
