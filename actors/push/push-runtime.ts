@@ -126,14 +126,16 @@ export class PushRuntime {
   /**
    * A node that a job in flight records as ready or running answered that job, so it was up, even if its record
    * says otherwise: node states are written behind, and the process that owned the organization may have died
-   * before writing that the node came up. It is restored `up` like the others (no rehab, which would abort the
-   * command it runs), and goes down if it is not heard within the grace.
+   * before writing that the node came up. So was a node a voting job still records as `new`: the job sent it a
+   * commit, which it does only to available nodes, and has not heard it go down since. Each is restored `up` like
+   * the others (no rehab, which would abort the command it runs), and goes down if it is not heard within the grace.
    */
   private upFromJobs(inFlight: readonly JobState[]): void {
     const at = this.ports.now();
     for (const job of inFlight) {
       for (const [node, status] of Object.entries(job.nodes)) {
-        if (status !== 'ready' && status !== 'running') continue;
+        const asked = status === 'ready' || status === 'running' || (status === 'new' && job.status === 'voting');
+        if (!asked) continue;
         const saved = this.data.records.get(node);
         if (saved?.status === 'up') continue;
         this.data.records.set(node, {
