@@ -8,10 +8,10 @@
 import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
-/** `sequence`: the message's place in what its client sent; `lag`: how far behind heartbeats are read (see NodeEvent). */
+/** `sequence`: the message's place in what its client sent (see NodeEvent). */
 export type NodeMsg =
   /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
-  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number; lag: number }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number }
   /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
   | { type: 'tick'; at: number; lag: number }
   | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number };
@@ -90,7 +90,8 @@ export class NodeFollower {
               incarnation: msg.incarnation,
               job: this.held(msg.job),
               sequence: msg.sequence,
-              lag: msg.lag,
+              // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
+              lag: state.status === 'down' ? this.ports.transport.lag(msg.at) : 0,
             })
           : stepNode(state, {
               type: 'answer',

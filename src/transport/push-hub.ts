@@ -623,7 +623,7 @@ export class PushHub implements PushTransport {
       this.heartbeats += 1;
       this.recoverVotes(m.org, m.node, peer, m, at);
       const { incarnation_id: incarnation, job_id: job, sequence } = m;
-      peer.actor.tell({ type: 'heartbeat', at, incarnation, job, sequence, lag: this.lag(at) });
+      peer.actor.tell({ type: 'heartbeat', at, incarnation, job, sequence });
     } else {
       if (m.job_id !== null) answered(peer, m.job_id);
       peer.actor.tell({ type: 'answer', at, message: answerOf(m), sequence: m.sequence });
