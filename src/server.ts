@@ -26,7 +26,7 @@ import { messageOf } from './lib/thrown.js';
 import { listenForMetrics, type MetricsListener } from './metrics/metrics-listener.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { firstStart } from './setup/first-start.js';
-import { openStore } from './store/open-store.js';
+import { openStore, type StoreConfig } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { WatchedStore } from './store/watched-store.js';
 import { RedisStore } from './store/redis-store.js';
@@ -395,6 +395,7 @@ function joinNodeLink(
       inbox: (p, entry) => applyInboxEntry(system, entry, () => link.serving(p)),
     },
     logger.child({ component: 'node-link' }),
+    { replicated: () => store.replication.confirm() },
   );
   const gateways: GatewayNodes = new GatewayNodes(system.pushPorts, (event) =>
     link.event(partitionOf(event.org), event),
@@ -455,10 +456,14 @@ async function applyInboxEntry(system: InfraSystem, entry: InboxEntry, serving: 
   }
 }
 
-function storeConfig(config: ServerConfig): { redis_url?: string; data_dir: string } {
-  return config.redis_url === undefined
-    ? { data_dir: config.data_dir }
-    : { data_dir: config.data_dir, redis_url: config.redis_url };
+function storeConfig(config: ServerConfig): StoreConfig {
+  const { data_dir, store_timeout, redis_url, redis_min_replicas } = config;
+  return {
+    data_dir,
+    store_timeout,
+    ...(redis_url === undefined ? {} : { redis_url }),
+    ...(redis_min_replicas === undefined ? {} : { redis_min_replicas }),
+  };
 }
 
 async function bindHub(hub: PushHub, config: ServerConfig): Promise<void> {

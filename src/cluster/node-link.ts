@@ -77,6 +77,8 @@ type StreamReply = Array<[string, Array<[string, string[] | null]>]> | null;
 export interface NodeLinkOptions {
   /** How long the inboxes' blocking read waits before it is sent again (ms; tests lengthen it). */
   inboxBlockMs?: number;
+  /** Resolves once replicas hold the writes sent so far (redis_min_replicas); rejects when they do not. */
+  replicated?: () => Promise<void>;
 }
 
 export class NodeLink {
@@ -105,6 +107,7 @@ export class NodeLink {
   private closed = false;
   private reclaimer: NodeJS.Timeout | undefined;
   private readonly cluster: boolean;
+  private readonly replicated: () => Promise<void>;
   /** Entries that did not parse, for GET /_status. */
   skipped = 0;
   /** An inbox write was lost (Redis away): once writes go through again, the gateway says where its nodes are. */
@@ -121,6 +124,7 @@ export class NodeLink {
   ) {
     this.cluster = redis instanceof Cluster;
     this.inboxBlockMs = opts.inboxBlockMs ?? DEFAULT_INBOX_BLOCK_MS;
+    this.replicated = opts.replicated ?? (() => Promise.resolve());
   }
 
   /** Starts reading this gateway's stream, from now on, and the inboxes of the partitions served. */
@@ -284,6 +288,8 @@ export class NodeLink {
       if (result.status === 'rejected') this.log.warn('a message between servers was lost', { error: result.reason });
     const inbox = await Promise.allSettled(inboxWrites);
     const lost = inbox.filter((r) => r.status === 'rejected');
+    // Entries a master took but no replica holds are lost with it if it is failed over: said again, as lost ones.
+    if (inbox.length > lost.length) await this.replicated().catch((e: unknown) => lost.push(rejected(e)));
     if (lost.length > 0) {
       this.inboxLost = true;
       this.log.warn('events for owners were lost; they are said again once Redis answers', {
@@ -497,4 +503,8 @@ function connected(conn: RedisClient): Promise<void> {
 
 function wait(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function rejected(reason: unknown): PromiseRejectedResult {
+  return { status: 'rejected', reason };
 }

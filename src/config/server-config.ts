@@ -57,6 +57,8 @@ export const serverConfigSchema = z.strictObject({
     .refine(isRedisUrl)
     .describe('a redis:// or rediss:// URL, or redis+sentinel://HOST:PORT[,HOST:PORT]/MASTER_NAME')
     .optional(),
+  // Unset: 1 through Sentinel, else 0 (see src/store/redis-replication.ts).
+  redis_min_replicas: z.int().min(0).max(16).describe('a whole number of replicas from 0 to 16').optional(),
   default_orgname: z
     .string()
     .regex(orgNamePattern)
@@ -118,6 +120,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     name: 'redis_url',
     default: '$REDIS_URL',
     meaning: 'Redis, a Redis Cluster node or redis+sentinel:// URL; unset uses data_dir',
+  },
+  {
+    name: 'redis_min_replicas',
+    default: '1 with Sentinel, else 0',
+    meaning: 'Redis replicas that must hold a write before it is answered (WAIT); fewer: 503',
   },
   {
     name: 'default_orgname',

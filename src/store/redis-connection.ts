@@ -81,8 +81,13 @@ export function whenReady(opened: OpenedRedis, url: string, timeoutMs: number): 
   });
 }
 
+/** Whether the URL names a master through Sentinel (`redis+sentinel://`, `rediss+sentinel://`). */
+export function isSentinelUrl(url: string): boolean {
+  return url.startsWith('redis+sentinel://') || url.startsWith('rediss+sentinel://');
+}
+
 function modeOfUrl(url: string): 'single' | 'sentinel' {
-  return url.startsWith('redis+sentinel://') || url.startsWith('rediss+sentinel://') ? 'sentinel' : 'single';
+  return isSentinelUrl(url) ? 'sentinel' : 'single';
 }
 
 /** Host, port and credentials of a `redis://` or `rediss://` URL. */

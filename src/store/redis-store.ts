@@ -18,6 +18,7 @@ import { FencedError, type Fencing } from './fencing.js';
 import { partitionOfDoc, partitionsOfCollection, type Partition } from './partitions.js';
 import { connectRedis, openRedis, RedisUnavailableError, type OpenedRedis } from './redis-connection.js';
 import { migrateLayout } from './redis-migrate.js';
+import { MASTER_ONLY, waitForReplicas, type Replication } from './redis-replication.js';
 import { isFenced, withScripts, type RedisClient, type ScriptCommands } from './redis-scripts.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 
@@ -28,6 +29,12 @@ const CONNECT_TIMEOUT_MS = 5000;
 const LOSS_CHECK_MS = 5000;
 const PING_TIMEOUT_MS = 1000;
 
+/** Replicas each write waits for (redis_min_replicas), and how long. */
+export interface ReplicaWait {
+  minReplicas: number;
+  timeoutMs: number;
+}
+
 /** Until the server's leases fence it, a store writes nothing. */
 const UNFENCED: Fencing = { tokenFor: () => undefined, refused: () => undefined };
 
@@ -36,6 +43,7 @@ export class RedisStore implements Store {
   readonly #opened: OpenedRedis;
   readonly #redis: RedisClient & ScriptCommands;
   #fencing: Fencing = UNFENCED;
+  #replication: Replication = MASTER_ONLY;
   #lossTimer: NodeJS.Timeout | undefined;
   #checkLoss: () => Promise<void> = () => Promise.resolve();
 
@@ -51,11 +59,20 @@ export class RedisStore implements Store {
    * A store whose connection is ready and whose keys are in the current layout (an earlier version's keys are
    * moved first), or a RedisUnavailableError after `timeoutMs`. It writes once `fenceWith` gave it its leases.
    */
-  static async connect(url: string, keyPrefix = 'infra:', timeoutMs = CONNECT_TIMEOUT_MS): Promise<RedisStore> {
+  static async connect(
+    url: string,
+    keyPrefix = 'infra:',
+    timeoutMs = CONNECT_TIMEOUT_MS,
+    replicas: ReplicaWait = { minReplicas: 0, timeoutMs: 0 },
+  ): Promise<RedisStore> {
     checkPrefix(keyPrefix);
     const opened = await connectRedis(url, timeoutMs);
     const store = new RedisStore(opened, keyPrefix);
     try {
+      // WAIT names no key, so on a Redis Cluster it would reach some node rather than the master of the write's slot.
+      if (replicas.minReplicas > 0 && opened.mode === 'cluster')
+        throw new RangeError('redis_min_replicas is not supported on a Redis Cluster: set it to 0');
+      store.#replication = waitForReplicas(opened.redis, replicas.minReplicas, replicas.timeoutMs);
       await migrateLayout(opened.redis, keyPrefix);
       await opened.redis.set(markerKey(keyPrefix), 'written by infra-server', 'NX');
     } catch (err) {
@@ -78,6 +95,11 @@ export class RedisStore implements Store {
 
   get mode(): OpenedRedis['mode'] {
     return this.#opened.mode;
+  }
+
+  /** The replicas each write waits for; the cluster's own writes between members wait for them too. */
+  get replication(): Replication {
+    return this.#replication;
   }
 
   /** From now on every write of a partition carries the token `fencing` holds for it. */
@@ -193,6 +215,7 @@ export class RedisStore implements Store {
       script.add(op);
     }
     await Promise.all([...byPartition].map(([p, script]) => (script.empty ? undefined : this.#run(p, script))));
+    await this.#replication.confirm();
   }
 
   /** Removes the collection and everything below it, in each partition it may have documents in. */
@@ -211,6 +234,7 @@ export class RedisStore implements Store {
         ),
       ),
     );
+    await this.#replication.confirm();
   }
 
   /** Writes the document unless one is stored; answers the stored one. Needs no lease (see createDoc). */
@@ -219,6 +243,7 @@ export class RedisStore implements Store {
     const p = partitionOfDoc(collection, id);
     const key = collectionKey(this.keyPrefix, p, collection);
     const json = await this.#redis.createDoc(key, registryKey(this.keyPrefix, p), id, encodeDoc(doc), collection);
+    await this.#replication.confirm();
     return decode(json, key, id);
   }
 

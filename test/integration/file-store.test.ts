@@ -83,13 +83,15 @@ t.test('state is unavailable when the root cannot be created', async (t) => {
 t.test('openStore without a Redis URL keeps documents under <data_dir>/store', async (t) => {
   const dir = await tempRoot();
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const store = await openStore({ data_dir: dir });
+  const store = await openStore({ data_dir: dir, store_timeout: 2 });
   t.teardown(() => store.close());
   t.equal(store.kind, 'file');
   await store.put('orgs', 'acme', { a: 1 });
   t.same(await readdir(join(dir, 'store', 'orgs')), ['acme.json']);
   await writeFile(join(dir, 'taken'), '');
-  await t.rejects(openStore({ data_dir: join(dir, 'taken') }), { message: /cannot be created or written/ });
+  await t.rejects(openStore({ data_dir: join(dir, 'taken'), store_timeout: 2 }), {
+    message: /cannot be created or written/,
+  });
 });
 
 t.test('a field map line cut short by a crash is skipped, and cut off before the next append', async (t) => {

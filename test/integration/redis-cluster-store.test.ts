@@ -45,6 +45,12 @@ t.test('a URL naming any master opens the whole cluster', async (t) => {
   }
 });
 
+t.test('redis_min_replicas above 0 is refused on a cluster, with the setting named', async (t) => {
+  await t.rejects(RedisStore.connect(cluster.url, uniquePrefix(), undefined, { minReplicas: 1, timeoutMs: 100 }), {
+    message: 'redis_min_replicas is not supported on a Redis Cluster: set it to 0',
+  });
+});
+
 t.test('organizations spread over the masters, each written by one script in its slot', async (t) => {
   const prefix = uniquePrefix();
   const store = await RedisStore.connect(cluster.url, prefix);

@@ -237,7 +237,7 @@ t.test('state is unavailable when Redis cannot be reached or the store is closed
 });
 
 t.test('openStore with a Redis URL opens a Redis store', async (t) => {
-  const store = await openStore({ redis_url: url, data_dir: '/nonexistent' });
+  const store = await openStore({ redis_url: url, data_dir: '/nonexistent', store_timeout: 2 });
   t.teardown(() => store.close());
   t.equal(store.kind, 'redis');
   t.equal(await store.state(), 'ok');

@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { until } from './deadline.js';
+import { answers, killAll, onPort } from './redis-probe.js';
 import { runProcess } from './process-run.js';
 import { freePort } from './server-process.js';
 
@@ -20,16 +20,7 @@ export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRe
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-cluster-'));
   const children: ChildProcess[] = [];
   t.teardown(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGKILL');
-          }),
-      ),
-    );
+    await killAll(children);
     await rm(dir, { recursive: true, force: true });
   });
   const ports: number[] = [];
@@ -53,27 +44,10 @@ export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRe
   await until(
     'the cluster to cover every slot',
     async () => {
-      const info = await command(ports[0] ?? 0, (r) => r.cluster('INFO'));
+      const info = await onPort(ports[0] ?? 0, (r) => r.cluster('INFO'));
       return typeof info === 'string' && info.includes('cluster_state:ok') ? true : undefined;
     },
     15_000,
   );
   return { url: `redis://127.0.0.1:${ports[0]}`, ports };
-}
-
-async function answers(port: number): Promise<true | undefined> {
-  return (await command(port, (r) => r.ping())) === 'PONG' ? true : undefined;
-}
-
-async function command<T>(port: number, run: (r: Redis) => Promise<T>): Promise<T | undefined> {
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return await run(probe);
-  } catch {
-    return undefined;
-  } finally {
-    probe.disconnect();
-  }
 }

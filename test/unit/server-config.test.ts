@@ -273,6 +273,20 @@ t.test('processes above 1 needs redis_url, and a Sentinel URL is one', async (t)
   );
 });
 
+t.test('redis_min_replicas is unset unless given, and a bad value names file, line and setting', async (t) => {
+  t.equal(loadText(t, '').config.redis_min_replicas, undefined, 'unset: the store picks 1 through Sentinel, else 0');
+  t.equal(loadText(t, 'redis_min_replicas 2').config.redis_min_replicas, 2);
+  t.equal(loadText(t, 'redis_min_replicas 0').config.redis_min_replicas, 0);
+  t.equal(
+    errorText(t, 'api_port 10003\nredis_min_replicas -1'),
+    'push-jobs-server.rb:2: redis_min_replicas: expected a whole number of replicas from 0 to 16, got -1',
+  );
+  t.equal(
+    errorText(t, 'redis_min_replicas 1.5'),
+    'push-jobs-server.rb:1: redis_min_replicas: expected a whole number of replicas from 0 to 16, got 1.5',
+  );
+});
+
 t.test('the README table documents every setting in schema order with its default', async (t) => {
   t.strictSame(
     SERVER_SETTINGS_DOC.map((d) => d.name),
@@ -284,6 +298,7 @@ t.test('the README table documents every setting in schema order with its defaul
     const machineDependent = [
       'server_name',
       'redis_url',
+      'redis_min_replicas',
       'metrics_port',
       'signature_threads',
       'node_connection_reserve',

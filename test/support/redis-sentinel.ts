@@ -1,0 +1,103 @@
+// A Redis under Sentinel of a test's own: a master, two replicas of it and one sentinel watching them under the name
+// `infra`, each a redis-server on a free loopback port in one folder. Two replicas, as Sentinel's own guide has it:
+// once one is promoted, the other follows it at once, so a write that waits for a replica waits only for that. The test may fail the master over to the
+// replica as an operator would (SENTINEL FAILOVER). Killed at teardown.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { until } from './deadline.js';
+import { answers, killAll, onPort } from './redis-probe.js';
+import { freePort } from './server-process.js';
+
+export const MASTER_NAME = 'infra';
+
+export interface PrivateSentinel {
+  /** `redis+sentinel://127.0.0.1:PORT/infra`: what a server's redis_url names. */
+  url: string;
+  /** The port of the master now, as the sentinel tells it. */
+  master(): Promise<number>;
+  /** Resolves once the server on `port` is a replica in sync with the master (the old master, once turned). */
+  following(port: number): Promise<void>;
+  /** Promotes a replica; resolves once the sentinel names it and it takes writes, the other replica following it. */
+  failover(): Promise<{ from: number; to: number }>;
+}
+
+export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
+  const dir = await mkdtemp(join(tmpdir(), 'infra-test-sentinel-'));
+  const children: ChildProcess[] = [];
+  t.teardown(async () => {
+    await killAll(children);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const [master, sentinel] = [await freePort(), await freePort()];
+  const replicas = [await freePort(), await freePort()];
+  const server = (port: number, ...more: string[]) => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    children.push(spawn('redis-server', [...args, '--dir', dir, ...more], { stdio: 'ignore' }));
+  };
+  server(master);
+  for (const replica of replicas) server(replica, '--replicaof', '127.0.0.1', String(master));
+  for (const port of [master, ...replicas]) await until(`redis-server on port ${port}`, () => answers(port), 10_000);
+  // A sentinel rewrites its configuration file, so it is started from one of its own. One sentinel is a quorum of
+  // one; a master silent for a second would be failed over without being asked.
+  const conf = join(dir, 'sentinel.conf');
+  await writeFile(
+    conf,
+    [
+      `port ${sentinel}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master} 1`,
+      `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
+      `sentinel failover-timeout ${MASTER_NAME} 10000`,
+      '',
+    ].join('\n'),
+  );
+  children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
+  const masterPort = async (): Promise<number | undefined> => {
+    const addr = await onPort(sentinel, (r) => r.call('SENTINEL', 'get-master-addr-by-name', MASTER_NAME));
+    return Array.isArray(addr) ? Number(addr[1]) : undefined;
+  };
+  const replicaSynced = async (port: number): Promise<true | undefined> => {
+    const info = await onPort(port, (r) => r.info('replication'));
+    return info?.includes('role:slave') && info.includes('master_link_status:up') ? true : undefined;
+  };
+  const sentinelSeesReplicas = async (): Promise<true | undefined> => {
+    const known = await onPort(sentinel, (r) => r.call('SENTINEL', 'replicas', MASTER_NAME));
+    return Array.isArray(known) && known.length === replicas.length ? true : undefined;
+  };
+  for (const replica of replicas)
+    await until(`the replica on port ${replica} to be in sync with the master`, () => replicaSynced(replica), 15_000);
+  await until('the sentinel to know the master and its replicas', sentinelSeesReplicas, 15_000);
+  return {
+    url: `redis+sentinel://127.0.0.1:${sentinel}/${MASTER_NAME}`,
+    master: async () => until('the sentinel to name the master', masterPort, 10_000),
+    following: async (port) => {
+      await until(`the server on port ${port} to follow the master`, () => replicaSynced(port), 60_000, 200);
+    },
+    failover: async () => {
+      const from = await until('the sentinel to name the master', masterPort, 10_000);
+      await onPort(sentinel, (r) => r.call('SENTINEL', 'failover', MASTER_NAME));
+      const to = await until(
+        'the sentinel to name a new master',
+        async () => {
+          const now = await masterPort();
+          return now !== undefined && now !== from ? now : undefined;
+        },
+        20_000,
+      );
+      // Sentinel turns the old master into a replica only seconds later: until then it takes writes of its own.
+      await until(
+        `the new master on port ${to} to take writes, with a replica`,
+        async () => {
+          const info = (await onPort(to, (r) => r.info('replication'))) ?? '';
+          return info.includes('role:master') && !info.includes('connected_slaves:0') ? true : undefined;
+        },
+        20_000,
+      );
+      return { from, to };
+    },
+  };
+}
