@@ -114,6 +114,9 @@ function sentinelOptions(url: string): RedisOptions {
   return {
     sentinels,
     name: decodeURIComponent(name),
+    // Follow the sentinels' +switch-master at once: the replaced master takes writes (and drops them) until Sentinel
+    // turns it into a replica, seconds later, and only then closes its clients' connections.
+    failoverDetector: true,
     ...(username ? { username: decodeURIComponent(username) } : {}),
     ...(password ? { password: decodeURIComponent(password) } : {}),
     ...(db ? { db: Number(db) } : {}),
