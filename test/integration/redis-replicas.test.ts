@@ -15,28 +15,39 @@ import { answers, killAll, onPort } from '../support/redis-probe.js';
 import { uniquePrefix } from '../support/redis.js';
 import { freePort } from '../support/server-process.js';
 
-const WAIT_MS = 200;
+/** How long a write on a master without replicas waits before it is refused. */
+const REFUSED_WAIT_MS = 200;
+/** Long enough for a replica of a busy machine to acknowledge: WAIT returns as soon as it does. */
+const STORED_WAIT_MS = 10_000;
 
-/** A store holding every lease, as a server alone does; closed before its Redis is killed at the test's end. */
-async function storeOn(url: string, minReplicas: number): Promise<{ store: RedisStore; close(): Promise<void> }> {
-  const store = await RedisStore.connect(url, uniquePrefix(), undefined, { minReplicas, timeoutMs: WAIT_MS });
+/**
+ * Runs `use` on a store holding every lease, as a server alone does, and closes it afterwards, failed or not: before
+ * its Redis is killed at the test's end, and without leaving connections that would keep the file running.
+ */
+async function withStore(
+  url: string,
+  minReplicas: number,
+  timeoutMs: number,
+  use: (store: RedisStore) => Promise<void>,
+): Promise<void> {
+  const store = await RedisStore.connect(url, uniquePrefix(), undefined, { minReplicas, timeoutMs });
   const leases = await holdEveryPartition(store);
-  return {
-    store,
-    close: async () => {
-      await leases.stop(true);
-      await store.close();
-    },
-  };
+  try {
+    await use(store);
+  } finally {
+    await leases.stop(true);
+    await store.close();
+  }
 }
 
 t.test('a write waits for its replica: refused while the master has none, stored once one follows', async (t) => {
   const redis = await startPrivateRedis(t);
-  const { store, close } = await storeOn(redis.url, 1);
-  t.equal(store.replication.minReplicas, 1);
-  await t.rejects(store.put('org/default/nodes', 'n1', { name: 'n1' }), NotReplicatedError);
-  await t.rejects(store.put('org/default/nodes', 'n1', { name: 'n1' }), {
-    message: /0 of the 1 Redis replicas asked for \(redis_min_replicas\) acknowledged the write within 200 ms/,
+  await withStore(redis.url, 1, REFUSED_WAIT_MS, async (store) => {
+    t.equal(store.replication.minReplicas, 1);
+    await t.rejects(store.put('org/default/nodes', 'n1', { name: 'n1' }), NotReplicatedError);
+    await t.rejects(store.put('org/default/nodes', 'n1', { name: 'n1' }), {
+      message: /0 of the 1 Redis replicas asked for \(redis_min_replicas\) acknowledged the write within 200 ms/,
+    });
   });
 
   const port = await freePort();
@@ -56,23 +67,24 @@ t.test('a write waits for its replica: refused while the master has none, stored
       (await onPort(port, (r) => r.info('replication')))?.includes('master_link_status:up') ? true : undefined,
     15_000,
   );
-  await store.put('org/default/nodes', 'n2', { name: 'n2' });
-  t.same(await store.get('org/default/nodes', 'n2'), { name: 'n2' }, 'the write is stored once a replica holds it');
+  await withStore(redis.url, 1, STORED_WAIT_MS, async (store) => {
+    await store.put('org/default/nodes', 'n2', { name: 'n2' });
+    t.same(await store.get('org/default/nodes', 'n2'), { name: 'n2' }, 'the write is stored once a replica holds it');
+  });
   const onReplica = await until(
     'the replica to hold the write',
     async () => ((await onPort(port, (r) => r.keys(`*org/default/nodes*`)))?.length ?? 0) > 0 || undefined,
     5000,
   );
   t.ok(onReplica);
-  await close();
 });
 
 t.test('with no replica asked for, a lone master takes writes', async (t) => {
   const redis = await startPrivateRedis(t);
-  const { store, close } = await storeOn(redis.url, 0);
-  await store.put('org/default/nodes', 'n1', { name: 'n1' });
-  t.same(await store.get('org/default/nodes', 'n1'), { name: 'n1' });
-  await close();
+  await withStore(redis.url, 0, REFUSED_WAIT_MS, async (store) => {
+    await store.put('org/default/nodes', 'n1', { name: 'n1' });
+    t.same(await store.get('org/default/nodes', 'n1'), { name: 'n1' });
+  });
 });
 
 t.test('a Redis URL without Sentinel asks no replica unless told; redis_min_replicas says how many', async (t) => {

@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { until } from './deadline.js';
+import { answers } from './redis-probe.js';
 import { freePort } from './server-process.js';
 
 export interface PrivateRedis {
@@ -25,18 +25,6 @@ export async function startPrivateRedis(t: Test): Promise<PrivateRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-'));
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
-  const answers = async () => {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => undefined); // a refused connection is the answer "not yet", not an error to print
-    try {
-      await probe.connect();
-      return (await probe.ping()) === 'PONG' ? true : undefined;
-    } catch {
-      return undefined;
-    } finally {
-      probe.disconnect();
-    }
-  };
   const start = async ({ keepData = true } = {}) => {
     if (!keepData) {
       await rm(dir, { recursive: true, force: true });
@@ -55,7 +43,7 @@ export async function startPrivateRedis(t: Test): Promise<PrivateRedis> {
       'always',
     ];
     child = spawn('redis-server', [...args, '--dir', dir], { stdio: 'ignore' });
-    await until(`redis-server on port ${port}`, answers, 10_000);
+    await until(`redis-server on port ${port}`, () => answers(port), 10_000);
   };
   const kill = async () => {
     const c = child;
