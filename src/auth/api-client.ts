@@ -227,7 +227,8 @@ async function exchange(r: ExchangeRequest): Promise<Exchanged> {
   } catch (e) {
     if (!(e instanceof StaleConnectionError)) throw e;
     if (!IDEMPOTENT.has(r.method)) throw e.cause;
-    return exchangeOnce(r).catch((again: unknown) => {
+    // Not through the pool: its other kept connections may have been closed as idle at the same moment.
+    return exchangeOnce({ ...r, fresh: true }).catch((again: unknown) => {
       throw again instanceof StaleConnectionError ? again.cause : again;
     });
   }
@@ -241,6 +242,8 @@ interface ExchangeRequest {
   timeoutMs: number;
   /** Whether the answer's bytes are gathered. */
   keep: boolean;
+  /** On a connection of its own, closed after the answer, rather than one kept open between requests. */
+  fresh?: boolean;
 }
 
 interface Exchanged {
@@ -253,11 +256,11 @@ interface Exchanged {
 /** A reset of a reused connection before any answer came; its cause is the ApiNetworkError to report. */
 class StaleConnectionError extends Error {}
 
-function exchangeOnce({ url, method, headers, payload, timeoutMs, keep }: ExchangeRequest): Promise<Exchanged> {
+function exchangeOnce({ url, method, headers, payload, timeoutMs, keep, fresh }: ExchangeRequest): Promise<Exchanged> {
   const tls = url.protocol === 'https:';
   if (!tls && url.protocol !== 'http:') return Promise.reject(new TypeError(`not an http(s) URL: ${url.href}`));
   return new Promise((resolve, reject) => {
-    const options = { method, headers, agent: tls ? agents.https : agents.http };
+    const options = { method, headers, agent: fresh === true ? false : tls ? agents.https : agents.http };
     let answered = false;
     const req = (tls ? httpsRequest : httpRequest)(url, options, (res: IncomingMessage) => {
       answered = true;
