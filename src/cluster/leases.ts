@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { epochKey, leaseKey, memberExpiryKey } from '../store/layout.js';
+import { duplicateOf } from '../store/redis-connection.js';
 import type { Fencing } from '../store/fencing.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
 import { withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
@@ -204,7 +205,7 @@ export async function holdEveryPartition(
   member = `sole-${randomUUID()}`,
 ): Promise<Leases> {
   // A connection of the leases' own: the store may be closed before they are let go.
-  const own = store.redis.duplicate();
+  const own = duplicateOf(store.redis);
   if (own.status !== 'ready') await new Promise((resolve) => own.once('ready', resolve));
   const leases = new Leases(withScripts(own), store.keyPrefix, member, { closeWhenStopped: true });
   for (const p of ALL_PARTITIONS)

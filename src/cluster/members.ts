@@ -2,7 +2,7 @@
 // each refresh answers who else is alive. Expiry is judged by Redis's clock, so the hosts' clocks never matter.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { memberExpiryKey, membersKey } from '../store/layout.js';
+import { memberExpiryKey, memberHeardKey, membersKey } from '../store/layout.js';
 import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
 
 export const memberSchema = z.object({
@@ -47,6 +47,7 @@ export class Members {
     const [lapsed, ...raw] = await this.redis.memberBeat(
       membersKey(this.prefix),
       memberExpiryKey(this.prefix),
+      memberHeardKey(this.prefix),
       this.me.id,
       JSON.stringify(this.me),
       this.ttlMs,

@@ -12,6 +12,7 @@ import { Cluster } from 'ioredis';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import { gatewayKey, inboxKey, INBOX_GROUP } from '../store/layout.js';
+import { duplicateOf } from '../store/redis-connection.js';
 import type { Partition } from '../store/partitions.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 import {
@@ -225,6 +226,12 @@ export class NodeLink {
       )) as [string, string[]];
       cursor = reply[0];
     } while (cursor !== '0-0');
+    await this.applyPending(partition);
+  }
+
+  /** Applies every entry of the partition's inbox this member read and has not acknowledged. */
+  private async applyPending(partition: Partition): Promise<void> {
+    const key = inboxKey(this.prefix, partition);
     let from = '0';
     for (;;) {
       const reply = (await this.redis.xreadgroup(
@@ -333,7 +340,7 @@ export class NodeLink {
 
   /** A connection of this link's own, for a blocking read. */
   private connection(): RedisClient {
-    const conn = this.redis.duplicate();
+    const conn = duplicateOf(this.redis);
     conn.on('error', () => undefined);
     return conn;
   }
@@ -359,6 +366,7 @@ export class NodeLink {
         if (this.closed) return;
         this.log.warn('reading the partitions’ inboxes failed; reading again', { error: messageOf(e) });
         await wait(RETRY_MS);
+        await this.afterFailedRead(partitions);
       } finally {
         this.readingVersion = undefined;
       }
@@ -383,9 +391,23 @@ export class NodeLink {
             error: messageOf(e),
           });
           await wait(RETRY_MS);
+          await this.afterFailedRead([partition]);
         }
       }
     })();
+  }
+
+  /**
+   * A read that failed may have been carried out, its answer lost with the connection: the entries it took wait,
+   * read by this member and not applied, until applied here.
+   */
+  private async afterFailedRead(partitions: readonly Partition[]): Promise<void> {
+    for (const p of partitions) {
+      if (!this.served.has(p) || this.closed) continue;
+      await this.applyPending(p).catch((e: unknown) =>
+        this.log.warn('reading the entries a failed read took failed; the reclaim reads them', { error: messageOf(e) }),
+      );
+    }
   }
 
   /** The partitions served changed: a reader waiting for one starts, and a blocking read over the old ones ends. */

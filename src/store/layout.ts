@@ -81,6 +81,11 @@ export function memberExpiryKey(prefix: string): string {
   return `${partitionPrefix(prefix, 'global')}member-expiry`;
 }
 
+/** When Redis last heard any member's registration renewed (its own clock, ms): see MEMBER_BEAT. */
+export function memberHeardKey(prefix: string): string {
+  return `${partitionPrefix(prefix, 'global')}member-heard`;
+}
+
 /**
  * Written once when a server first uses the prefix and checked afterwards: missing, it says Redis lost its data
  * (restarted without persistence, or flushed) while the server held it in memory.

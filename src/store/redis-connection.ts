@@ -32,11 +32,42 @@ export function openRedis(url: string, mode: 'single' | 'cluster' | 'sentinel' =
     const options: ClusterOptions = { enableOfflineQueue: false, redisOptions: { ...node, ...FAIL_FAST } };
     redis = new Cluster([{ host, port }], options);
   } else redis = new Redis(url, FAIL_FAST);
+  refuseUnansweredOnClose(redis);
   // Without a listener ioredis prints every failed reconnect; keep the last one for messages.
   redis.on('error', (err: Error) => {
     last = err;
   });
   return { redis, mode, lastError: () => last };
+}
+
+/** A connection of its own with `redis`'s options (for a blocking read, a subscription), guarded as openRedis's. */
+export function duplicateOf(redis: RedisClient): RedisClient {
+  const own = redis.duplicate();
+  refuseUnansweredOnClose(own);
+  return own;
+}
+
+/**
+ * When a connection closes, ioredis keeps the commands it sent and had no answer to, to send them again on the next
+ * one; without autoResendUnfulfilledCommands it drops them there unsettled, and their callers (a blocking read of a
+ * stream, a lease renewal) wait for ever. They are refused instead, as the connection closes: each may or may not
+ * have been carried out, as with any command whose answer was lost. A Redis Cluster's connections are its nodes'.
+ */
+function refuseUnansweredOnClose(client: RedisClient): void {
+  if (client instanceof Cluster) {
+    client.on('+node', (node: Redis) => refuseUnansweredOnClose(node));
+    return;
+  }
+  // As ioredis, only commands sent on a connection that was ready: before, its own start-up commands are in flight.
+  let ready = false;
+  client.on('ready', () => (ready = true));
+  client.on('close', () => {
+    if (!ready) return;
+    ready = false;
+    const lost = new Error('the connection to Redis closed before the command was answered');
+    for (let item = client.commandQueue.shift(); item !== undefined; item = client.commandQueue.shift())
+      item.command.reject(lost);
+  });
 }
 
 /**

@@ -99,13 +99,26 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-// KEYS: the members' descriptions, their expiry set. ARGV: member id, description, ttl ms. Registers or refreshes
-// the member, forgets the members whose registration ran out (by Redis's clock, so hosts' clocks do not matter),
-// and answers whether this member's registration had lapsed ('1': it was gone, or ran out, before this beat), then
-// the live members' descriptions.
+// KEYS: the members' descriptions, their expiry set, when any member was last heard. ARGV: member id, description,
+// ttl ms. Registers or refreshes the member, forgets the members whose registration ran out (by Redis's clock, so
+// hosts' clocks do not matter), and answers whether this member's registration had lapsed ('1': it was gone, or ran
+// out, before this beat), then the live members' descriptions.
+//
+// Members renew every third of the ttl, so Redis hearing none of them for half of it means Redis was away (failed
+// over, paused, cut off), not each member: every registration then runs on by that silence, so that none is judged
+// gone, nor its partitions and nodes moved, for Redis's absence. (The writes of a failover's last seconds went to the
+// replaced master and were lost with it.) A member that died meanwhile is found out as late as the silence lasted.
 const MEMBER_BEAT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+local beating = ARGV[2] ~= ''
+local heard = tonumber(redis.call('GET', KEYS[3]) or '0')
+if beating and heard > 0 and now - heard > ttl / 2 then
+  local silence = now - heard
+  local all = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+  for i = 1, #all, 2 do redis.call('ZADD', KEYS[2], tonumber(all[i + 1]) + silence, all[i]) end
+end
 local mine = redis.call('ZSCORE', KEYS[2], ARGV[1])
 local lapsed = (not mine or tonumber(mine) < now) and '1' or '0'
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -113,9 +126,10 @@ if #gone > 0 then
   redis.call('ZREM', KEYS[2], unpack(gone))
   redis.call('HDEL', KEYS[1], unpack(gone))
 end
-if ARGV[2] ~= '' then
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+if beating then
+  redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('SET', KEYS[3], now)
 end
 local answer = redis.call('HVALS', KEYS[1])
 table.insert(answer, 1, lapsed)
@@ -145,7 +159,14 @@ export interface ScriptCommands {
   leaseTake(lease: string, epoch: string, member: string, expected: string): Promise<string | null>;
   leaseCheck(lease: string, epoch: string, token: string): Promise<number>;
   leaseRelease(lease: string, token: string): Promise<number>;
-  memberBeat(members: string, expiry: string, id: string, description: string, ttlMs: number): Promise<string[]>;
+  memberBeat(
+    members: string,
+    expiry: string,
+    heard: string,
+    id: string,
+    description: string,
+    ttlMs: number,
+  ): Promise<string[]>;
   memberLeave(members: string, expiry: string, id: string): Promise<number>;
   memberAlive(expiry: string, id: string): Promise<number>;
 }
@@ -161,7 +182,7 @@ export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
     redis.defineCommand('leaseTake', { lua: LEASE_TAKE, numberOfKeys: 2 });
     redis.defineCommand('leaseCheck', { lua: LEASE_CHECK, numberOfKeys: 2 });
     redis.defineCommand('leaseRelease', { lua: LEASE_RELEASE, numberOfKeys: 1 });
-    redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 2 });
+    redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 3 });
     redis.defineCommand('memberLeave', { lua: MEMBER_LEAVE, numberOfKeys: 2 });
     redis.defineCommand('memberAlive', { lua: MEMBER_ALIVE, numberOfKeys: 1 });
     defined.add(redis);

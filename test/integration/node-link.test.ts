@@ -7,6 +7,7 @@ import { NodeLink, type NodeLinkOptions } from '../../src/cluster/node-link.js';
 import type { InboxEntry } from '../../src/cluster/node-link-messages.js';
 import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
+import { openRedis } from '../../src/store/redis-connection.js';
 import { recordingLogger } from '../support/logs.js';
 import { answer, linkOn } from '../support/node-link.js';
 import { startPrivateRedis } from '../support/private-redis.js';
@@ -206,4 +207,36 @@ t.test('events lost while Redis is away are said again once it answers', async (
     WAIT_MS,
   );
   t.equal(gateway.heard.resyncs, 1, 'once');
+});
+
+t.test('reads cut off mid-block (a failover, a restart) go on once Redis answers again', async (t) => {
+  // A Redis of the test's own: every blocking read on it is cut, as a failover cuts them.
+  const redis = await startPrivateRedis(t);
+  const opened = openRedis(redis.url);
+  t.teardown(() => opened.redis.disconnect());
+  await until('the client to connect', async () => (opened.redis.status === 'ready' ? true : undefined), WAIT_MS);
+  const prefix = uniquePrefix();
+  const owner = linkOn(t, opened.redis, prefix, 'owner');
+  await owner.link.serve(PARTITION);
+  const gateway = linkOn(t, opened.redis, prefix, 'gw');
+  const blocked = async () => {
+    const clients = (await opened.redis.client('LIST')) as string;
+    return (clients.match(/ cmd=xread(group)? /g) ?? []).length;
+  };
+  await until('both links to block reading', async () => ((await blocked()) >= 2 ? true : undefined), WAIT_MS);
+  await opened.redis.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+  // Each read is answered with an error when its connection closes (it was left unsettled before), and sent again.
+  await until(
+    'an order and an answer written after the cut to arrive',
+    async () => {
+      if (gateway.heard.orders.length > 0 && owner.heard.inbox.length > 0) return true;
+      if (opened.redis.status !== 'ready') return undefined;
+      if (gateway.heard.orders.length === 0) owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+      if (owner.heard.inbox.length === 0) gateway.link.event(PARTITION, answer('n1'));
+      return undefined;
+    },
+    WAIT_MS,
+  );
+  t.match(gateway.heard.orders[0], { t: 'roll_call' }, 'the gateway reads its stream again');
+  t.same(owner.heard.inbox[0]?.events, [answer('n1')], 'the owner reads its inbox again');
 });
