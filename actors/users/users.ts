@@ -5,6 +5,7 @@
 import { dispatch, type Ref } from 'nact';
 import { GLOBAL, SETUP_DONE, USERS } from '../../src/store/collections.js';
 import type { Logger } from '../../src/lib/logger.js';
+import { messageOf } from '../../src/lib/thrown.js';
 import type { Store } from '../../src/store/store.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
 import { fail, forbidden, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
@@ -194,7 +195,9 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
         try {
           await applyHint(state, msg.hint);
         } catch (error) {
-          log.warn('a change another server made could not be read; the next reload reads it', { error });
+          log.warn('a change another server made could not be read; the next reload reads it', {
+            error: messageOf(error),
+          });
         }
         break;
       case 'reload':
@@ -202,7 +205,9 @@ export function spawnUsers(parent: Ref<unknown>, initial: UsersState, ports: Use
           await reload(state, msg.take === true);
           if (msg.replyTo) dispatch(msg.replyTo, true);
         } catch (error) {
-          log.warn('reloading accounts and memberships failed; the next reload tries again', { error });
+          log.warn('reloading accounts and memberships failed; the next reload tries again', {
+            error: messageOf(error),
+          });
           if (msg.replyTo) dispatch(msg.replyTo, false);
         }
         break;
