@@ -7,6 +7,7 @@ import { partitionName, partitionOf } from '../../src/store/partitions.js';
 import { fleet, jobEnd, ownerOf, settledOwnerOf, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
 import { waitForNodes } from '../support/node-fleet.js';
+import { startPrivateRedis } from '../support/private-redis.js';
 import type { ServerProcess } from '../support/server-process.js';
 
 const DEFAULT_PARTITION = partitionName(partitionOf('default'));
@@ -46,14 +47,7 @@ t.test('one organization’s nodes spread over every process, and a job runs on 
   const c = await startCluster(t, 3);
   const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
   const nodes = await fleet(t, c, owner, NAMES);
-  const counts = await until(
-    'every node to be heard by some gateway',
-    async () => {
-      const each = await Promise.all(c.servers.map(connected));
-      return each.reduce((a, b) => a + b, 0) === NAMES.length ? each : undefined;
-    },
-    20_000,
-  );
+  const counts = await allHeard(c.servers);
   t.comment(`nodes per process: ${counts.join(', ')} (the owner is process ${c.servers.indexOf(owner) + 1})`);
   t.ok(counts.filter((n) => n > 0).length >= 2, 'at least two processes hold nodes of the one organization');
   t.ok(
@@ -115,3 +109,71 @@ t.test(
     for (const n of nodes) await n.stop();
   },
 );
+
+t.test(
+  'Redis killed and started again for longer than a lease: every node keeps its gateway, and jobs run across them',
+  async (t) => {
+    const redis = await startPrivateRedis(t);
+    const c = await startCluster(t, 3, redis.url);
+    const owner = await settledOwnerOf(c.servers, DEFAULT_PARTITION);
+    const nodes = await fleet(t, c, owner, NAMES);
+    const admin = await c.admin(owner);
+    const before = await allHeard(c.servers);
+    t.equal((await jobEnd(admin, await startJob(admin, 'hello', NAMES), 30_000)).status, 'complete');
+    // The members' reads of the streams block on Redis when it goes; it stays away past the 3 s lease_ttl.
+    await redis.kill();
+    const killedAt = Date.now();
+    await until(
+      'every member to find the store away, for longer than a lease',
+      async () => {
+        const states = await Promise.all(c.servers.map(storeState));
+        return states.every((s) => s === 'unavailable') && Date.now() - killedAt > 4000 ? true : undefined;
+      },
+      30_000,
+    );
+    await redis.start();
+    await until(
+      'every member to use the store again',
+      async () => ((await Promise.all(c.servers.map(storeState))).every((s) => s === 'ok') ? true : undefined),
+      30_000,
+    );
+    // Redis heard no member for the whole outage: their registrations ran on, so no node changed gateway.
+    t.same(await allHeard(c.servers), before, 'each process holds the nodes it held before');
+    t.equal(await ownerOf(c.servers, DEFAULT_PARTITION), owner, 'the organization stayed with its owner');
+    // The owner serves again once it has renewed its registration (503, Retry-After: 1, until then).
+    const started = await until(
+      'the owner to take a job',
+      async () => {
+        const res = await admin.request('POST', '/organizations/default/pushy/jobs', {
+          command: 'hello',
+          nodes: NAMES,
+        });
+        return res.status === 503 ? undefined : res;
+      },
+      15_000,
+      200,
+    );
+    t.equal(started.status, 201, 'a job is taken');
+    const job = await jobEnd(admin, (started.body as { id: string }).id, 30_000);
+    t.equal(job.status, 'complete', 'a job over the nodes of every gateway completes');
+    t.same(job.nodes, { succeeded: NAMES });
+    for (const n of nodes) await n.stop();
+  },
+);
+
+/** The nodes each server hears, once together they hear every node. */
+function allHeard(servers: readonly ServerProcess[]): Promise<number[]> {
+  return until(
+    'every node to be heard by some gateway',
+    async () => {
+      const each = await Promise.all(servers.map(connected));
+      return each.reduce((a, b) => a + b, 0) === NAMES.length ? each : undefined;
+    },
+    20_000,
+  );
+}
+
+async function storeState(server: ServerProcess): Promise<string | undefined> {
+  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  return answer ? serverStatusSchema.parse(await answer.json()).store?.state : undefined;
+}
