@@ -115,6 +115,9 @@ export class ClusterMember {
   async join(): Promise<void> {
     await this.members.beat();
     this.members.start();
+    // Back from a reconnection (Redis restarted or failed over): renewed at once, not at the next turn of the timer,
+    // since this member's partitions answer 503 until its registration is renewed.
+    this.store.redis.on('ready', () => this.members.renewNow());
     this.leases.start(LEASE_CHECK_EVERY_MS);
   }
 

@@ -86,6 +86,11 @@ export class Members {
     this.timer.unref();
   }
 
+  /** Refreshes at once, unless stopped (a member that left stays gone). */
+  renewNow(): void {
+    if (this.timer !== undefined) void this.beat().catch(() => undefined);
+  }
+
   /** Stops refreshing and leaves at once, so the others need not wait for this registration to run out. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
