@@ -1,9 +1,16 @@
 // Server processes on a Redis Cluster of three masters, found from a URL naming one of them: they set the cluster
-// up, share its partitions and run a job on real push-jobs-client nodes, each partition's keys in one slot.
+// up, share its partitions and run a job on real push-jobs-client nodes, each partition's keys in one slot; and when
+// the master of an organization's slot is failed over to its replica, they follow it, and writes and jobs go on.
 import t from 'tap';
 import { clusterOf, fleet, jobEnd, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
+import { onPort } from '../support/redis-probe.js';
 import { startRedisCluster } from '../support/redis-cluster.js';
+import type { ApiClient } from '../../src/auth/api-client.js';
+import { collectionKey } from '../../src/store/layout.js';
+import { partitionOf } from '../../src/store/partitions.js';
+
+const NODES = 'org/default/nodes';
 
 t.test('two processes on a three-master Redis Cluster run a job', async (t) => {
   const redis = await startRedisCluster(t);
@@ -23,5 +30,60 @@ t.test('two processes on a three-master Redis Cluster run a job', async (t) => {
   const job = await jobEnd(await c.admin(first), id, 30_000);
   t.equal(job.status, 'complete');
   t.same(job.nodes, { succeeded: ['rc1', 'rc2'] });
+  for (const n of nodes) await n.stop();
+});
+
+t.test('the master of an organization’s slot failed over to its replica: writes and jobs go on', async (t) => {
+  const redis = await startRedisCluster(t, 3, 1);
+  const c = await startCluster(t, 2, redis.url);
+  const served = async () => {
+    const all = await Promise.all(c.servers.map(clusterOf));
+    const partitions = all.reduce((n, s) => n + (s?.partitions ?? 0), 0);
+    return partitions === 65 && all.every((s) => s?.members.length === 2) ? true : undefined;
+  };
+  await until('every partition to be served', served, 30_000);
+  const [first, second] = c.servers as [(typeof c.servers)[0], (typeof c.servers)[0]];
+  const nodes = await fleet(t, c, first, ['rf1', 'rf2']);
+  const before = await jobEnd(
+    await c.admin(first),
+    await startJob(await c.admin(second), 'hello', ['rf1', 'rf2']),
+    30_000,
+  );
+  t.equal(before.status, 'complete', 'a job runs before the failover');
+
+  // The organization's documents, jobs and inbox share its partition's slot.
+  const key = collectionKey('infra:', partitionOf('default'), NODES);
+  const { from, to } = await redis.failover(key);
+  t.not(to, from, 'the replica serves the slot now');
+  const admins = [await c.admin(first), await c.admin(second)];
+  for (const [i, admin] of admins.entries()) {
+    const name = `after-${i}`;
+    const created = await until(
+      `${name} to be created`,
+      async () => {
+        const res = await admin.request('POST', '/organizations/default/nodes', { name });
+        return res.status === 503 ? undefined : res.status;
+      },
+      30_000,
+      250,
+    );
+    t.equal(created, 201, `a node is created through process ${i + 1} after the failover`);
+    const other = admins[1 - i] as ApiClient;
+    t.equal(
+      (await other.request('GET', `/organizations/default/nodes/${name}`)).status,
+      200,
+      'and read through the other',
+    );
+  }
+  const keys = (await onPort(to, (r) => r.hkeys(key))) ?? [];
+  t.ok(keys.includes('after-0') && keys.includes('after-1'), 'the new master holds what was written after it');
+  t.ok(await until('both processes to serve every partition', served, 30_000));
+  const after = await jobEnd(
+    await c.admin(second),
+    await startJob(await c.admin(first), 'hello', ['rf1', 'rf2']),
+    30_000,
+  );
+  t.equal(after.status, 'complete', 'a job started after the failover completes');
+  t.same(after.nodes, { succeeded: ['rf1', 'rf2'] });
   for (const n of nodes) await n.stop();
 });

@@ -1,5 +1,6 @@
 // A Redis Cluster of a test's own: three masters on free loopback ports (`redis-server --cluster-enabled yes`),
-// joined by `redis-cli --cluster create`, each in its own folder. Killed at teardown.
+// joined by `redis-cli --cluster create`, in one folder; a replica of each when asked, so that a master can be failed
+// over as an operator does (CLUSTER FAILOVER). Killed at teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,9 +15,16 @@ export interface PrivateRedisCluster {
   /** A URL naming one of the masters: enough for the server to find the others. */
   url: string;
   ports: number[];
+  /** The port of the master serving `key`'s slot now. */
+  masterOf(key: string): Promise<number>;
+  /**
+   * Promotes the replica of the master serving `key`'s slot (CLUSTER FAILOVER, sent to the replica: the master
+   * hands over once the replica holds all it wrote); resolves once every node names the replica the slot's master.
+   */
+  failover(key: string): Promise<{ from: number; to: number }>;
 }
 
-export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRedisCluster> {
+export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Promise<PrivateRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-cluster-'));
   const children: ChildProcess[] = [];
   t.teardown(async () => {
@@ -24,7 +32,7 @@ export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRe
     await rm(dir, { recursive: true, force: true });
   });
   const ports: number[] = [];
-  for (let i = 0; i < masters; i++) {
+  for (let i = 0; i < masters * (1 + replicas); i++) {
     const port = await freePort();
     ports.push(port);
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
@@ -37,7 +45,7 @@ export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRe
     'create',
     ...ports.map((p) => `127.0.0.1:${p}`),
     '--cluster-replicas',
-    '0',
+    String(replicas),
     '--cluster-yes',
   ]);
   if (created.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`);
@@ -49,5 +57,53 @@ export async function startRedisCluster(t: Test, masters = 3): Promise<PrivateRe
     },
     15_000,
   );
-  return { url: `redis://127.0.0.1:${ports[0]}`, ports };
+  const slotOf = async (key: string) => Number(await onPort(ports[0] ?? 0, (r) => r.cluster('KEYSLOT', key)));
+  /** The slot's master and replicas as `port` says. */
+  const servers = async (port: number, slot: number) => {
+    const ranges = (await onPort(port, (r) => r.cluster('SLOTS'))) ?? [];
+    const range = ranges.find(([first, last]) => first <= slot && slot <= last);
+    // The master first, then its replicas.
+    return (range?.slice(2) ?? []).flatMap((node) => (Array.isArray(node) ? [node[1]] : []));
+  };
+  const masterOf = async (key: string) => {
+    const slot = await slotOf(key);
+    return until(`a master of slot ${slot}`, async () => (await servers(ports[0] ?? 0, slot))[0], 10_000);
+  };
+  if (replicas > 0)
+    await until(
+      'every master to have its replicas in sync, as every node knows',
+      async () => {
+        let synced = 0;
+        for (const port of ports) {
+          const ranges = (await onPort(port, (r) => r.cluster('SLOTS'))) ?? [];
+          if (ranges.length === 0 || ranges.some((range) => range.length < 3 + replicas)) return undefined;
+          const info = (await onPort(port, (r) => r.info('replication'))) ?? '';
+          if (info.includes('master_link_status:up')) synced += 1;
+        }
+        return synced === masters * replicas ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+  return {
+    url: `redis://127.0.0.1:${ports[0]}`,
+    ports,
+    masterOf,
+    failover: async (key) => {
+      const slot = await slotOf(key);
+      const [from, to] = await servers(ports[0] ?? 0, slot);
+      if (from === undefined || to === undefined) throw new Error(`slot ${slot} has no replica to fail over to`);
+      await onPort(to, (r) => r.cluster('FAILOVER'));
+      await until(
+        `every node to name the server on port ${to} the master of slot ${slot}`,
+        async () => {
+          for (const port of ports) if ((await servers(port, slot))[0] !== to) return undefined;
+          return true;
+        },
+        20_000,
+        100,
+      );
+      return { from, to };
+    },
+  };
 }
