@@ -22,13 +22,20 @@ export interface PrivateRedisCluster {
    * hands over once the replica holds all it wrote); resolves once every node names the replica the slot's master.
    */
   failover(key: string): Promise<{ from: number; to: number }>;
+  /** SIGKILL of the server on `port`: its replica is promoted once the others find it gone (2 s with replicas). */
+  kill(port: number): Promise<void>;
+  /** Resolves once every live node names another server than `port` the master of `key`'s slot; answers that one. */
+  promoted(key: string, port: number): Promise<number>;
 }
+
+/** How long the nodes wait for a silent master before promoting its replica (Redis's default is 15 s). */
+const NODE_TIMEOUT_MS = 2000;
 
 export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Promise<PrivateRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-cluster-'));
-  const children: ChildProcess[] = [];
+  const children = new Map<number, ChildProcess>();
   t.teardown(async () => {
-    await killAll(children);
+    await killAll([...children.values()]);
     await rm(dir, { recursive: true, force: true });
   });
   const ports: number[] = [];
@@ -37,7 +44,8 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
     ports.push(port);
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir);
-    children.push(spawn('redis-server', args, { stdio: 'ignore' }));
+    if (replicas > 0) args.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS));
+    children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
   }
   for (const port of ports) await until(`redis-server on port ${port}`, () => answers(port), 10_000);
   const created = await runProcess('redis-cli', [
@@ -57,7 +65,14 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
     },
     15_000,
   );
-  const slotOf = async (key: string) => Number(await onPort(ports[0] ?? 0, (r) => r.cluster('KEYSLOT', key)));
+  // The slot is computed by the client's rule, which every node shares: asked of any node that answers.
+  const slotOf = async (key: string) => {
+    for (const port of ports) {
+      const slot = await onPort(port, (r) => r.cluster('KEYSLOT', key));
+      if (slot !== undefined) return Number(slot);
+    }
+    throw new Error('no node of the cluster answers');
+  };
   /** The slot's master and replicas as `port` says. */
   const servers = async (port: number, slot: number) => {
     const ranges = (await onPort(port, (r) => r.cluster('SLOTS'))) ?? [];
@@ -85,10 +100,29 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
       30_000,
       200,
     );
+  const killed = new Set<number>();
   return {
     url: `redis://127.0.0.1:${ports[0]}`,
     ports,
     masterOf,
+    kill: async (port) => {
+      killed.add(port);
+      await killAll([children.get(port)].filter((c): c is ChildProcess => c !== undefined));
+    },
+    promoted: async (key, port) => {
+      const slot = await slotOf(key);
+      const live = ports.filter((p) => !killed.has(p));
+      return until(
+        `a server other than ${port} to be named master of slot ${slot} by every live node`,
+        async () => {
+          const named = await Promise.all(live.map(async (p) => (await servers(p, slot))[0]));
+          const first = named[0];
+          return first !== undefined && first !== port && named.every((n) => n === first) ? first : undefined;
+        },
+        30_000,
+        100,
+      );
+    },
     failover: async (key) => {
       const slot = await slotOf(key);
       const [from, to] = await servers(ports[0] ?? 0, slot);
