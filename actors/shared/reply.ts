@@ -1,5 +1,6 @@
 // Replies from actors to the HTTP facade. They carry the API's status codes and bodies because the API is
 // their only consumer; the facade maps them to responses without deciding anything.
+import { messageOf } from '../../src/lib/thrown.js';
 import type { Requestor } from '../../src/auth/acl.js';
 import type { Logger } from '../../src/lib/logger.js';
 
@@ -50,9 +51,9 @@ export function forbidden(perm: string): Reply {
   return fail(403, `missing ${perm} permission`);
 }
 
-/** A write the store did not take: nothing was changed. */
+/** A write the store did not take: nothing was changed. The store being away is expected: its message, no stack. */
 export function storeFailure(log: Logger, e: unknown): Reply {
-  log.error('store write failed; nothing was changed', { error: e });
+  log.warn('store write failed; nothing was changed', { error: messageOf(e) });
   return fail(503, 'The data store is unavailable; nothing was changed. Try again.');
 }
 

@@ -44,6 +44,12 @@ const LEASE_CHECK_EVERY_MS = 300_000;
 /** How long a partition's owner as read from Redis is trusted before it is read again. */
 const OWNER_CACHE_MS = 1000;
 
+/** A partition's lease holder as last read from Redis (null: none), and when. */
+interface CachedOwner {
+  member: string | null;
+  at: number;
+}
+
 export class ClusterMember {
   readonly leases: Leases;
   readonly members: Members;
@@ -53,7 +59,7 @@ export class ClusterMember {
   private timer: NodeJS.Timeout | undefined;
   /** Ticks, hand-overs and losses, one at a time. */
   private queue: Promise<void> = Promise.resolve();
-  private readonly owners = new Map<Partition, { member: string | null; at: number }>();
+  private readonly owners = new Map<Partition, CachedOwner>();
   private leaving = false;
   private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
 
@@ -161,17 +167,38 @@ export class ClusterMember {
     return this.ready.has(partition) && this.leases.tokenFor(partition) !== undefined;
   }
 
-  /** Where the partition's requests go: here, another member (its lease read from Redis), or nowhere yet. */
+  /**
+   * Where the partition's requests go: here, another member (its lease read from Redis, and kept a second), or
+   * nowhere yet (read again at the next request, so a new owner is found at once). While Redis is away the owner
+   * last read stands (it still answers reads from memory); rejects when there is none.
+   */
   async ownerOf(partition: Partition, now = Date.now()): Promise<Owner> {
     if (this.serves(partition)) return { kind: 'here' };
-    let cached = this.owners.get(partition);
-    if (!cached || now - cached.at > OWNER_CACHE_MS) {
-      const token = await this.store.redis.get(leaseKey(this.store.keyPrefix, partition));
-      cached = { member: token === null ? null : token.slice(token.indexOf(':') + 1), at: now };
-      this.owners.set(partition, cached);
+    const cached = this.owners.get(partition);
+    const fresh = cached !== undefined && now - cached.at <= OWNER_CACHE_MS && this.liveOwner(cached) !== undefined;
+    const read = fresh ? cached : await this.readOwner(partition, now, cached);
+    const member = this.liveOwner(read);
+    return member ? { kind: 'member', member } : { kind: 'none' };
+  }
+
+  /** The live member, other than this one, that `read` names; a holder gone or none is read again next time. */
+  private liveOwner(read: CachedOwner): Member | undefined {
+    const member = read.member === null ? undefined : this.members.find(read.member);
+    return member && member.id !== this.opts.id ? member : undefined;
+  }
+
+  /** The partition's lease holder as Redis says now; the `stale` answer while Redis is away, if there is one. */
+  private async readOwner(partition: Partition, now: number, stale?: CachedOwner): Promise<CachedOwner> {
+    let token: string | null;
+    try {
+      token = await this.store.redis.get(leaseKey(this.store.keyPrefix, partition));
+    } catch (e) {
+      if (stale) return stale;
+      throw e;
     }
-    const member = cached.member === null ? undefined : this.members.find(cached.member);
-    return member && member.id !== this.opts.id ? { kind: 'member', member } : { kind: 'none' };
+    const read = { member: token === null ? null : token.slice(token.indexOf(':') + 1), at: now };
+    this.owners.set(partition, read);
+    return read;
   }
 
   /**

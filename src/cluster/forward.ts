@@ -74,7 +74,12 @@ export function forwarding<E>(
       if (name === undefined) return local(rebuilt(req, body), env);
       partition = partitionOf(name);
     } else partition = where;
-    const owner = await owners.ownerOf(partition);
+    let owner: Owner;
+    try {
+      owner = await owners.ownerOf(partition);
+    } catch {
+      return storeAway(); // the lease could not be read: Redis is away
+    }
     if (owner.kind === 'here') {
       const answer = await local(body === undefined ? req : rebuilt(req, body), env);
       // Let go of while it was answered here: the 404 may only say the organization has left this process.
@@ -115,6 +120,14 @@ async function pass(req: Request, body: ArrayBuffer | undefined, ownerUrl: strin
 /** 503 with Retry-After: the partition is between owners (one died or handed it over a moment ago). */
 function unowned(): Response {
   return new Response(JSON.stringify({ error: ['No server owns this organization right now: try again shortly'] }), {
+    status: 503,
+    headers: { 'content-type': 'application/json', 'retry-after': '1' },
+  });
+}
+
+/** 503 with Retry-After: who owns the partition cannot be read while the store is away. */
+function storeAway(): Response {
+  return new Response(JSON.stringify({ error: ['The data store is unavailable; nothing was changed. Try again.'] }), {
     status: 503,
     headers: { 'content-type': 'application/json', 'retry-after': '1' },
   });

@@ -350,6 +350,7 @@ export class NodeLink {
    * ends the read under way (servedChanged), so the next covers them at once.
    */
   private async readInboxes(conn: RedisClient): Promise<void> {
+    let failed = false;
     while (!this.closed) {
       const partitions = [...this.served];
       try {
@@ -359,14 +360,16 @@ export class NodeLink {
           continue;
         }
         await connected(conn);
+        if (failed) await this.afterFailedRead(partitions);
+        failed = false;
         this.inboxReaderId ??= Number(await conn.client('ID'));
         this.readingVersion = this.servedVersion;
         await this.readSome(conn, partitions, this.inboxBlockMs);
       } catch (e) {
         if (this.closed) return;
         this.log.warn('reading the partitions’ inboxes failed; reading again', { error: messageOf(e) });
+        failed = true;
         await wait(RETRY_MS);
-        await this.afterFailedRead(partitions);
       } finally {
         this.readingVersion = undefined;
       }
@@ -380,9 +383,12 @@ export class NodeLink {
     this.partitionReaders.set(partition, conn);
     const reading = () => this.partitionReaders.get(partition) === conn && !this.closed;
     void (async () => {
+      let failed = false;
       while (reading()) {
         try {
           await connected(conn);
+          if (failed) await this.afterFailedRead([partition]);
+          failed = false;
           await this.readSome(conn, [partition], LONG_BLOCK_MS);
         } catch (e) {
           if (!reading()) return;
@@ -390,8 +396,8 @@ export class NodeLink {
             partition: String(partition),
             error: messageOf(e),
           });
+          failed = true;
           await wait(RETRY_MS);
-          await this.afterFailedRead([partition]);
         }
       }
     })();
@@ -399,15 +405,11 @@ export class NodeLink {
 
   /**
    * A read that failed may have been carried out, its answer lost with the connection: the entries it took wait,
-   * read by this member and not applied, until applied here.
+   * read by this member and not applied, until applied here, before the next read (which fails as the last did
+   * while Redis is away, and comes here again).
    */
   private async afterFailedRead(partitions: readonly Partition[]): Promise<void> {
-    for (const p of partitions) {
-      if (!this.served.has(p) || this.closed) continue;
-      await this.applyPending(p).catch((e: unknown) =>
-        this.log.warn('reading the entries a failed read took failed; the reclaim reads them', { error: messageOf(e) }),
-      );
-    }
+    for (const p of partitions) if (this.served.has(p) && !this.closed) await this.applyPending(p);
   }
 
   /** The partitions served changed: a reader waiting for one starts, and a blocking read over the old ones ends. */

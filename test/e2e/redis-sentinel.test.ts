@@ -80,3 +80,62 @@ t.test(
     for (const n of nodes) await n.stop();
   },
 );
+
+t.test('kill -9 of the master under Sentinel: no write answered is lost, and a job after completes', async (t) => {
+  const redis = await startRedisSentinel(t);
+  const c = await startCluster(t, 2, redis.url);
+  const served = async () => {
+    const all = await Promise.all(c.servers.map(clusterOf));
+    const partitions = all.reduce((n, s) => n + (s?.partitions ?? 0), 0);
+    return partitions === ALL_PARTITIONS && all.every((s) => s?.members.length === 2) ? all : undefined;
+  };
+  await until('every partition to be served', served, 30_000);
+  const [first, second] = c.servers as [(typeof c.servers)[0], (typeof c.servers)[0]];
+  const nodes = await fleet(t, c, first, ['sk1', 'sk2']);
+  const admins = [await c.admin(first), await c.admin(second)];
+  // Nodes are created through both members, one after another, while the master is killed and replaced: each
+  // is answered 201 (stored, on a replica too) or refused (503), never answered and then lost.
+  let writing = true;
+  const answered: string[] = [];
+  const refused: string[] = [];
+  const writers = admins.map(async (admin, i) => {
+    for (let n = 0; writing; n++) {
+      const name = `w${i}-${n}`;
+      const res = await admin.request('POST', '/organizations/default/nodes', { name }).catch(() => undefined);
+      if (res?.status === 201) answered.push(name);
+      else {
+        refused.push(`${name}: ${res?.status ?? 'no answer'}`);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // as a client told to try again would
+      }
+    }
+  });
+  await until('writes to be answered', async () => (answered.length >= 10 ? true : undefined), 20_000);
+  const { from, to } = await redis.killMaster();
+  t.not(to, from, 'the sentinel names a replica the master');
+  const afterKill = answered.length;
+  await until(
+    'writes to be answered on the new master',
+    async () => (answered.length >= afterKill + 10 ? true : undefined),
+    30_000,
+  );
+  writing = false;
+  await Promise.all(writers);
+  t.comment(`${answered.length} nodes answered 201, ${refused.length} refused`);
+  t.same([...new Set(refused.map((r) => r.slice(r.indexOf(': ') + 2)))], ['503'], 'every other was refused with 503');
+  const held = new Set(
+    (await onPort(to, (r) => r.hkeys(collectionKey('infra:', partitionOfDoc(NODES, 'w0-0'), NODES)))) ?? [],
+  );
+  t.same(
+    answered.filter((name) => !held.has(name)),
+    [],
+    'every node answered 201 is on the new master',
+  );
+  t.ok(await until('both processes to serve every partition', served, 30_000));
+  const job = await jobEnd(
+    await c.admin(second),
+    await startJob(await c.admin(first), 'hello', ['sk1', 'sk2']),
+    30_000,
+  );
+  t.equal(job.status, 'complete', 'a job started after the kill completes');
+  for (const n of nodes) await n.stop();
+});

@@ -22,20 +22,22 @@ export interface PrivateSentinel {
   following(port: number): Promise<void>;
   /** Promotes a replica; resolves once the sentinel names it and it takes writes, the other replica following it. */
   failover(): Promise<{ from: number; to: number }>;
+  /** SIGKILL of the master: the sentinel promotes a replica once the master is silent for a second. */
+  killMaster(): Promise<{ from: number; to: number }>;
 }
 
 export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-sentinel-'));
-  const children: ChildProcess[] = [];
+  const children = new Map<number, ChildProcess>();
   t.teardown(async () => {
-    await killAll(children);
+    await killAll([...children.values()]);
     await rm(dir, { recursive: true, force: true });
   });
   const [master, sentinel] = [await freePort(), await freePort()];
   const replicas = [await freePort(), await freePort()];
   const server = (port: number, ...more: string[]) => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    children.push(spawn('redis-server', [...args, '--dir', dir, ...more], { stdio: 'ignore' }));
+    children.set(port, spawn('redis-server', [...args, '--dir', dir, ...more], { stdio: 'ignore' }));
   };
   server(master);
   for (const replica of replicas) server(replica, '--replicaof', '127.0.0.1', String(master));
@@ -55,7 +57,7 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
       '',
     ].join('\n'),
   );
-  children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
+  children.set(sentinel, spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
   const masterPort = async (): Promise<number | undefined> => {
     const addr = await onPort(sentinel, (r) => r.call('SENTINEL', 'get-master-addr-by-name', MASTER_NAME));
     return Array.isArray(addr) ? Number(addr[1]) : undefined;
@@ -71,6 +73,27 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
   for (const replica of replicas)
     await until(`the replica on port ${replica} to be in sync with the master`, () => replicaSynced(replica), 15_000);
   await until('the sentinel to know the master and its replicas', sentinelSeesReplicas, 15_000);
+  /** The new master once the sentinel names another than `from` and it takes writes with a replica following it. */
+  const promotedFrom = async (from: number): Promise<number> => {
+    const to = await until(
+      'the sentinel to name a new master',
+      async () => {
+        const now = await masterPort();
+        return now !== undefined && now !== from ? now : undefined;
+      },
+      20_000,
+    );
+    // Sentinel turns the old master into a replica only seconds later: until then it takes writes of its own.
+    await until(
+      `the new master on port ${to} to take writes, with a replica`,
+      async () => {
+        const info = (await onPort(to, (r) => r.info('replication'))) ?? '';
+        return info.includes('role:master') && !info.includes('connected_slaves:0') ? true : undefined;
+      },
+      20_000,
+    );
+    return to;
+  };
   return {
     url: `redis+sentinel://127.0.0.1:${sentinel}/${MASTER_NAME}`,
     master: async () => until('the sentinel to name the master', masterPort, 10_000),
@@ -80,24 +103,12 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
     failover: async () => {
       const from = await until('the sentinel to name the master', masterPort, 10_000);
       await onPort(sentinel, (r) => r.call('SENTINEL', 'failover', MASTER_NAME));
-      const to = await until(
-        'the sentinel to name a new master',
-        async () => {
-          const now = await masterPort();
-          return now !== undefined && now !== from ? now : undefined;
-        },
-        20_000,
-      );
-      // Sentinel turns the old master into a replica only seconds later: until then it takes writes of its own.
-      await until(
-        `the new master on port ${to} to take writes, with a replica`,
-        async () => {
-          const info = (await onPort(to, (r) => r.info('replication'))) ?? '';
-          return info.includes('role:master') && !info.includes('connected_slaves:0') ? true : undefined;
-        },
-        20_000,
-      );
-      return { from, to };
+      return { from, to: await promotedFrom(from) };
+    },
+    killMaster: async () => {
+      const from = await until('the sentinel to name the master', masterPort, 10_000);
+      await killAll([children.get(from)].filter((c): c is ChildProcess => c !== undefined));
+      return { from, to: await promotedFrom(from) };
     },
   };
 }

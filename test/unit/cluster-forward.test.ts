@@ -82,3 +82,12 @@ t.test('requests of no organization are answered here, whoever owns what', async
   t.equal((await handler(new Request('http://api/_status'), {})).status, 200);
   t.equal((await handler(new Request('http://api/organizations'), {})).status, 200, 'the list of organizations');
 });
+
+t.test('while the owner cannot be looked up (Redis away), the client is told to try again', async (t) => {
+  const away: Owners = { id: 'me', ownerOf: () => Promise.reject(new Error('Redis is away')), serves: () => false };
+  const handler = forwarding(away, () => new Response('', { status: 200 }), LIMIT);
+  const answer = await handler(new Request(NODE, { method: 'PUT', body: '{}' }), {});
+  t.equal(answer.status, 503, 'not a bare 500');
+  t.equal(answer.headers.get('retry-after'), '1');
+  t.same(await answer.json(), { error: ['The data store is unavailable; nothing was changed. Try again.'] });
+});
