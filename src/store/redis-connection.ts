@@ -133,6 +133,12 @@ function nodeOptions(url: string): RedisOptions & { host: string; port: number }
   };
 }
 
+/** The sentinels and the master's name a `redis+sentinel://` URL names. */
+export function sentinelsOf(url: string): { sentinels: Array<{ host: string; port: number }>; name: string } {
+  const { sentinels = [], name = '' } = sentinelOptions(url);
+  return { sentinels: sentinels.map((s) => ({ host: s.host ?? '127.0.0.1', port: s.port ?? 26379 })), name };
+}
+
 /** `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER_NAME[/DB]`. */
 function sentinelOptions(url: string): RedisOptions {
   const match = /^rediss?\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/]+)\/([^/]+)(?:\/(\d+))?$/.exec(url);

@@ -16,9 +16,10 @@ import {
 } from './layout.js';
 import { FencedError, type Fencing } from './fencing.js';
 import { partitionOfDoc, partitionsOfCollection, type Partition } from './partitions.js';
-import { connectRedis, openRedis, RedisUnavailableError, type OpenedRedis } from './redis-connection.js';
+import { connectRedis, openRedis, RedisUnavailableError, sentinelsOf, type OpenedRedis } from './redis-connection.js';
 import { migrateLayout } from './redis-migrate.js';
 import { MASTER_ONLY, waitForReplicas, type Replication } from './redis-replication.js';
+import { SentinelFailovers } from './sentinel-failovers.js';
 import { isFenced, withScripts, type RedisClient, type ScriptCommands } from './redis-scripts.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 
@@ -44,6 +45,8 @@ export class RedisStore implements Store {
   readonly #redis: RedisClient & ScriptCommands;
   #fencing: Fencing = UNFENCED;
   #replication: Replication = MASTER_ONLY;
+  /** Through Sentinel with replicas asked for: the failovers its sentinels announce. */
+  #failovers: SentinelFailovers | undefined;
   #lossTimer: NodeJS.Timeout | undefined;
   #checkLoss: () => Promise<void> = () => Promise.resolve();
 
@@ -72,10 +75,15 @@ export class RedisStore implements Store {
       // WAIT names no key, so on a Redis Cluster it would reach some node rather than the master of the write's slot.
       if (replicas.minReplicas > 0 && opened.mode === 'cluster')
         throw new RangeError('redis_min_replicas is not supported on a Redis Cluster: set it to 0');
-      store.#replication = waitForReplicas(opened.redis, replicas.minReplicas, replicas.timeoutMs);
+      if (replicas.minReplicas > 0 && opened.mode === 'sentinel') {
+        const { sentinels, name } = sentinelsOf(url);
+        store.#failovers = new SentinelFailovers(sentinels, name);
+      }
+      store.#replication = waitForReplicas(opened.redis, replicas.minReplicas, replicas.timeoutMs, store.#failovers);
       await migrateLayout(opened.redis, keyPrefix);
       await opened.redis.set(markerKey(keyPrefix), 'written by infra-server', 'NX');
     } catch (err) {
+      store.#failovers?.close();
       opened.redis.disconnect();
       throw err;
     }
@@ -266,6 +274,7 @@ export class RedisStore implements Store {
   /** QUIT when connected (pending replies arrive first), otherwise drops the connection attempt. */
   async close(): Promise<void> {
     clearInterval(this.#lossTimer);
+    this.#failovers?.close();
     const redis = this.#redis;
     if (redis.status === 'end') return;
     if (redis.status !== 'ready') {

@@ -16,6 +16,9 @@ import { getJob } from './push-api.js';
 import { startPrivateRedis } from './private-redis.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
+/** Every partition and the global one. */
+const ALL_PARTITIONS = 65;
+
 /** Short, for quick take-overs, yet long enough that a machine busy with other tests does not lose leases. */
 const LEASE_TTL_S = 3;
 
@@ -123,4 +126,79 @@ export async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: st
   });
   await waitForNodes(await c.admin(entry), nodes, 'available', 30_000);
   return nodes;
+}
+
+/** A probe for until(): the statuses once the members serve every partition and each sees all of them. */
+export function everyPartitionServed(c: Cluster): () => Promise<Array<ClusterStatus | undefined> | undefined> {
+  return async () => {
+    const all = await Promise.all(c.servers.map(clusterOf));
+    const partitions = all.reduce((n, s) => n + (s?.partitions ?? 0), 0);
+    return partitions === ALL_PARTITIONS && all.every((s) => s?.members.length === c.servers.length) ? all : undefined;
+  };
+}
+
+/**
+ * Creates node `${prefix}-i` through each member i (told to try again while it answers 503), checks it is created
+ * and read back through the next member; answers the names.
+ */
+export async function createThroughEach(t: Test, c: Cluster, prefix: string): Promise<string[]> {
+  const admins = await Promise.all(c.servers.map((s) => c.admin(s)));
+  const names: string[] = [];
+  for (const [i, admin] of admins.entries()) {
+    const name = `${prefix}-${i}`;
+    const created = await until(
+      `${name} to be created`,
+      async () => {
+        const res = await admin.request('POST', '/organizations/default/nodes', { name });
+        return res.status === 503 ? undefined : res.status;
+      },
+      30_000,
+      250,
+    );
+    t.equal(created, 201, `a node is created through process ${i + 1}`);
+    const other = admins[(i + 1) % admins.length] as ApiClient;
+    t.equal(
+      (await other.request('GET', `/organizations/default/nodes/${name}`)).status,
+      200,
+      'and read through another',
+    );
+    names.push(name);
+  }
+  return names;
+}
+
+/** Writers creating nodes through every member without pause until stopped, as clients that retry a 503. */
+export function keepCreating(admins: readonly ApiClient[], prefix: string) {
+  let writing = true;
+  const answered: Array<{ name: string; at: number }> = [];
+  /** What each write not answered 201 got: its status, or `no answer`. */
+  const refused: string[] = [];
+  const writers = admins.map(async (admin, i) => {
+    for (let n = 0; writing; n++) {
+      const name = `${prefix}${i}-${n}`;
+      const res = await admin.request('POST', '/organizations/default/nodes', { name }).catch(() => undefined);
+      if (res?.status === 201) answered.push({ name, at: Date.now() });
+      else {
+        refused.push(String(res?.status ?? 'no answer'));
+        await new Promise((resolve) => setTimeout(resolve, 20)); // as a client told to try again would
+      }
+    }
+  });
+  return {
+    answered,
+    refused,
+    /** Resolves once `count` more writes are answered 201 than now. */
+    more: (count: number) => {
+      const target = answered.length + count;
+      return until(
+        `${count} writes to be answered`,
+        async () => (answered.length >= target ? true : undefined),
+        60_000,
+      );
+    },
+    stop: async () => {
+      writing = false;
+      await Promise.all(writers);
+    },
+  };
 }
