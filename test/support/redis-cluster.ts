@@ -28,6 +28,9 @@ export interface PrivateRedisCluster {
   promoted(key: string, port: number): Promise<number>;
 }
 
+/** Sets of free ports tried for a node (see startNode). */
+const PORT_ATTEMPTS = 3;
+
 /** How long the nodes wait for a silent master before promoting its replica (Redis's default is 15 s). */
 const NODE_TIMEOUT_MS = 2000;
 
@@ -38,16 +41,29 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
     await killAll([...children.values()]);
     await rm(dir, { recursive: true, force: true });
   });
+  /**
+   * One node on free ports: its own and its cluster bus's (by default its own plus 10,000, which may be taken or
+   * past 65,535). A port found free can be taken before the node binds it: the node then exits, and new ports are
+   * tried.
+   */
+  const startNode = async (): Promise<number> => {
+    for (let attempt = 1; ; attempt++) {
+      const [port, bus] = [await freePort(), await freePort()];
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+      args.push('--cluster-enabled', 'yes', '--cluster-port', String(bus), '--dir', dir);
+      args.push('--cluster-config-file', `nodes-${port}.conf`);
+      if (replicas > 0) args.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS));
+      const child = spawn('redis-server', args, { stdio: 'ignore' });
+      children.set(port, child);
+      const exited = () => (child.exitCode !== null || child.signalCode !== null ? false : undefined);
+      const up = await until(`redis-server on port ${port}`, async () => (await answers(port)) ?? exited(), 10_000);
+      if (up) return port;
+      children.delete(port);
+      if (attempt === PORT_ATTEMPTS) throw new Error(`redis-server did not start on ${attempt} sets of free ports`);
+    }
+  };
   const ports: number[] = [];
-  for (let i = 0; i < masters * (1 + replicas); i++) {
-    const port = await freePort();
-    ports.push(port);
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir);
-    if (replicas > 0) args.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS));
-    children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
-  }
-  for (const port of ports) await until(`redis-server on port ${port}`, () => answers(port), 10_000);
+  for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await startNode());
   const created = await runProcess('redis-cli', [
     '--cluster',
     'create',
