@@ -1,7 +1,7 @@
 // A Redis under Sentinel of a test's own: a master, two replicas of it and one sentinel watching them under the name
 // `infra`, each a redis-server on a free loopback port in one folder. Two replicas, as Sentinel's own guide has it:
-// once one is promoted, the other follows it at once, so a write that waits for a replica waits only for that. The test may fail the master over to the
-// replica as an operator would (SENTINEL FAILOVER). Killed at teardown.
+// once one is promoted, the other follows it soon after, so writes go on. The test may fail the master over to a
+// replica as an operator would (SENTINEL FAILOVER), or kill it (-9) for the sentinel to replace. Killed at teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
