@@ -175,9 +175,8 @@ export class ClusterMember {
   async ownerOf(partition: Partition, now = Date.now()): Promise<Owner> {
     if (this.serves(partition)) return { kind: 'here' };
     const cached = this.owners.get(partition);
-    const fresh = cached !== undefined && now - cached.at <= OWNER_CACHE_MS && this.liveOwner(cached) !== undefined;
-    const read = fresh ? cached : await this.readOwner(partition, now, cached);
-    const member = this.liveOwner(read);
+    const kept = cached && now - cached.at <= OWNER_CACHE_MS ? this.liveOwner(cached) : undefined;
+    const member = kept ?? this.liveOwner(await this.readOwner(partition, now, cached));
     return member ? { kind: 'member', member } : { kind: 'none' };
   }
 

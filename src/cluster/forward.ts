@@ -78,14 +78,14 @@ export function forwarding<E>(
     try {
       owner = await owners.ownerOf(partition);
     } catch {
-      return storeAway(); // the lease could not be read: Redis is away
+      return tryAgain(STORE_AWAY); // the lease could not be read: Redis is away
     }
     if (owner.kind === 'here') {
       const answer = await local(body === undefined ? req : rebuilt(req, body), env);
       // Let go of while it was answered here: the 404 may only say the organization has left this process.
-      return answer.status === 404 && !owners.serves(partition) ? unowned() : answer;
+      return answer.status === 404 && !owners.serves(partition) ? tryAgain(UNOWNED) : answer;
     }
-    if (owner.kind === 'none' || req.headers.has(FORWARDED_BY)) return unowned();
+    if (owner.kind === 'none' || req.headers.has(FORWARDED_BY)) return tryAgain(UNOWNED);
     return pass(req, body, owner.member.url, owners.id);
   };
 }
@@ -110,24 +110,21 @@ async function pass(req: Request, body: ArrayBuffer | undefined, ownerUrl: strin
       ...(body === undefined ? {} : { body }),
     });
   } catch {
-    return unowned(); // the owner is going away; the next try finds its successor
+    return tryAgain(UNOWNED); // the owner is going away; the next try finds its successor
   }
   const back = new Headers(answer.headers);
   for (const h of [...HOP_BY_HOP, 'content-encoding']) back.delete(h);
   return new Response(answer.body, { status: answer.status, headers: back });
 }
 
-/** 503 with Retry-After: the partition is between owners (one died or handed it over a moment ago). */
-function unowned(): Response {
-  return new Response(JSON.stringify({ error: ['No server owns this organization right now: try again shortly'] }), {
-    status: 503,
-    headers: { 'content-type': 'application/json', 'retry-after': '1' },
-  });
-}
+/** The partition is between owners (one died or handed it over a moment ago). */
+const UNOWNED = 'No server owns this organization right now: try again shortly';
+/** Who owns the partition cannot be read while the store is away. */
+const STORE_AWAY = 'The data store is unavailable; nothing was changed. Try again.';
 
-/** 503 with Retry-After: who owns the partition cannot be read while the store is away. */
-function storeAway(): Response {
-  return new Response(JSON.stringify({ error: ['The data store is unavailable; nothing was changed. Try again.'] }), {
+/** 503 with Retry-After: the client tries again in a moment. */
+function tryAgain(message: string): Response {
+  return new Response(JSON.stringify({ error: [message] }), {
     status: 503,
     headers: { 'content-type': 'application/json', 'retry-after': '1' },
   });

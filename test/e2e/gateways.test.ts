@@ -6,6 +6,7 @@ import { serverStatusSchema } from '../../src/api/status-schema.js';
 import { partitionName, partitionOf } from '../../src/store/partitions.js';
 import { fleet, jobEnd, ownerOf, settledOwnerOf, startCluster, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
+import { statusOf } from '../support/hostile.js';
 import { waitForNodes } from '../support/node-fleet.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import type { ServerProcess } from '../support/server-process.js';
@@ -174,6 +175,5 @@ function allHeard(servers: readonly ServerProcess[]): Promise<number[]> {
 }
 
 async function storeState(server: ServerProcess): Promise<string | undefined> {
-  const answer = await fetch(`${server.url}/_status`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
-  return answer ? serverStatusSchema.parse(await answer.json()).store?.state : undefined;
+  return (await statusOf(server.url)).store?.state;
 }
