@@ -127,10 +127,12 @@ export async function startFloor(
   const curve = curveKeyPair();
   // sendTimeout 0 as the server's: a Router never waits to send, and zeromq.js then skips a check per send. Messages
   // are read into memory of their own, and a fleet connects through the same listen backlog with the same TCP
-  // keepalives, as the server's are.
+  // keepalives, as the server's are; and, as the server's, a node reconnecting under its routing id takes it over
+  // (handover), where a connection it left still holds it (a handshake timed out under a fleet connecting at once).
   receiveIntoOwnMemory();
   const router = () =>
     new Router({
+      handover: true,
       linger: 0,
       sendTimeout: 0,
       backlog: LISTEN_BACKLOG,

@@ -5,8 +5,9 @@
 // verified, then a signed `run` to every node and every `ack_run` and `succeeded` read and verified, and nothing
 // else. The server is the whole product in a process of its own, compiled, on its file store; the job is posted by
 // a signed request and is over when the organization's feed says so, as infra-loadtest sees it. Both are played by
-// heartbeat-flood.ts in a child process: nodes heartbeating every 10 s (the original's interval), 50 to a
-// connection pair as in the fleet-scale runs, that answer aborts, ack commits and succeed at once. Each side runs
+// heartbeat-flood.ts in child processes: nodes heartbeating every 10 s (the original's interval), 50 to a
+// connection pair as in the fleet-scale runs (the environment variables below play the defaults instead), that
+// answer aborts, ack commits and succeed at once. Each side runs
 // three jobs one after another (the first also pays for V8 compiling its path) and gives the median: the wall time
 // from the first commit sent (floor) or the POST (server) to the last result taken in, and the measured process's
 // CPU in that time; the server's ratios are to the floor of the same round. With INFRA_BENCH_CPU_PROF_DIR set,
@@ -24,8 +25,10 @@ import { median, report, SHARED } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 10_000);
 const ROUNDS = Number(process.env.INFRA_BENCH_ROUNDS ?? 3);
-const NODES_PER_CONNECTION = 50;
-const INTERVAL_MS = 10_000;
+/** The fleet-scale runs' settings by default; `INFRA_BENCH_NODES_PER_CONNECTION=1 INFRA_BENCH_INTERVAL_MS=1000` plays
+ * the defaults real clients run (a pair each, 1 s heartbeat). */
+const NODES_PER_CONNECTION = Number(process.env.INFRA_BENCH_NODES_PER_CONNECTION ?? 50);
+const INTERVAL_MS = Number(process.env.INFRA_BENCH_INTERVAL_MS ?? 10_000);
 /** Longer than any round: the play is stopped once the job is over. */
 const PLAY_SECONDS = 300;
 const READY_TIMEOUT_MS = 120_000;
@@ -40,10 +43,22 @@ interface Figure {
 const ready = (what: string, check: () => Promise<boolean> | boolean): Promise<true> =>
   until(what, async () => ((await check()) ? true : undefined), READY_TIMEOUT_MS, 200);
 
-/** Plays the nodes, with jobs answered, until `stop` is aborted. */
-function playNodes(load: Load, stop: AbortSignal): Promise<number> {
+/** A player's dealer pairs at most: each socket holds two open files (its connection and its mailbox), and a process
+ * may open 20,000. */
+const PAIRS_PER_PLAYER = 4000;
+
+/** Plays the nodes, with jobs answered, until `stop` is aborted: in as many player processes as their pairs need. */
+async function playNodes(load: Load, stop: AbortSignal): Promise<number> {
   const dealers = Math.ceil(NODES / NODES_PER_CONNECTION);
-  return play(load, { dealers, seconds: PLAY_SECONDS, rate: 1000 / INTERVAL_MS, jobs: true }, stop);
+  const players = Math.ceil(dealers / PAIRS_PER_PLAYER);
+  const played = Array.from({ length: players }, (_, p) =>
+    play(
+      { ...load, nodes: load.nodes.filter((_, i) => i % players === p) },
+      { dealers: Math.ceil(dealers / players), seconds: PLAY_SECONDS, rate: 1000 / INTERVAL_MS, jobs: true },
+      stop,
+    ),
+  );
+  return (await Promise.all(played)).reduce((a, b) => a + b, 0);
 }
 
 /**

@@ -17,7 +17,7 @@
 // registration backs, check their leases on a timer instead.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { epochKey, leaseKey, memberExpiryKey } from '../store/layout.js';
+import { epochKey, leaseKey, memberExpiryKey, memberHeardKey } from '../store/layout.js';
 import { duplicateOf } from '../store/redis-connection.js';
 import type { Fencing } from '../store/fencing.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
@@ -100,7 +100,13 @@ export class Leases implements Fencing {
     const current = (await this.redis.get(lease)) ?? '';
     const holder = current.slice(current.indexOf(':') + 1);
     if (current !== '' && holder !== this.member) {
-      if ((await this.redis.memberAlive(memberExpiryKey(this.prefix), holder)) === 1) return false;
+      const alive = await this.redis.memberAlive(
+        memberExpiryKey(this.prefix),
+        memberHeardKey(this.prefix),
+        holder,
+        this.ttlMs,
+      );
+      if (alive === 1) return false;
     }
     const token = await this.redis.leaseTake(lease, epochKey(this.prefix, partition), this.member, current);
     if (token === null) return false;

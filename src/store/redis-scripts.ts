@@ -136,13 +136,18 @@ table.insert(answer, 1, lapsed)
 return answer
 `;
 
-// KEYS: the members' expiry set. ARGV: member id. 1 while the member's registration runs (by Redis's clock).
+// KEYS: the members' expiry set, when any member was last heard. ARGV: member id, ttl ms. 1 while the member's
+// registration runs (by Redis's clock), counting a silence of Redis the way MEMBER_BEAT does: right after Redis came
+// back, before any beat has run the registrations on by it, a holder is not judged gone for Redis's absence.
 const MEMBER_ALIVE = `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return tonumber(score) >= now and 1 or 0
+local heard = tonumber(redis.call('GET', KEYS[2]) or '0')
+local silence = 0
+if heard > 0 and now - heard > tonumber(ARGV[2]) / 2 then silence = now - heard end
+return tonumber(score) + silence >= now and 1 or 0
 `;
 
 // KEYS: as MEMBER_BEAT. ARGV: member id. A member leaving on purpose is forgotten at once.
@@ -168,7 +173,7 @@ export interface ScriptCommands {
     ttlMs: number,
   ): Promise<string[]>;
   memberLeave(members: string, expiry: string, id: string): Promise<number>;
-  memberAlive(expiry: string, id: string): Promise<number>;
+  memberAlive(expiry: string, heard: string, id: string, ttlMs: number): Promise<number>;
 }
 
 const defined = new WeakSet<RedisClient>();
@@ -184,7 +189,7 @@ export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
     redis.defineCommand('leaseRelease', { lua: LEASE_RELEASE, numberOfKeys: 1 });
     redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 3 });
     redis.defineCommand('memberLeave', { lua: MEMBER_LEAVE, numberOfKeys: 2 });
-    redis.defineCommand('memberAlive', { lua: MEMBER_ALIVE, numberOfKeys: 1 });
+    redis.defineCommand('memberAlive', { lua: MEMBER_ALIVE, numberOfKeys: 2 });
     defined.add(redis);
   }
   const raw = redis as RedisClient & ScriptCommands & { fencedWriteRaw(...args: unknown[]): Promise<number> };

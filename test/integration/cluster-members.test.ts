@@ -1,15 +1,18 @@
 // The members' registrations on a real Redis, judged by Redis's clock: a member silent past its time to live while
 // the others renew is gone, and hears on its next renewal that it had lapsed; when Redis heard no member at all for
 // half the time to live (Redis failed over, paused or cut off), the registrations run on by that silence, so none is
-// judged gone for Redis's absence, while one that ran out before the silence stays gone.
+// judged gone for Redis's absence, while one that ran out before the silence stays gone. A member asking whether a
+// lease's holder is alive, to take the lease, counts the silence the same way even before any renewal ran.
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { Leases } from '../../src/cluster/leases.js';
 import { Members, type Member } from '../../src/cluster/members.js';
-import { memberExpiryKey, memberHeardKey, membersKey } from '../../src/store/layout.js';
+import { epochKey, leaseKey, memberExpiryKey, memberHeardKey, membersKey } from '../../src/store/layout.js';
 import { withScripts } from '../../src/store/redis-scripts.js';
 import { testRedisUrl, uniquePrefix } from '../support/redis.js';
 
 const TTL_MS = 3000;
+const PARTITION = 7;
 
 interface Registered {
   members: Members;
@@ -22,6 +25,7 @@ async function cluster(t: Test, ids: string[]) {
   const prefix = uniquePrefix();
   t.teardown(async () => {
     await redis.del(membersKey(prefix), memberExpiryKey(prefix), memberHeardKey(prefix));
+    await redis.del(leaseKey(prefix, PARTITION), epochKey(prefix, PARTITION));
     await redis.quit();
   });
   const scripted = withScripts(redis);
@@ -45,7 +49,9 @@ async function cluster(t: Test, ids: string[]) {
   const expiry = async (id: string) => Number(await redis.zscore(memberExpiryKey(prefix), id));
   /** Renews a member's registration; answers the ids of the live members. */
   const beat = async (id: string) => (await at(id).members.beat()).map((m) => m.id);
-  return { at, now, expires, heard, expiry, beat };
+  /** Whether `id` takes the lease of PARTITION (another member's, unless that one is alive). */
+  const take = (id: string) => new Leases(scripted, prefix, id, { ttlMs: TTL_MS }).acquire(PARTITION);
+  return { at, now, expires, heard, expiry, beat, take };
 }
 
 t.test('a member silent past its time to live while the others renew is gone, and hears it lapsed', async (t) => {
@@ -89,4 +95,20 @@ t.test('a shorter silence is a member’s own: its registration that ran out has
   await c.expires('a', now - 1);
   t.same(await c.beat('b'), ['b']);
   t.ok((await c.expiry('b')) <= now + TTL_MS + 100, 'b’s registration runs a time to live from now, no more');
+});
+
+t.test('right after a silence, before any renewal, a lease’s holder is not judged gone', async (t) => {
+  const c = await cluster(t, ['a', 'b']);
+  await c.beat('a');
+  await c.beat('b');
+  t.equal(await c.take('a'), true, 'a holds the lease');
+  const now = await c.now();
+  // Redis was away for 2 s and has just come back: no member has renewed since, and a's registration ran out in
+  // the silence.
+  await c.heard(now - 2000);
+  await c.expires('a', now - 500);
+  t.equal(await c.take('b'), false, 'b does not take a’s lease for Redis’s absence');
+  // The same registration run out with members heard all along: a is gone, and its lease is b's to take.
+  await c.heard(now);
+  t.equal(await c.take('b'), true, 'b takes the lease of a member that is gone');
 });
