@@ -120,6 +120,24 @@ export { round };
 const show = (s: Spread): string => (s.p50 === null ? 'none' : `p50 ${s.p50}, p99 ${s.p99}, max ${s.max} ms`);
 const num = (n: number | null, unit = ''): string => (n === null ? 'n/a' : `${n}${unit}`);
 
+/**
+ * Said when the tester skipped heartbeats (a node's socket was still writing its last one: the tester's own
+ * machine fell behind) and nodes went down or jobs ended otherwise than expected: from the server's side such a node
+ * went silent, so those figures may be the tester's doing rather than the server's.
+ */
+export function testerBehind(
+  f: Pick<Figures, 'dropped_by_reason' | 'nodes_marked_down' | 'quorum_outcomes_correct'>,
+): string | undefined {
+  const skipped = f.dropped_by_reason.tester['send_skipped'] ?? 0;
+  const marked = f.nodes_marked_down ?? 0;
+  if (skipped === 0 || (marked === 0 && f.quorum_outcomes_correct.mismatches.length === 0)) return undefined;
+  return (
+    `the tester fell behind: it skipped ${skipped} heartbeats (its sockets were still writing the ones before), so ` +
+    `its nodes went silent to the server; the downs and job outcomes above may be the tester's doing: play fewer ` +
+    `nodes here, or the tester on cores of its own`
+  );
+}
+
 export function summaryText(f: Figures): string {
   const q = f.quorum_outcomes_correct;
   const lines = [
@@ -163,6 +181,8 @@ export function summaryText(f: Figures): string {
       `held: ${f.nodes_held_by_another_process} nodes were first refused as held by another process (an earlier run's), and played once the server let go`,
     );
   if (f.deleted_nodes > 0) lines.push(`cleanup: ${f.deleted_nodes} nodes and their clients deleted`);
+  const behind = testerBehind(f);
+  if (behind !== undefined) lines.push(behind);
   for (const e of f.errors) lines.push(`error: ${e}`);
   return lines.join('\n');
 }

@@ -424,6 +424,21 @@ async function waitForCluster(
   return owner as string;
 }
 
+/** How many nodes to name when some never became available. */
+const NAMED_NOT_READY = 5;
+
+/** The first few nodes the server does not list as up and available, with what it says of them. */
+function notReady(names: ReadonlySet<string>, listed: ReadonlyMap<string, { status: string; availability: string }>) {
+  const missing: string[] = [];
+  for (const name of names) {
+    const s = listed.get(name);
+    if (s?.status === 'up' && s.availability === 'available') continue;
+    missing.push(s ? `${name} (${s.status}, ${s.availability})` : `${name} (not listed)`);
+    if (missing.length === NAMED_NOT_READY) break;
+  }
+  return missing.length === 0 ? '' : `; not available: ${missing.join(', ')}`;
+}
+
 /** Polls node_states until every one of `names` is up and available. */
 async function waitAvailable(
   api: ApiClient,
@@ -448,6 +463,7 @@ async function waitAvailable(
       continue;
     }
     ready = 0;
+    const listed = new Map(states.map((s) => [s.node_name, s]));
     for (const s of states) if (names.has(s.node_name) && s.status === 'up' && s.availability === 'available') ready++;
     const t = fleet.totals;
     const skipped = t.drops.send_skipped ?? 0;
@@ -462,7 +478,9 @@ async function waitAvailable(
         t.held > 0
           ? `; the server refused ${t.held} as held by another process: play other nodes with --prefix`
           : unheardHint(t);
-      throw new Error(`--timeout passed with ${ready} of ${names.size} nodes available${hint}`);
+      throw new Error(
+        `--timeout passed with ${ready} of ${names.size} nodes available${hint}${notReady(names, listed)}`,
+      );
     }
     await Promise.race([sleep(pollMs), fleet.failure$]);
   }
