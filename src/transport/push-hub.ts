@@ -3,6 +3,7 @@
 // hop; outbound messages are signed with the node's session key and written in order.
 import { randomUUID } from 'node:crypto';
 import { Router } from 'zeromq';
+import { bindRetrying } from './bind-retrying.js';
 import type { InfraSystem } from '../../actors/system.js';
 import type { NodeFollower } from '../../actors/push/node.js';
 import {
@@ -68,10 +69,6 @@ type HubConfig = Pick<
 
 type Channel = 'heartbeat' | 'command';
 
-/** zeromq releases a closed socket's port in its I/O thread, a moment after close(): a server restarted in
- * the same process (or quickly after its predecessor) retries a taken port this long before giving up. */
-const BIND_RETRY_MS = 2000;
-const BIND_RETRY_STEP_MS = 20;
 /** Connections each channel's listening socket queues before it accepts them (see bind). */
 export const LISTEN_BACKLOG = 4096;
 /**
@@ -678,20 +675,6 @@ function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerM
   if ('truncated' in m && m.truncated !== undefined) answer.truncated = m.truncated;
   if ('reason' in m) answer.reason = m.reason;
   return answer;
-}
-
-async function bindRetrying(socket: Router, address: string): Promise<void> {
-  const deadline = Date.now() + BIND_RETRY_MS;
-  for (;;) {
-    try {
-      await socket.bind(address);
-      return;
-    } catch (e) {
-      const taken = codeOf(e) === 'EADDRINUSE';
-      if (!taken || Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
-    }
-  }
 }
 
 function portOf(endpoint: string | null): number {

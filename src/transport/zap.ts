@@ -3,13 +3,11 @@
 // serves the process (an inproc address is bound once per context), and it passes each request to the decision of
 // the socket's ZAP domain: every hub of the process (tests start several) sets a domain of its own.
 import { Reply } from 'zeromq';
-import { codeOf, messageOf } from '../lib/thrown.js';
+import { messageOf } from '../lib/thrown.js';
+import { bindRetrying } from './bind-retrying.js';
 
 const ZAP_ENDPOINT = 'inproc://zeromq.zap.01';
 const ZAP_VERSION = '1.0';
-/** A handler closed a moment ago may still hold the address, while libzmq's reaper lets it go. */
-const BIND_RETRY_MS = 2000;
-const BIND_RETRY_STEP_MS = 10;
 
 /**
  * Undefined admits the key; a string refuses it and says why. A promise holds the answer back (the handshake
@@ -47,18 +45,12 @@ export async function registerZapDomain(domain: string, decide: ZapDecision): Pr
 
 async function bindHandler(): Promise<Reply> {
   const socket = new Reply({ linger: 0 });
-  const deadline = Date.now() + BIND_RETRY_MS;
-  for (;;) {
-    try {
-      await socket.bind(ZAP_ENDPOINT);
-      break;
-    } catch (e) {
-      if (codeOf(e) !== 'EADDRINUSE' || Date.now() > deadline) {
-        socket.close();
-        throw new Error(`the ZAP handler could not bind ${ZAP_ENDPOINT}: ${messageOf(e)}`, { cause: e });
-      }
-      await new Promise((r) => setTimeout(r, BIND_RETRY_STEP_MS));
-    }
+  try {
+    // A handler closed a moment ago may still hold the address, while libzmq's reaper lets it go.
+    await bindRetrying(socket, ZAP_ENDPOINT);
+  } catch (e) {
+    socket.close();
+    throw new Error(`the ZAP handler could not bind ${ZAP_ENDPOINT}: ${messageOf(e)}`, { cause: e });
   }
   void serve(socket);
   return socket;

@@ -113,8 +113,9 @@ export const READY_LINE = /^\S+ INFO API listening on (\S+)\n/m;
 const STOP_GRACE_MS = 5000;
 /** A port found free can be taken before the server binds it: so many fresh sets of ports are tried. */
 const PORT_ATTEMPTS = 3;
-/** How the server says a port was taken: Node's code for the API port, libzmq's text for the push-jobs ports. */
-const PORT_TAKEN = /EADDRINUSE|Address already in use/;
+/** How the server says a port was taken: Node's code for the API port, libzmq's text or its own for the push-jobs
+ * ports. */
+const PORT_TAKEN = /EADDRINUSE|Address already in use|could not be bound \(in use/;
 
 export async function startServerProcess(t: Test, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));

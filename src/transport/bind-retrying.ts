@@ -1,0 +1,44 @@
+// Binding a push-jobs channel's port, retried while it is taken. zeromq releases a closed socket's port in its I/O
+// thread, a moment after close(): a server restarted in the same process (or quickly after its predecessor) finds
+// it taken for that moment. A port picked free can also be taken meanwhile by another process's outgoing
+// connection, for as long as that lasts. libzmq has been seen to refuse a bind with EAGAIN where no other cause
+// than a taken port was at hand (a member starting beside tests that opened thousands of connections, its socket
+// watched by a monitor), so EAGAIN is retried too, and said for what it likely is.
+import type { Socket } from 'zeromq';
+import { codeOf } from '../lib/thrown.js';
+
+/** How long a taken port is tried again before the bind fails. */
+export const BIND_RETRY_MS = 2000;
+const BIND_RETRY_STEP_MS = 20;
+
+export interface BindClock {
+  now(): number;
+  wait(ms: number): Promise<void>;
+}
+
+const realClock: BindClock = {
+  now: () => Date.now(),
+  wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export async function bindRetrying(
+  socket: Pick<Socket, 'bind'>,
+  address: string,
+  clock: BindClock = realClock,
+): Promise<void> {
+  const deadline = clock.now() + BIND_RETRY_MS;
+  for (;;) {
+    try {
+      await socket.bind(address);
+      return;
+    } catch (e) {
+      const code = codeOf(e);
+      if (code !== 'EADDRINUSE' && code !== 'EAGAIN') throw e;
+      if (clock.now() > deadline) {
+        if (code === 'EADDRINUSE') throw e;
+        throw new Error(`${address} could not be bound (in use, or not an address of this host)`, { cause: e });
+      }
+      await clock.wait(BIND_RETRY_STEP_MS);
+    }
+  }
+}
