@@ -42,6 +42,12 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
   server(master);
   for (const replica of replicas) server(replica, '--replicaof', '127.0.0.1', String(master));
   for (const port of [master, ...replicas]) await until(`redis-server on port ${port}`, () => answers(port), 10_000);
+  const replicaSynced = async (port: number): Promise<true | undefined> => {
+    const info = await onPort(port, (r) => r.info('replication'));
+    return info?.includes('role:slave') && info.includes('master_link_status:up') ? true : undefined;
+  };
+  for (const replica of replicas)
+    await until(`the replica on port ${replica} to be in sync with the master`, () => replicaSynced(replica), 15_000);
   // A sentinel rewrites its configuration file, so it is started from one of its own. One sentinel is a quorum of
   // one; a master silent for a second would be failed over without being asked.
   const conf = join(dir, 'sentinel.conf');
@@ -62,17 +68,13 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
     const addr = await onPort(sentinel, (r) => r.call('SENTINEL', 'get-master-addr-by-name', MASTER_NAME));
     return Array.isArray(addr) ? Number(addr[1]) : undefined;
   };
-  const replicaSynced = async (port: number): Promise<true | undefined> => {
-    const info = await onPort(port, (r) => r.info('replication'));
-    return info?.includes('role:slave') && info.includes('master_link_status:up') ? true : undefined;
-  };
   const sentinelSeesReplicas = async (): Promise<true | undefined> => {
     const known = await onPort(sentinel, (r) => r.call('SENTINEL', 'replicas', MASTER_NAME));
     return Array.isArray(known) && known.length === replicas.length ? true : undefined;
   };
-  for (const replica of replicas)
-    await until(`the replica on port ${replica} to be in sync with the master`, () => replicaSynced(replica), 15_000);
-  await until('the sentinel to know the master and its replicas', sentinelSeesReplicas, 15_000);
+  // Sentinel learns the replicas from the master's INFO: once as it starts, then every 10 s. Started after they are
+  // in sync, it knows them from its first INFO instead of waiting out the next one.
+  await until('the sentinel to know the master and its replicas', sentinelSeesReplicas, 30_000);
   /** The new master once the sentinel names another than `from` and it takes writes with a replica following it. */
   const promotedFrom = async (from: number): Promise<number> => {
     const to = await until(
