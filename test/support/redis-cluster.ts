@@ -9,7 +9,7 @@ import type { Test } from 'tap';
 import { until } from './deadline.js';
 import { answers, killAll, onPort } from './redis-probe.js';
 import { runProcess } from './process-run.js';
-import { freePort } from './server-process.js';
+import { freePorts } from './server-process.js';
 
 export interface PrivateRedisCluster {
   /** A URL naming one of the masters: enough for the server to find the others. */
@@ -36,9 +36,11 @@ const NODE_TIMEOUT_MS = 2000;
 
 export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Promise<PrivateRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-cluster-'));
+  /** The nodes up, by port; `spawned` holds every process started, for the teardown. */
   const children = new Map<number, ChildProcess>();
+  const spawned: ChildProcess[] = [];
   t.teardown(async () => {
-    await killAll([...children.values()]);
+    await killAll(spawned);
     await rm(dir, { recursive: true, force: true });
   });
   /**
@@ -48,17 +50,19 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
    */
   const startNode = async (): Promise<number> => {
     for (let attempt = 1; ; attempt++) {
-      const [port, bus] = [await freePort(), await freePort()];
+      const [port, bus] = (await freePorts(2)) as [number, number];
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
       args.push('--cluster-enabled', 'yes', '--cluster-port', String(bus), '--dir', dir);
       args.push('--cluster-config-file', `nodes-${port}.conf`);
       if (replicas > 0) args.push('--cluster-node-timeout', String(NODE_TIMEOUT_MS));
       const child = spawn('redis-server', args, { stdio: 'ignore' });
-      children.set(port, child);
+      spawned.push(child);
       const exited = () => (child.exitCode !== null || child.signalCode !== null ? false : undefined);
       const up = await until(`redis-server on port ${port}`, async () => (await answers(port)) ?? exited(), 10_000);
-      if (up) return port;
-      children.delete(port);
+      if (up) {
+        children.set(port, child);
+        return port;
+      }
       if (attempt === PORT_ATTEMPTS) throw new Error(`redis-server did not start on ${attempt} sets of free ports`);
     }
   };

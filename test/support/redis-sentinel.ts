@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { until } from './deadline.js';
 import { answers, killAll, onPort } from './redis-probe.js';
-import { freePort } from './server-process.js';
+import { freePorts } from './server-process.js';
 
 export const MASTER_NAME = 'infra';
 
@@ -28,16 +28,22 @@ export interface PrivateSentinel {
 
 export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-sentinel-'));
+  /** The processes by port; `spawned` holds every process started, for the teardown. */
   const children = new Map<number, ChildProcess>();
+  const spawned: ChildProcess[] = [];
+  const start = (port: number, args: string[]) => {
+    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    spawned.push(child);
+    children.set(port, child);
+  };
   t.teardown(async () => {
-    await killAll([...children.values()]);
+    await killAll(spawned);
     await rm(dir, { recursive: true, force: true });
   });
-  const [master, sentinel] = [await freePort(), await freePort()];
-  const replicas = [await freePort(), await freePort()];
+  const [master, sentinel, ...replicas] = (await freePorts(4)) as [number, number, number, number];
   const server = (port: number, ...more: string[]) => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    children.set(port, spawn('redis-server', [...args, '--dir', dir, ...more], { stdio: 'ignore' }));
+    start(port, [...args, '--dir', dir, ...more]);
   };
   server(master);
   for (const replica of replicas) server(replica, '--replicaof', '127.0.0.1', String(master));
@@ -63,7 +69,7 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
       '',
     ].join('\n'),
   );
-  children.set(sentinel, spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
+  start(sentinel, [conf, '--sentinel']);
   const masterPort = async (): Promise<number | undefined> => {
     const addr = await onPort(sentinel, (r) => r.call('SENTINEL', 'get-master-addr-by-name', MASTER_NAME));
     return Array.isArray(addr) ? Number(addr[1]) : undefined;

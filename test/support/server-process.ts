@@ -63,6 +63,30 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /**
+ * `count` distinct ports nothing listens on right now. Each is held until all are found: freePort called twice can
+ * answer the same port twice, since it lets each go before the next is asked for.
+ */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const held: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      held.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, host, resolve);
+      });
+    }
+    return held.map((server) => {
+      const address = server.address();
+      return typeof address === 'object' && address !== null ? address.port : 0;
+    });
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/**
  * The first of `count` consecutive ports nothing listens on right now, for a server whose members take ports at
  * fixed steps from their settings (`processes N`).
  */
