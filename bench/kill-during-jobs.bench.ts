@@ -10,7 +10,7 @@ import { isFinished } from '../src/push/job-states.js';
 import { serverStatusSchema } from '../src/api/status-schema.js';
 import { ApiClient } from '../src/auth/api-client.js';
 import { until } from '../test/support/deadline.js';
-import { freePort } from '../test/support/server-process.js';
+import { serverPorts } from '../test/support/server-process.js';
 import { report, runInTempDir, SHARED, spawnTester, startServer, teardowns } from './support.js';
 
 const NODES = Number(process.env.INFRA_BENCH_NODES ?? 1000);
@@ -19,11 +19,7 @@ const RUN_MS = KILL_IN === 'voting' ? 1000 : 20_000;
 const SLOW_VOTE_MS = 2000;
 
 runInTempDir('infra-bench-kill-', async (dir) => {
-  const ports = {
-    api_port: await freePort(),
-    command_port: await freePort(),
-    server_heartbeat_port: await freePort(),
-  };
+  const ports = await serverPorts();
   const first = await startServer(dir, ports);
   const keyFile = join(first.dataDir, 'admin.pem');
   const admin = new ApiClient({ baseUrl: first.url, userId: 'admin', key: await readFile(keyFile, 'utf8') });

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childEnv, distBin } from '../test/support/process-run.js';
-import { freePort, READY_LINE, settingsText, type SettingLiteral } from '../test/support/server-process.js';
+import { READY_LINE, serverPorts, settingsText, type SettingLiteral } from '../test/support/server-process.js';
 import { benchCommand, resultLine, type Result } from './results.js';
 
 export const teardowns: Array<() => unknown> = [];
@@ -29,9 +29,7 @@ export async function startServer(
     settingsFile,
     settingsText({
       api_listen_address: '127.0.0.1',
-      api_port: await freePort(),
-      command_port: await freePort(),
-      server_heartbeat_port: await freePort(),
+      ...(await serverPorts()),
       server_name: '127.0.0.1',
       queue_listen_address: 'tcp://127.0.0.1',
       data_dir: dataDir,

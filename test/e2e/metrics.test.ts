@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { scrape, valueOf } from '../support/metrics.js';
 import { runBin } from '../support/process-run.js';
-import { freePort, occupiedPort, settingsText, startServerProcess } from '../support/server-process.js';
+import { freePort, occupiedPort, serverPorts, settingsText, startServerProcess } from '../support/server-process.js';
 
 t.test('metrics_port in push-jobs-server.rb starts the metrics listener and the log says where', async (t) => {
   const port = await freePort();
@@ -31,9 +31,7 @@ t.test('a metrics_port already taken stops the start with a line naming it', asy
     settingsFile,
     settingsText({
       api_listen_address: '127.0.0.1',
-      api_port: await freePort(),
-      command_port: await freePort(),
-      server_heartbeat_port: await freePort(),
+      ...(await serverPorts()),
       metrics_port: metricsPort,
       data_dir: join(dir, 'data'),
     }),

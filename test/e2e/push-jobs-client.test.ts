@@ -9,13 +9,13 @@ import type { ApiClient } from '../../src/auth/api-client.js';
 import { until as untilDeadline } from '../support/deadline.js';
 import { pidFrom as pidIn, processGone } from '../support/node-fleet.js';
 import { childEnv, distBin, runBin } from '../support/process-run.js';
-import { freePort } from '../support/server-process.js';
+import { freePorts } from '../support/server-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const TERMINAL = ['complete', 'quorum_failed', 'timed_out', 'aborted', 'crashed'];
 const DEADLINE_MS = 15_000;
 
-const [apiPort, heartbeatPort, commandPort] = [await freePort(), await freePort(), await freePort()];
+const [apiPort, heartbeatPort, commandPort] = (await freePorts(3)) as [number, number, number];
 let server: TestServer = await startTestServer(t, 'file', {
   heartbeat_interval: 200,
   api_port: apiPort,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { z } from 'zod';
 import { runBin } from '../support/process-run.js';
-import { freePort, occupiedPort, settingsText, startServerProcess } from '../support/server-process.js';
+import { occupiedPort, pushPorts, settingsText, startServerProcess } from '../support/server-process.js';
 
 const jsonLine = z.looseObject({ level: z.number(), time: z.number(), msg: z.string() });
 const jsonLines = (output: string) =>
@@ -38,8 +38,7 @@ t.test('a start that fails logs why at error before the process exits 1', async 
     settingsText({
       api_listen_address: '127.0.0.1',
       api_port: apiPort,
-      command_port: await freePort(),
-      server_heartbeat_port: await freePort(),
+      ...(await pushPorts()),
       data_dir: join(dir, 'data'),
       log_format: 'json',
     }),

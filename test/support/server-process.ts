@@ -86,6 +86,22 @@ export async function freePorts(count: number, host = '127.0.0.1'): Promise<numb
   }
 }
 
+/** A server's three ports, distinct and free right now, as its settings name them. */
+export async function serverPorts(): Promise<{
+  api_port: number;
+  command_port: number;
+  server_heartbeat_port: number;
+}> {
+  const [api, command, heartbeat] = (await freePorts(3)) as [number, number, number];
+  return { api_port: api, command_port: command, server_heartbeat_port: heartbeat };
+}
+
+/** The two push-jobs ports, distinct and free right now, as a server's settings name them. */
+export async function pushPorts(): Promise<{ command_port: number; server_heartbeat_port: number }> {
+  const [command, heartbeat] = (await freePorts(2)) as [number, number];
+  return { command_port: command, server_heartbeat_port: heartbeat };
+}
+
 /**
  * The first of `count` consecutive ports nothing listens on right now, for a server whose members take ports at
  * fixed steps from their settings (`processes N`).
@@ -213,7 +229,8 @@ export async function startServerProcess(t: Test, opts: ServerProcessOptions = {
   };
 
   for (let attempt = 1; ; attempt++) {
-    const ports = { api: await freePort(), command: await freePort(), heartbeat: await freePort() };
+    const [api, command, heartbeat] = (await freePorts(3)) as [number, number, number];
+    const ports = { api, command, heartbeat };
     await writeFile(
       settingsFile,
       settingsText({
