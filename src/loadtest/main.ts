@@ -428,7 +428,11 @@ async function waitForCluster(
 const NAMED_NOT_READY = 5;
 
 /** The first few nodes the server does not list as up and available, with what it says of them. */
-function notReady(names: ReadonlySet<string>, listed: ReadonlyMap<string, { status: string; availability: string }>) {
+function notReady(
+  names: ReadonlySet<string>,
+  states: ReadonlyArray<{ node_name: string; status: string; availability: string }>,
+) {
+  const listed = new Map(states.map((s) => [s.node_name, s]));
   const missing: string[] = [];
   for (const name of names) {
     const s = listed.get(name);
@@ -463,7 +467,6 @@ async function waitAvailable(
       continue;
     }
     ready = 0;
-    const listed = new Map(states.map((s) => [s.node_name, s]));
     for (const s of states) if (names.has(s.node_name) && s.status === 'up' && s.availability === 'available') ready++;
     const t = fleet.totals;
     const skipped = t.drops.send_skipped ?? 0;
@@ -479,7 +482,7 @@ async function waitAvailable(
           ? `; the server refused ${t.held} as held by another process: play other nodes with --prefix`
           : unheardHint(t);
       throw new Error(
-        `--timeout passed with ${ready} of ${names.size} nodes available${hint}${notReady(names, listed)}`,
+        `--timeout passed with ${ready} of ${names.size} nodes available${hint}${notReady(names, states)}`,
       );
     }
     await Promise.race([sleep(pollMs), fleet.failure$]);

@@ -6,27 +6,18 @@
 // watched by a monitor), so EAGAIN is retried too, and said for what it likely is.
 import type { Socket } from 'zeromq';
 import { codeOf } from '../lib/thrown.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 
 /** How long a taken port is tried again before the bind fails. */
 export const BIND_RETRY_MS = 2000;
 const BIND_RETRY_STEP_MS = 20;
 
-export interface BindClock {
-  now(): number;
-  wait(ms: number): Promise<void>;
-}
-
-const realClock: BindClock = {
-  now: () => Date.now(),
-  wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 export async function bindRetrying(
   socket: Pick<Socket, 'bind'>,
   address: string,
-  clock: BindClock = realClock,
+  timers: Timers = realTimers,
 ): Promise<void> {
-  const deadline = clock.now() + BIND_RETRY_MS;
+  const deadline = timers.now() + BIND_RETRY_MS;
   for (;;) {
     try {
       await socket.bind(address);
@@ -34,11 +25,11 @@ export async function bindRetrying(
     } catch (e) {
       const code = codeOf(e);
       if (code !== 'EADDRINUSE' && code !== 'EAGAIN') throw e;
-      if (clock.now() > deadline) {
+      if (timers.now() > deadline) {
         if (code === 'EADDRINUSE') throw e;
         throw new Error(`${address} could not be bound (in use, or not an address of this host)`, { cause: e });
       }
-      await clock.wait(BIND_RETRY_STEP_MS);
+      await new Promise<void>((resolve) => timers.after(BIND_RETRY_STEP_MS, resolve));
     }
   }
 }

@@ -3,7 +3,6 @@
 // hop; outbound messages are signed with the node's session key and written in order.
 import { randomUUID } from 'node:crypto';
 import { Router } from 'zeromq';
-import { bindRetrying } from './bind-retrying.js';
 import type { InfraSystem } from '../../actors/system.js';
 import type { NodeFollower } from '../../actors/push/node.js';
 import {
@@ -31,6 +30,7 @@ import {
 } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
+import { bindRetrying } from './bind-retrying.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
 import type { ZmqConnections } from './connection-watch.js';
 import { HeartbeatLag } from './heartbeat-lag.js';
