@@ -395,7 +395,7 @@ function joinNodeLink(
       inbox: (p, entry) => applyInboxEntry(system, entry, () => link.serving(p)),
     },
     logger.child({ component: 'node-link' }),
-    { replicated: () => store.replication.confirm() },
+    { replicated: () => store.replication.confirm(), fencing: member.leases },
   );
   const gateways: GatewayNodes = new GatewayNodes(system.pushPorts, (event) =>
     link.event(partitionOf(event.org), event),

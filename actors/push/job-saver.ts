@@ -125,11 +125,21 @@ export class JobSaver {
    * refused it because another process owns the job now.
    */
   saved(): Promise<void> {
-    if (this.deposed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.waiting.add(resolve);
+    return this.durable().catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every change recorded so far is stored; rejects once the store refused it because another process
+   * owns the job now. What acknowledges a node's answer to another process (an inbox entry) waits for this: an
+   * answer counts as kept only once it is stored.
+   */
+  durable(): Promise<void> {
+    if (this.deposed) return Promise.reject(this.refusal);
+    return new Promise((resolve, reject) => {
+      const settle = (refused: unknown) => (refused === undefined ? resolve() : reject(refused));
+      this.waiting.add(settle);
       this.afterSaved(() => {
-        this.waiting.delete(resolve);
+        this.waiting.delete(settle);
         resolve();
       });
     });
@@ -137,7 +147,10 @@ export class JobSaver {
 
   /** Another process owns the job: nothing more is written, and what waited for a write never runs. */
   private deposed = false;
-  private readonly waiting = new Set<() => void>();
+  /** The store's refusal that deposed the job. */
+  private refusal: unknown;
+  /** Those waiting for a write, told the refusal if the job is deposed first. */
+  private readonly waiting = new Set<(refused?: unknown) => void>();
 
   private scheduled = false;
   /** When the last write began (timers.now()). */
@@ -192,9 +205,10 @@ export class JobSaver {
         // its to decide. Only those waiting for the saves to end are told.
         if (e instanceof FencedError) {
           this.deposed = true;
+          this.refusal = e;
           this.sealed = null;
           this.open = emptyBatch();
-          for (const resolve of this.waiting) resolve();
+          for (const settle of this.waiting) settle(e);
           this.waiting.clear();
           return;
         }

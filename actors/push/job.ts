@@ -19,7 +19,10 @@ export type JobMsg =
    * is stored: a GET sent after it shows which nodes were asked and which were unavailable.
    */
   | { type: 'begin'; available: ReadonlySet<string>; restored: boolean; answer?: { replyTo: Ref<Reply>; reply: Reply } }
-  /** `stored`: told, once the answer is handled, when what it changed is stored (a gateway's inbox entry waits). */
+  /**
+   * `stored`: told, once the answer is handled, a promise of what it changed being stored, which rejects when the
+   * store refuses it (another process owns the job now): a gateway's inbox entry is acknowledged only once stored.
+   */
   | { type: 'answer'; node: string; message: NodeAnswerMessage; stored?: (saved: Promise<void>) => void }
   | { type: 'node_down'; node: string }
   | { type: 'timer'; timer: 'voting' | 'run'; at: number }
@@ -223,7 +226,7 @@ export function spawnJob(
         if (typeof m.exit_status === 'number') event.exit_status = m.exit_status;
         if (m.stdout !== undefined || m.stderr !== undefined) event.output = true;
         step(state, event, { ...m, node: msg.node });
-        msg.stored?.(saver.saved());
+        msg.stored?.(saver.durable());
         break;
       }
       case 'node_down':
@@ -264,7 +267,7 @@ export function spawnJob(
     run(state, effects);
     if (msg.type === 'abort') answer(msg.replyTo, answerAbout(state, 'abort', true));
     if (msg.type === 'begin' && msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
-    if (msg.type === 'answer') msg.stored?.(saver.saved());
+    if (msg.type === 'answer') msg.stored?.(saver.durable());
     return state;
   };
 

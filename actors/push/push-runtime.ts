@@ -54,12 +54,6 @@ export const SWEEPS_PER_INTERVAL = 20;
 const RECONNECT_MS_PER_NODE = 10;
 
 /**
- * How long an answer from a gateway waits for its job to store it before its inbox entry is acknowledged anyway: a
- * job that stopped meanwhile (it ended) never says so, and the answer no longer matters to it.
- */
-const GATEWAY_ANSWER_WAIT_MS = 10_000;
-
-/**
  * How often finished jobs past job_retention_days are looked for (or every half retention period, when shorter),
  * and how many one pass removes at most.
  */
@@ -81,7 +75,7 @@ export class PushRuntime {
   private readonly finished = new FinishedJobs();
   /** Node records changed since the last write-behind flush. */
   private readonly dirty = new Set<string>();
-  /** The node-state write under way (or the last one, settled): it never rejects. */
+  /** The node-state write under way (or the last one, settled): it never rejects, whatever the write did. */
   private flushing: Promise<void> = Promise.resolve();
   private nextPurge = 0;
   /** The purge writing to the store now, if any: a stopping server waits for it. */
@@ -232,7 +226,7 @@ export class PushRuntime {
         break;
       case 'push_tick': {
         const at = this.ports.now();
-        void this.flush();
+        this.flush().catch(() => undefined); // logged; the states are written again at the next tick
         if (at >= this.nextPurge) this.purge(at);
         break;
       }
@@ -275,22 +269,20 @@ export class PushRuntime {
           this.nodeChanged(e.node, e.change);
           break;
         case 'answer': {
+          // A job no longer live ended, and its record is stored: the answer changes nothing of it.
           const job = e.message.job_id === null ? undefined : this.jobs.get(e.message.job_id);
           if (!job) break;
+          // Told in this turn, before any stop of the job (job_retired comes through this actor's mailbox too), so
+          // the job handles the answer and says when its change is stored, or that the store refused it.
           stored.push(
-            new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, GATEWAY_ANSWER_WAIT_MS);
-              const done = () => {
-                clearTimeout(timer);
-                resolve();
-              };
+            new Promise<void>((resolve, reject) =>
               dispatch(job.ref, {
                 type: 'answer',
                 node: e.node,
                 message: e.message,
-                stored: (saved) => void saved.then(done, done),
-              });
-            }),
+                stored: (saved) => void saved.then(resolve, reject),
+              }),
+            ),
           );
           break;
         }
@@ -317,11 +309,19 @@ export class PushRuntime {
 
   /**
    * Write-behind of node states: one batch per tick, never one write per heartbeat. Batches go one after another,
-   * so a later state never lands before an earlier one, and waiting for a flush waits for the one under way.
+   * so a later state never lands before an earlier one, and waiting for a flush waits for the one under way. Rejects
+   * when the store did not take the batch (the states are kept for the next one): what a gateway said is then not
+   * acknowledged, and is applied again.
    */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeDirty());
-    return this.flushing;
+    const write = this.flushing.then(() => this.writeDirty());
+    this.flushing = write.catch(() => undefined);
+    return write;
+  }
+
+  /** A flush whose failure is logged and left for the next tick: a stop or a release waits for it all the same. */
+  private settled(): Promise<void> {
+    return this.flush().catch(() => undefined);
   }
 
   private async writeDirty(): Promise<void> {
@@ -338,6 +338,7 @@ export class PushRuntime {
     } catch (e) {
       for (const [n] of docs) this.dirty.add(n);
       this.ports.log.error('saving node states failed; they are kept for the next tick', { org: this.org, error: e });
+      throw e;
     }
   }
 
@@ -379,7 +380,7 @@ export class PushRuntime {
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
   async whenSaved(): Promise<void> {
     await Promise.all([
-      this.flush(),
+      this.settled(),
       this.purging,
       ...this.storing,
       ...[...this.jobs.values()].map((job) => job.saved()),
@@ -415,7 +416,7 @@ export class PushRuntime {
         ),
       ),
     );
-    await Promise.all([this.flush(), this.purging, ...jobs.map((job) => job.saved())]);
+    await Promise.all([this.settled(), this.purging, ...jobs.map((job) => job.saved())]);
   }
 
   /**

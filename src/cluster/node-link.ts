@@ -1,20 +1,24 @@
 // The Redis Streams between partition owners and node gateways (node-link-messages.ts has their shapes).
 //
 // - An owner hands a gateway the job messages for the nodes connected to it: one entry per gateway per turn, in
-//   which one fan-out to many nodes is one order naming them all. The gateway reads its stream from where it joined;
-//   what was written for a gateway that died is lost with its connections, and its nodes' jobs deal with that.
+//   which one fan-out to many nodes is one order naming them all. The stream is the gateway's own (named by its
+//   member id, new with each process): it reads it from its first entry and trims what it has read. What was
+//   written for a gateway that died is lost with its connections, and its nodes' jobs deal with that.
 // - A gateway hands a partition's owner what its nodes said (answers, up and down): one entry per partition per
 //   turn, appended to the partition's inbox. The owner reads the inbox as the consumer group's member under its id
-//   and acknowledges an entry only once what it says is stored, so a new owner claims (XAUTOCLAIM) what the last
-//   one read but never acknowledged and applies it again; applying twice changes nothing (the job and node tables
-//   ignore what they already know).
+//   and acknowledges an entry only once what it says is stored, under the partition's lease (checked inside Redis
+//   with the acknowledgement), so a new owner claims (XAUTOCLAIM) what the last one read but never acknowledged and
+//   applies it again; applying twice changes nothing (the job and node tables ignore what they already know).
+// - Nothing unread or unacknowledged is ever trimmed: owners trim their inboxes behind the oldest entry still
+//   pending, and a stream that grows past a bound (nobody reads it) is reported, not cut.
 import { Cluster } from 'ioredis';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
-import { gatewayKey, inboxKey, INBOX_GROUP } from '../store/layout.js';
+import type { Fencing } from '../store/fencing.js';
+import { gatewayKey, inboxKey, INBOX_GROUP, leaseKey } from '../store/layout.js';
 import { duplicateOf } from '../store/redis-connection.js';
-import type { Partition } from '../store/partitions.js';
-import type { RedisClient } from '../store/redis-scripts.js';
+import { partitionName, type Partition } from '../store/partitions.js';
+import { isFenced, withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
 import {
   gatewayEntrySchema,
   inboxEntrySchema,
@@ -40,9 +44,13 @@ export interface NodeLinkHandlers {
   inbox(partition: Partition, entry: InboxEntry): Promise<boolean>;
 }
 
-/** Entries kept in a gateway's stream and a partition's inbox at most (approximately, as Redis trims them). */
-const GATEWAY_MAXLEN = 10_000;
-const INBOX_MAXLEN = 100_000;
+/**
+ * A stream longer than this has a reader that stopped (a gateway paused, an owner that cannot store): it is
+ * reported, once per stream until it is short again, and never trimmed of what was not read.
+ */
+export const STREAM_BACKLOG_ALARM = 100_000;
+/** Acknowledged entries a partition's owner lets pile up before it trims its inbox behind them. */
+const TRIM_EVERY_ACKS = 1000;
 /** Entries read at once. */
 const READ_COUNT = 500;
 /**
@@ -80,6 +88,12 @@ export interface NodeLinkOptions {
   inboxBlockMs?: number;
   /** Resolves once replicas hold the writes sent so far (redis_min_replicas); rejects when they do not. */
   replicated?: () => Promise<void>;
+  /**
+   * The partitions' leases: an inbox entry is applied only while its partition's lease is surely this process's,
+   * and acknowledged only under that lease. Without it (a link of its own in a test), entries are acknowledged
+   * unfenced.
+   */
+  fencing?: Pick<Fencing, 'tokenFor'>;
 }
 
 export class NodeLink {
@@ -111,6 +125,14 @@ export class NodeLink {
   private readonly replicated: () => Promise<void>;
   /** Entries that did not parse, for GET /_status. */
   skipped = 0;
+  /** Acknowledgements refused because the partition's lease had passed: those entries wait for its owner. */
+  fencedAcks = 0;
+  /** The longest backlog seen of each stream past STREAM_BACKLOG_ALARM, by key (reported once until it drains). */
+  private readonly backlogged = new Set<string>();
+  /** Acknowledgements per partition since its inbox was last trimmed. */
+  private readonly acksSinceTrim = new Map<Partition, number>();
+  private readonly scripts: RedisClient & ScriptCommands;
+  private readonly fencing: Pick<Fencing, 'tokenFor'> | undefined;
   /** An inbox write was lost (Redis away): once writes go through again, the gateway says where its nodes are. */
   private inboxLost = false;
 
@@ -124,11 +146,13 @@ export class NodeLink {
     opts: NodeLinkOptions = {},
   ) {
     this.cluster = redis instanceof Cluster;
+    this.scripts = withScripts(redis);
+    this.fencing = opts.fencing;
     this.inboxBlockMs = opts.inboxBlockMs ?? DEFAULT_INBOX_BLOCK_MS;
     this.replicated = opts.replicated ?? (() => Promise.resolve());
   }
 
-  /** Starts reading this gateway's stream, from now on, and the inboxes of the partitions served. */
+  /** Starts reading this gateway's stream, from its first entry, and the inboxes of the partitions served. */
   start(): void {
     this.gatewayReader = this.connection();
     void this.readGateway(this.gatewayReader);
@@ -138,11 +162,14 @@ export class NodeLink {
       conn.on('reconnecting', () => (this.inboxReaderId = undefined));
       void this.readInboxes(conn);
     }
+    // Also trims each inbox, which a partition with few acknowledgements would not reach TRIM_EVERY_ACKS for.
     this.reclaimer = setInterval(() => {
       for (const p of this.served)
-        this.claim(p, RECLAIM_IDLE_MS).catch((e: unknown) =>
-          this.log.warn('claiming unacknowledged inbox entries failed', { error: messageOf(e) }),
-        );
+        this.claim(p, RECLAIM_IDLE_MS)
+          .then(() => this.trim(p))
+          .catch((e: unknown) =>
+            this.log.warn('claiming unacknowledged inbox entries failed', { error: messageOf(e) }),
+          );
     }, RECLAIM_EVERY_MS);
     this.reclaimer.unref();
   }
@@ -281,11 +308,11 @@ export class NodeLink {
     const inboxWrites: Array<Promise<unknown>> = [];
     for (const [gateway, orders] of this.toGateways) {
       const entry = JSON.stringify({ owner: this.me, orders });
-      writes.push(this.redis.xadd(gatewayKey(this.prefix, gateway), 'MAXLEN', '~', GATEWAY_MAXLEN, '*', 'e', entry));
+      writes.push(this.redis.xadd(gatewayKey(this.prefix, gateway), '*', 'e', entry));
     }
     for (const [partition, events] of this.toInboxes) {
       const entry = JSON.stringify({ gateway: this.me, events });
-      inboxWrites.push(this.redis.xadd(inboxKey(this.prefix, partition), 'MAXLEN', '~', INBOX_MAXLEN, '*', 'e', entry));
+      inboxWrites.push(this.redis.xadd(inboxKey(this.prefix, partition), '*', 'e', entry));
     }
     this.toGateways.clear();
     this.toInboxes.clear();
@@ -310,7 +337,9 @@ export class NodeLink {
 
   private async readGateway(conn: RedisClient): Promise<void> {
     const key = gatewayKey(this.prefix, this.me);
-    let from = '$';
+    // From the first entry: owners may write to this member's stream as soon as it is registered, before this read
+    // begins, and the stream is this process's alone (a new member id each start).
+    let from = '0-0';
     while (!this.closed) {
       try {
         await connected(conn);
@@ -323,13 +352,20 @@ export class NodeLink {
           key,
           from,
         )) as StreamReply;
-        for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+        const entries = reply?.[0]?.[1] ?? [];
+        for (const [id, fields] of entries) {
           from = id;
           if (fields === null) continue;
           const entry = gatewayEntrySchema.safeParse(parseField(fields));
           if (entry.success) this.handlers.orders(entry.data.orders);
           else this.skip('gateway', id);
         }
+        // This gateway is its stream's one reader: what it has handled goes.
+        if (entries.length > 0)
+          void conn
+            .xtrim(key, 'MINID', nextId(from))
+            .then((left) => this.watchBacklog(key, left))
+            .catch(() => undefined);
       } catch (e) {
         if (this.closed) return;
         this.log.warn('reading the gateway stream failed; reading again', { error: messageOf(e) });
@@ -458,13 +494,22 @@ export class NodeLink {
     );
   }
 
-  /** Applies entries in order, then acknowledges each once stored. */
+  /**
+   * Applies entries in order, then acknowledges each once stored, under the partition's lease. While the lease is in
+   * doubt nothing is applied: the entries wait, pending, for this process's next read or for the next owner.
+   */
   private async apply(key: string, partition: Partition, entries: Array<[string, string[] | null]>): Promise<void> {
+    if (this.fencing && this.fencing.tokenFor(partition) === undefined) return;
     const stored: Array<Promise<string | undefined>> = [];
     for (const [id, fields] of entries) {
       if (this.applying.has(id)) continue;
       if (fields === null) {
-        stored.push(Promise.resolve(id)); // trimmed away: nothing left to apply
+        // Deleted by hand (this link never trims what is pending): nothing is left to apply.
+        this.log.error('an inbox entry read but not applied was deleted from its stream', {
+          partition: partitionName(partition),
+          id,
+        });
+        stored.push(Promise.resolve(id));
         continue;
       }
       const entry = inboxEntrySchema.safeParse(parseField(fields));
@@ -490,7 +535,51 @@ export class NodeLink {
       );
     }
     const ids = (await Promise.all(stored)).filter((id): id is string => id !== undefined);
-    if (ids.length > 0) await this.redis.xack(key, INBOX_GROUP, ...ids);
+    if (ids.length > 0) await this.acknowledge(key, partition, ids);
+  }
+
+  /** XACK under the partition's lease (checked inside Redis); a refusal leaves the entries for the next owner. */
+  private async acknowledge(key: string, partition: Partition, ids: readonly string[]): Promise<void> {
+    if (!this.fencing) await this.redis.xack(key, INBOX_GROUP, ...ids);
+    else {
+      const token = this.fencing.tokenFor(partition);
+      if (token === undefined) return void (this.fencedAcks += ids.length);
+      try {
+        await this.scripts.fencedAck(leaseKey(this.prefix, partition), key, token, INBOX_GROUP, ...ids);
+      } catch (e) {
+        if (!isFenced(e)) throw e;
+        this.fencedAcks += ids.length;
+        return;
+      }
+    }
+    const acks = (this.acksSinceTrim.get(partition) ?? 0) + ids.length;
+    this.acksSinceTrim.set(partition, acks >= TRIM_EVERY_ACKS ? 0 : acks);
+    if (acks >= TRIM_EVERY_ACKS) await this.trim(partition);
+  }
+
+  /** Trims the partition's inbox behind what every owner is done with, and reports a backlog. */
+  async trim(partition: Partition): Promise<void> {
+    const key = inboxKey(this.prefix, partition);
+    this.watchBacklog(key, await this.scripts.inboxTrim(key, INBOX_GROUP));
+  }
+
+  /** A stream past STREAM_BACKLOG_ALARM is said once, and again after it drained. */
+  private watchBacklog(key: string, length: number): void {
+    if (length < STREAM_BACKLOG_ALARM) {
+      this.backlogged.delete(key);
+      return;
+    }
+    if (this.backlogged.has(key)) return;
+    this.backlogged.add(key);
+    this.log.error('a stream between servers holds a backlog nobody reads; nothing of it is trimmed', {
+      stream: key,
+      entries: length,
+    });
+  }
+
+  /** Streams whose backlog is past STREAM_BACKLOG_ALARM now (GET /_status). */
+  get backlogs(): number {
+    return this.backlogged.size;
   }
 
   private skip(stream: string, id: string): void {
@@ -527,6 +616,12 @@ function connected(conn: RedisClient): Promise<void> {
 
 function wait(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** The smallest stream id after `id` (`ms-seq`): XTRIM MINID keeps it and what follows. */
+export function nextId(id: string): string {
+  const dash = id.indexOf('-');
+  return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)) + 1n}`;
 }
 
 function rejected(reason: unknown): PromiseRejectedResult {

@@ -99,6 +99,36 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+// KEYS: the lease, a partition's inbox. ARGV: token, the consumer group, the entry ids. Acknowledges the entries only
+// while the lease is still the token's: an owner that lost its partition leaves what it read for the next owner,
+// who claims it (an entry is acknowledged only once its effects are stored under a valid lease).
+const FENCED_ACK = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('${FENCED_REPLY}') end
+return redis.call('XACK', KEYS[2], ARGV[2], unpack(ARGV, 3))
+`;
+
+// KEYS: a partition's inbox. ARGV: the consumer group. Trims the entries every reader is done with: those before
+// the oldest entry read and not acknowledged, or when none waits, those up to the last one handed out. An entry
+// not yet read, or read and not acknowledged, is never trimmed. Answers the entries left.
+const INBOX_TRIM = `
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
+local keep
+if tonumber(pending[1]) > 0 then
+  keep = pending[2]
+else
+  for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+    local fields = {}
+    for i = 1, #group, 2 do fields[group[i]] = group[i + 1] end
+    if fields['name'] == ARGV[1] then
+      local ms, seq = string.match(fields['last-delivered-id'], '^(%d+)-(%d+)$')
+      keep = ms .. '-' .. (tonumber(seq) + 1)
+    end
+  end
+end
+if keep then redis.call('XTRIM', KEYS[1], 'MINID', keep) end
+return redis.call('XLEN', KEYS[1])
+`;
+
 // KEYS: the members' descriptions, their expiry set, when any member was last heard. ARGV: member id, description,
 // ttl ms. Registers or refreshes the member, forgets the members whose registration ran out (by Redis's clock, so
 // hosts' clocks do not matter), and answers whether this member's registration had lapsed ('1': it was gone, or ran
@@ -174,6 +204,8 @@ export interface ScriptCommands {
   ): Promise<string[]>;
   memberLeave(members: string, expiry: string, id: string): Promise<number>;
   memberAlive(expiry: string, heard: string, id: string, ttlMs: number): Promise<number>;
+  fencedAck(lease: string, inbox: string, token: string, group: string, ...ids: string[]): Promise<number>;
+  inboxTrim(inbox: string, group: string): Promise<number>;
 }
 
 const defined = new WeakSet<RedisClient>();
@@ -190,6 +222,8 @@ export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
     redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 3 });
     redis.defineCommand('memberLeave', { lua: MEMBER_LEAVE, numberOfKeys: 2 });
     redis.defineCommand('memberAlive', { lua: MEMBER_ALIVE, numberOfKeys: 2 });
+    redis.defineCommand('fencedAck', { lua: FENCED_ACK, numberOfKeys: 2 });
+    redis.defineCommand('inboxTrim', { lua: INBOX_TRIM, numberOfKeys: 1 });
     defined.add(redis);
   }
   const raw = redis as RedisClient & ScriptCommands & { fencedWriteRaw(...args: unknown[]): Promise<number> };

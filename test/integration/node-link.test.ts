@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { NodeLink, type NodeLinkOptions } from '../../src/cluster/node-link.js';
 import type { InboxEntry } from '../../src/cluster/node-link-messages.js';
-import { gatewayKey, INBOX_GROUP, inboxKey } from '../../src/store/layout.js';
+import { gatewayKey, INBOX_GROUP, inboxKey, leaseKey } from '../../src/store/layout.js';
 import { until } from '../support/deadline.js';
 import { openRedis } from '../../src/store/redis-connection.js';
 import { recordingLogger } from '../support/logs.js';
@@ -19,6 +19,12 @@ const PARTITION = 7;
 async function pending(redis: Redis, prefix: string): Promise<number> {
   const summary = (await redis.xpending(inboxKey(prefix, PARTITION), INBOX_GROUP)) as [number, ...unknown[]];
   return summary[0];
+}
+
+/** How many entries were ever added to a stream (its gateway trims what it has read). */
+async function entriesAdded(redis: Redis, key: string): Promise<number> {
+  const info = (await redis.xinfo('STREAM', key)) as unknown[];
+  return Number(info[info.indexOf('entries-added') + 1]);
 }
 
 t.test('a fan-out to many nodes of a gateway is one stream entry naming them all', async (t) => {
@@ -39,14 +45,14 @@ t.test('a fan-out to many nodes of a gateway is one stream entry naming them all
     },
     WAIT_MS,
   );
-  const before = await redis.xlen(gatewayKey(prefix, 'gw'));
+  const before = await entriesAdded(redis, gatewayKey(prefix, 'gw'));
   for (const node of nodes) owner.link.order('gw', { t: 'send', org: 'acme', nodes: [node], message: commit }, commit);
   await until(
     'the fan-out to arrive',
     async () => (gateway.heard.orders.some((o) => o.t === 'send') ? true : undefined),
     WAIT_MS,
   );
-  t.equal((await redis.xlen(gatewayKey(prefix, 'gw'))) - before, 1, 'one entry');
+  t.equal((await entriesAdded(redis, gatewayKey(prefix, 'gw'))) - before, 1, 'one entry');
   const sends = gateway.heard.orders.filter((o) => o.t === 'send');
   t.equal(sends.length, 1, 'one order');
   t.same(sends[0]?.t === 'send' ? sends[0].nodes : [], nodes, 'naming every node, in order');
@@ -95,6 +101,107 @@ t.test('what a dead owner read and never acknowledged is claimed and applied by 
   gateway.link.event(PARTITION, answer('n3'));
   await until('the next entry', async () => (next.heard.inbox.length > 1 ? true : undefined), WAIT_MS);
   t.same(next.heard.inbox.at(-1)?.events, [answer('n3')], 'then reads on');
+});
+
+t.test('an owner whose lease passed before its entry was stored leaves the entry for the next owner', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const lease = leaseKey(prefix, PARTITION);
+  await redis.set(lease, '1:old');
+  let store: (stored: boolean) => void = () => undefined;
+  const old = linkOn(t, redis, prefix, 'old', () => new Promise<boolean>((resolve) => (store = resolve)), {
+    fencing: { tokenFor: () => '1:old' },
+  });
+  await old.link.serve(PARTITION);
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  gateway.link.event(PARTITION, answer('n1'));
+  await until('the old owner to read the entry', async () => (old.heard.inbox.length > 0 ? true : undefined), WAIT_MS);
+  // Another member takes the lease while the old owner stores (it was paused, say): its store says done.
+  await redis.set(lease, '2:new');
+  store(true);
+  await until('the acknowledgement to be refused', async () => (old.link.fencedAcks === 1 ? true : undefined), WAIT_MS);
+  t.equal(await pending(redis, prefix), 1, 'the entry stays pending');
+  old.link.unserve(PARTITION);
+  const next = linkOn(t, redis, prefix, 'new', undefined, { fencing: { tokenFor: () => '2:new' } });
+  await next.link.serve(PARTITION);
+  t.same(
+    next.heard.inbox.flatMap((e) => e.events),
+    [answer('n1')],
+    'the new owner claims and applies it',
+  );
+  t.equal(await pending(redis, prefix), 0, 'and acknowledges it under its own lease');
+});
+
+t.test('an owner whose lease is in doubt applies nothing of what it reads', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  let valid = true;
+  const owner = linkOn(t, redis, prefix, 'owner', undefined, {
+    fencing: { tokenFor: () => (valid ? '1:owner' : undefined) },
+  });
+  await redis.set(leaseKey(prefix, PARTITION), '1:owner');
+  await owner.link.serve(PARTITION);
+  valid = false;
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  gateway.link.event(PARTITION, answer('n1'));
+  await until('the entry to be read', async () => ((await pending(redis, prefix)) === 1 ? true : undefined), WAIT_MS);
+  t.equal(owner.heard.inbox.length, 0, 'read, not applied');
+  valid = true;
+  await owner.link.claim(PARTITION, 0);
+  t.same(
+    owner.heard.inbox.flatMap((e) => e.events),
+    [answer('n1')],
+    'applied once the lease is sure again',
+  );
+  t.equal(await pending(redis, prefix), 0, 'and acknowledged');
+});
+
+t.test('an inbox is trimmed of what every owner is done with, never of what is unread or pending', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const key = inboxKey(prefix, PARTITION);
+  await redis.xgroup('CREATE', key, INBOX_GROUP, '0', 'MKSTREAM');
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await redis.xadd(key, '*', 'e', String(i))) as string);
+  await redis.xreadgroup('GROUP', INBOX_GROUP, 'someone', 'COUNT', 2, 'STREAMS', key, '>');
+  await redis.xack(key, INBOX_GROUP, ids[0] as string);
+  const { link } = linkOn(t, redis, prefix, 'owner');
+  await link.trim(PARTITION);
+  const left = async () => ((await redis.xrange(key, '-', '+')) as Array<[string, string[]]>).map(([id]) => id);
+  t.same(await left(), ids.slice(1), 'only the acknowledged entry goes: the pending one and the unread ones stay');
+  await redis.xack(key, INBOX_GROUP, ids[1] as string);
+  await link.trim(PARTITION);
+  t.same(await left(), ids.slice(2), 'once acknowledged, the pending one goes too');
+  await redis.xreadgroup('GROUP', INBOX_GROUP, 'someone', 'STREAMS', key, '>');
+  await redis.xack(key, INBOX_GROUP, ...ids.slice(2));
+  await link.trim(PARTITION);
+  t.same(await left(), [], 'and everything read and acknowledged');
+});
+
+t.test('a gateway reads the orders written for it before its reads began', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  // An owner writes as soon as the member is registered, which comes before its stream is read.
+  const owner = linkOn(t, redis, prefix, 'owner');
+  owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+  await until(
+    'the order to be written',
+    async () => ((await redis.xlen(gatewayKey(prefix, 'gw'))) > 0 ? true : undefined),
+    WAIT_MS,
+  );
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  await until('the gateway to hear it', async () => (gateway.heard.orders.length > 0 ? true : undefined), WAIT_MS);
+  t.same(gateway.heard.orders, [{ t: 'roll_call', org: 'acme' }], 'the order is read');
+  await until(
+    'the read order to be trimmed',
+    async () => ((await redis.xlen(gatewayKey(prefix, 'gw'))) === 0 ? true : undefined),
+    WAIT_MS,
+  );
+  t.pass('and trimmed from the stream once read');
 });
 
 /** Whether a connection named `name` blocks in a read of inboxes now (CLIENT LIST). */

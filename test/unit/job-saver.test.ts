@@ -6,6 +6,7 @@ import { newJob, stepJob } from '../../actors/push/job-machine.js';
 import type { JobState } from '../../actors/push/job-model.js';
 import { JobSaver } from '../../actors/push/job-saver.js';
 import type { JobSave } from '../../actors/push/job-store.js';
+import { FencedError } from '../../src/store/fencing.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
@@ -168,4 +169,15 @@ t.test('the job as stored follows the writes as they land, never the steps still
   await settled();
   t.equal(saver.stored.exit_status.n1, 0, 'exit statuses are stored with their node');
   t.not(saver.stored.nodes, job.nodes, 'the stored job is a copy, not the live maps');
+});
+
+t.test('a save refused because another process owns the job never counts as stored', async (t) => {
+  const { saver, step, clock } = fixture(names(2), () => Promise.reject(new FencedError(7)));
+  step({ type: 'start', at: T0, available: new Set(names(2)) });
+  const durable = t.rejects(saver.durable(), FencedError, 'what waits to know the change is stored hears it is not');
+  const saved = t.resolves(saver.saved(), 'what waits for the saves to end hears that they ended');
+  await clock.until('the write to be refused', () => !saver.pending);
+  await durable;
+  await saved;
+  await t.rejects(saver.durable(), FencedError, 'and so does whatever asks afterwards');
 });
