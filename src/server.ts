@@ -397,14 +397,17 @@ function joinNodeLink(
     logger.child({ component: 'node-link' }),
     { replicated: () => store.replication.confirm(), fencing: member.leases },
   );
-  const gateways: GatewayNodes = new GatewayNodes(system.pushPorts, (event) =>
-    link.event(partitionOf(event.org), event),
+  const gateways: GatewayNodes = new GatewayNodes(
+    system.pushPorts,
+    (event) => link.event(partitionOf(event.org), event),
+    (org, node, message) => hub.sendHere(org, node, message),
   );
   hub.useCluster({
     link,
     gateways,
     members: () => member.members.members(),
     owns: (org) => member.serves(partitionOf(org)),
+    epochOf: (org) => member.leases.validEpoch(partitionOf(org)),
   });
   let alive = new Set(member.members.members().map((m) => m.id));
   member.onMembersChanged((members) => {

@@ -9,7 +9,7 @@ import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collectio
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
-import type { PushPorts } from './ports.js';
+import type { OutboundMessage, PushPorts } from './ports.js';
 import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
 
 /**
@@ -39,6 +39,8 @@ export class GatewayNodes {
     private readonly ports: PushPorts,
     /** Hands an event to the organization's owner. */
     private readonly report: (event: NodeEvent) => void,
+    /** Writes to a node connected here (not through the owner's transport: this process does not own it). */
+    private readonly sendHere: (org: string, node: string, message: OutboundMessage) => void,
   ) {
     const { heartbeat_interval } = ports.transport.settings;
     this.sweeper = setInterval(() => this.sweep(), heartbeat_interval / SWEEPS_PER_INTERVAL);
@@ -68,6 +70,7 @@ export class GatewayNodes {
         availability: (n, change) => this.changed(org, n, change),
         runs: (job) => this.runs(org, node, job),
         answer: (n, at2, message) => this.report({ t: 'answer', org, node: n, at: at2, message }),
+        send: (n, message) => this.sendHere(org, n, message),
       },
     );
     o.nodes.set(node, actor);

@@ -6,7 +6,7 @@
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
 import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
-import type { NodeAnswerMessage, PushPorts } from './ports.js';
+import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
 
 /** `sequence`: the message's place in what its client sent (see NodeEvent). */
 export type NodeMsg =
@@ -35,6 +35,11 @@ export interface NodeParent {
   runs(job: string): boolean;
   /** An answer about a job that runs, for that job. */
   answer(node: string, at: number, message: NodeAnswerMessage): void;
+  /**
+   * Writes to the node (its rehab abort). An owner's runtime sends through the transport, which writes nothing while
+   * the organization's lease is in doubt; a gateway writes to the node's connection here, on its owner's word.
+   */
+  send(node: string, message: OutboundMessage): void;
 }
 
 export class NodeFollower {
@@ -134,7 +139,7 @@ export class NodeFollower {
           });
           break;
         case 'send':
-          ports.transport.send(org, name, { type: 'abort', job_id: null });
+          owner.send(name, { type: 'abort', job_id: null });
           break;
         case 'down_deferred':
           ports.transport.downDeferred(org, name);

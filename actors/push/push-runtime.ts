@@ -173,6 +173,7 @@ export class PushRuntime {
         const job = message.job_id === null ? undefined : this.jobs.get(message.job_id);
         if (job) dispatch(job.ref, { type: 'answer', node: n, message });
       },
+      send: (n, message) => this.ports.transport.send(this.org, n, message),
     });
     this.nodes.set(node, actor);
     return actor;

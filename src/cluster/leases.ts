@@ -86,7 +86,16 @@ export class Leases implements Fencing {
   /** The epoch of the lease held on `partition` (event ids and stream entries carry it), or undefined. */
   epochOf(partition: Partition): number | undefined {
     const token = this.held.get(partition)?.token;
-    return token === undefined ? undefined : Number(token.slice(0, token.indexOf(':')));
+    return token === undefined ? undefined : epochOfToken(token);
+  }
+
+  /**
+   * The epoch of the lease on `partition` while it is surely still this process's (see tokenFor), or undefined: what
+   * an owner orders its gateways carries it, and it orders nothing without it.
+   */
+  validEpoch(partition: Partition): number | undefined {
+    const token = this.tokenFor(partition);
+    return token === undefined ? undefined : epochOfToken(token);
   }
 
   /**
@@ -199,6 +208,10 @@ export class Leases implements Fencing {
   private validFrom(sent: number): number {
     return sent + this.ttlMs - this.ttlMs / 5;
   }
+}
+
+function epochOfToken(token: string): number {
+  return Number(token.slice(0, token.indexOf(':')));
 }
 
 /**

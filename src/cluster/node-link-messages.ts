@@ -38,29 +38,36 @@ export type NodeEvent = z.infer<typeof nodeEventSchema>;
 export const inboxEntrySchema = z.object({ gateway: z.string(), events: z.array(nodeEventSchema) });
 export type InboxEntry = z.infer<typeof inboxEntrySchema>;
 
+/**
+ * Every order names its organization and the epoch of the owner's lease on the organization's partition: a gateway
+ * obeys no order older than the newest epoch it has seen for that partition, so a deposed owner (paused past its
+ * lease, then woken) cannot move a node once its successor has spoken.
+ */
+const ordered = { org: z.string(), epoch: z.number().int().nonnegative() };
+
 /** What an owner asks of a gateway. */
 export const gatewayOrderSchema = z.discriminatedUnion('t', [
   /** One job message for some of the gateway's nodes, which it signs and writes per node. */
   z.object({
     t: z.literal('send'),
-    org: z.string(),
+    ...ordered,
     nodes: z.array(z.string()),
     message: z.looseObject({ type: z.enum(['commit', 'run', 'abort']), job_id: z.string().nullable() }),
     vote_by: z.number().optional(),
   }),
   /** A node's session changed (opened, renewed, or moved to another gateway): read it again. */
-  z.object({ t: z.literal('session'), org: z.string(), node: z.string() }),
+  z.object({ t: z.literal('session'), ...ordered, node: z.string() }),
   /** The organization has a new owner: say which of its nodes are connected here, and how they are. */
-  z.object({ t: z.literal('roll_call'), org: z.string() }),
+  z.object({ t: z.literal('roll_call'), ...ordered }),
   /** These jobs run no more (or never ran) here: a node that says it holds one is reset. */
-  z.object({ t: z.literal('jobs_over'), org: z.string(), jobs: z.array(z.string()) }),
+  z.object({ t: z.literal('jobs_over'), ...ordered, jobs: z.array(z.string()) }),
   /**
    * The owner knows the node up, where the gateway's actor, made from a stored record older than that, says down:
    * the actor starts again from the owner's record (a node's up is written behind, and its jobs vouch for it).
    */
   z.object({
     t: z.literal('node_state'),
-    org: z.string(),
+    ...ordered,
     node: z.string(),
     record: z.object({ status: z.enum(['up', 'down']), updated_at: z.number(), incarnation: z.string().nullable() }),
   }),

@@ -180,7 +180,7 @@ export class NodeLink {
    */
   order(gateway: string, order: GatewayOrder, message?: object): void {
     const last = this.lastSend.get(gateway);
-    if (order.t === 'send' && message !== undefined && last?.message === message && last.order.org === order.org) {
+    if (order.t === 'send' && message !== undefined && last?.message === message && sameOwner(last.order, order)) {
       last.order.nodes.push(...order.nodes);
       return;
     }
@@ -616,6 +616,10 @@ function connected(conn: RedisClient): Promise<void> {
 
 function wait(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function sameOwner(a: GatewayOrder, b: GatewayOrder): boolean {
+  return a.org === b.org && a.epoch === b.epoch;
 }
 
 /** The smallest stream id after `id` (`ms-seq`): XTRIM MINID keeps it and what follows. */

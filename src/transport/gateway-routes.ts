@@ -9,6 +9,7 @@ import type { NodeLink } from '../cluster/node-link.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { preferredGateway } from '../cluster/ownership.js';
 import type { Logger } from '../lib/logger.js';
+import { partitionOf, type Partition } from '../store/partitions.js';
 import type { GatewayChoice, SessionKeys } from './session-keys.js';
 
 /**
@@ -22,7 +23,15 @@ export interface HubCluster {
   members(): readonly Member[];
   /** Whether this process owns the organization now. */
   owns(org: string): boolean;
+  /**
+   * The epoch of this process's lease on the organization's partition while it surely holds it, else undefined:
+   * its orders carry it, and without it this process orders nothing, sends its nodes nothing.
+   */
+  epochOf(org: string): number | undefined;
 }
+
+/** An order as an owner makes it, before it is stamped with the epoch of its lease. */
+type Unstamped = GatewayOrder extends infer O ? (O extends GatewayOrder ? Omit<O, 'epoch'> : never) : never;
 
 /** What the routes ask of the hub they route for. */
 export interface RoutedHub {
@@ -36,6 +45,12 @@ export interface RoutedHub {
 export class GatewayRoutes {
   /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
   private readonly routed = new Map<string, Set<string>>();
+  /** The newest owner's epoch this gateway heard orders from, by partition: older ones are refused. */
+  private readonly epochs = new Map<Partition, number>();
+  /** Orders refused: they came from an owner older than one heard before (GET /_status). */
+  staleOrders = 0;
+  /** Messages to nodes not sent: this process's lease on their organization was in doubt (GET /_status). */
+  unsentInDoubt = 0;
 
   constructor(
     /** This process's member id. */
@@ -53,7 +68,7 @@ export class GatewayRoutes {
   sendElsewhere(org: string, node: string, message: OutboundMessage, voteBy?: number): boolean {
     const gateway = this.sessions.gatewayOf(org, node);
     if (gateway === undefined || gateway === this.me || !this.isLive(gateway)) return false;
-    const order: GatewayOrder = {
+    const order: Unstamped = {
       t: 'send',
       org,
       nodes: [node],
@@ -61,13 +76,46 @@ export class GatewayRoutes {
       ...(voteBy === undefined ? {} : { vote_by: voteBy }),
     };
     // One message object per fan-out: the link makes one order of all its nodes for this gateway.
-    this.cluster.link.order(gateway, order, message);
+    this.order(gateway, order, message);
     if (message.job_id !== null) {
       const job = jobKey(org, message.job_id);
       let gateways = this.routed.get(job);
       if (!gateways) this.routed.set(job, (gateways = new Set()));
       gateways.add(gateway);
     }
+    return true;
+  }
+
+  /**
+   * Whether this process may act for the organization now: it holds the lease on its partition and surely still does.
+   * Its job and node actors run until the partition is let go; from the moment the lease is in doubt, nothing they
+   * would send leaves (another member may own the organization already, and its jobs' nodes are not theirs).
+   */
+  mayAct(org: string): boolean {
+    if (this.cluster.epochOf(org) !== undefined) return true;
+    this.unsentInDoubt += 1;
+    return false;
+  }
+
+  /** Writes an order for `gateway` stamped with this owner's epoch; nothing while the lease is in doubt. */
+  private order(gateway: string, order: Unstamped, message?: object): void {
+    const epoch = this.cluster.epochOf(order.org);
+    if (epoch === undefined) this.unsentInDoubt += 1;
+    else this.cluster.link.order(gateway, { ...order, epoch } as GatewayOrder, message);
+  }
+
+  /**
+   * Whether an order comes from the organization's newest owner this process knows of: an order older than one
+   * already obeyed, or than this process's own lease, comes from an owner that was deposed since.
+   */
+  private fromNewestOwner(o: GatewayOrder): boolean {
+    const partition = partitionOf(o.org);
+    const newest = Math.max(this.epochs.get(partition) ?? 0, this.cluster.epochOf(o.org) ?? 0);
+    if (o.epoch < newest) {
+      this.staleOrders += 1;
+      return false;
+    }
+    this.epochs.set(partition, o.epoch);
     return true;
   }
 
@@ -95,7 +143,7 @@ export class GatewayRoutes {
    */
   sessionOpened(org: string, node: string, before: string | undefined, after: string | undefined): void {
     for (const gateway of new Set([before, after]))
-      if (gateway !== undefined && gateway !== this.me) this.cluster.link.order(gateway, { t: 'session', org, node });
+      if (gateway !== undefined && gateway !== this.me) this.order(gateway, { t: 'session', org, node });
     if (before === this.me && after !== this.me) this.hub.forgetPeer(org, node);
   }
 
@@ -130,7 +178,7 @@ export class GatewayRoutes {
   moved(org: string, node: string, gateway: string): void {
     this.sessions.bind(org, node, gateway).then(
       () => {
-        if (gateway !== this.me) this.cluster.link.order(gateway, { t: 'session', org, node });
+        if (gateway !== this.me) this.order(gateway, { t: 'session', org, node });
       },
       (error: unknown) => this.log.warn('recording a node’s new gateway failed', { org, node, error }),
     );
@@ -148,25 +196,26 @@ export class GatewayRoutes {
     const key = jobKey(org, job);
     const gateways = gateway === undefined ? this.routed.get(key) : new Set([gateway]);
     if (gateway === undefined) this.routed.delete(key);
-    for (const g of gateways ?? []) this.cluster.link.order(g, { t: 'jobs_over', org, jobs: [job] });
+    for (const g of gateways ?? []) this.order(g, { t: 'jobs_over', org, jobs: [job] });
   }
 
   /** The owner's record of a node, for the gateway whose actor of it started from an older one. */
   nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {
     const { status, updated_at, incarnation } = record;
-    this.cluster.link.order(gateway, { t: 'node_state', org, node, record: { status, updated_at, incarnation } });
+    this.order(gateway, { t: 'node_state', org, node, record: { status, updated_at, incarnation } });
   }
 
   /** The organization was adopted here: every other gateway says which of its nodes it holds. */
   rollCall(org: string): void {
     for (const m of this.cluster.members())
-      if (m.id !== this.me && m.push !== undefined) this.cluster.link.order(m.id, { t: 'roll_call', org });
+      if (m.id !== this.me && m.push !== undefined) this.order(m.id, { t: 'roll_call', org });
   }
 
   /** What an owner asks of this process as the gateway of some of its nodes. */
   orders(orders: readonly GatewayOrder[]): void {
     const { gateways } = this.cluster;
     for (const o of orders) {
+      if (!this.fromNewestOwner(o)) continue;
       switch (o.t) {
         case 'send':
           gateways.sent(o.org, o.message.job_id);

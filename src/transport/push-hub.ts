@@ -269,7 +269,9 @@ export class PushHub implements PushTransport {
   }
 
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void {
-    if (!this.routes?.sendElsewhere(org, node, message, voteBy)) this.sendHere(org, node, message, voteBy);
+    const routes = this.routes;
+    if (routes && !routes.mayAct(org)) return;
+    if (!routes?.sendElsewhere(org, node, message, voteBy)) this.sendHere(org, node, message, voteBy);
   }
 
   /** What an owner asks of this process as the gateway of some of its nodes. */

@@ -40,13 +40,14 @@ t.test('a fan-out to many nodes of a gateway is one stream entry naming them all
     'the gateway to hear an order',
     async () => {
       if (gateway.heard.orders.length > 0) return true;
-      owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+      owner.link.order('gw', { t: 'roll_call', org: 'acme', epoch: 1 });
       return undefined;
     },
     WAIT_MS,
   );
   const before = await entriesAdded(redis, gatewayKey(prefix, 'gw'));
-  for (const node of nodes) owner.link.order('gw', { t: 'send', org: 'acme', nodes: [node], message: commit }, commit);
+  for (const node of nodes)
+    owner.link.order('gw', { t: 'send', org: 'acme', epoch: 1, nodes: [node], message: commit }, commit);
   await until(
     'the fan-out to arrive',
     async () => (gateway.heard.orders.some((o) => o.t === 'send') ? true : undefined),
@@ -187,7 +188,7 @@ t.test('a gateway reads the orders written for it before its reads began', async
   const prefix = uniquePrefix();
   // An owner writes as soon as the member is registered, which comes before its stream is read.
   const owner = linkOn(t, redis, prefix, 'owner');
-  owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+  owner.link.order('gw', { t: 'roll_call', org: 'acme', epoch: 1 });
   await until(
     'the order to be written',
     async () => ((await redis.xlen(gatewayKey(prefix, 'gw'))) > 0 ? true : undefined),
@@ -195,7 +196,7 @@ t.test('a gateway reads the orders written for it before its reads began', async
   );
   const gateway = linkOn(t, redis, prefix, 'gw');
   await until('the gateway to hear it', async () => (gateway.heard.orders.length > 0 ? true : undefined), WAIT_MS);
-  t.same(gateway.heard.orders, [{ t: 'roll_call', org: 'acme' }], 'the order is read');
+  t.same(gateway.heard.orders, [{ t: 'roll_call', org: 'acme', epoch: 1 }], 'the order is read');
   await until(
     'the read order to be trimmed',
     async () => ((await redis.xlen(gatewayKey(prefix, 'gw'))) === 0 ? true : undefined),
@@ -338,7 +339,7 @@ t.test('reads cut off mid-block (a failover, a restart) go on once Redis answers
     async () => {
       if (gateway.heard.orders.length > 0 && owner.heard.inbox.length > 0) return true;
       if (opened.redis.status !== 'ready') return undefined;
-      if (gateway.heard.orders.length === 0) owner.link.order('gw', { t: 'roll_call', org: 'acme' });
+      if (gateway.heard.orders.length === 0) owner.link.order('gw', { t: 'roll_call', org: 'acme', epoch: 1 });
       if (owner.heard.inbox.length === 0) gateway.link.event(PARTITION, answer('n1'));
       return undefined;
     },
