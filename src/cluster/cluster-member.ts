@@ -44,6 +44,9 @@ const LEASE_CHECK_EVERY_MS = 300_000;
 /** How long a partition's owner as read from Redis is trusted before it is read again. */
 const OWNER_CACHE_MS = 1000;
 
+/** Ticks between two looks for leases that name this member but that it does not hold (Leases.repair). */
+const REPAIR_EVERY_TICKS = 5;
+
 /** A partition's lease holder as last read from Redis (null: none), and when. */
 interface CachedOwner {
   member: string | null;
@@ -61,6 +64,7 @@ export class ClusterMember {
   private queue: Promise<void> = Promise.resolve();
   private readonly owners = new Map<Partition, CachedOwner>();
   private leaving = false;
+  private ticks = 0;
   private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
 
   constructor(
@@ -252,6 +256,13 @@ export class ClusterMember {
       members.map((m) => m.id),
     );
     for (const p of plan.release) await this.letGo(p, true);
+    if (this.ticks++ % REPAIR_EVERY_TICKS === 0) {
+      const freed = await this.leases.repair();
+      if (freed.length > 0)
+        this.opts.log.warn('leases naming this server that it did not hold were let go', {
+          partitions: freed.map(partitionName),
+        });
+    }
     for (const p of plan.acquire) {
       if (this.leaving || !(await this.leases.acquire(p))) continue;
       try {

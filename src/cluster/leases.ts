@@ -107,7 +107,7 @@ export class Leases implements Fencing {
     const sent = this.now();
     const lease = leaseKey(this.prefix, partition);
     const current = (await this.redis.get(lease)) ?? '';
-    const holder = current.slice(current.indexOf(':') + 1);
+    const holder = holderOfToken(current);
     if (current !== '' && holder !== this.member) {
       const alive = await this.redis.memberAlive(
         memberExpiryKey(this.prefix),
@@ -144,7 +144,29 @@ export class Leases implements Fencing {
     const held = this.held.get(partition);
     if (!held) return;
     this.held.delete(partition);
-    await this.redis.leaseRelease(leaseKey(this.prefix, partition), held.token);
+    // Refused (Redis away): the key names this member still, and repair() lets it go later.
+    await this.redis.leaseRelease(leaseKey(this.prefix, partition), held.token).catch(() => 0);
+  }
+
+  /**
+   * Lets go of the leases Redis names this member the holder of while it holds none of them: a release whose command
+   * failed (Redis away), or a failover whose new master missed it, leaves the key naming a live member that serves
+   * nothing there, which no other member would take it from. Answers the partitions freed. Not while a round of
+   * checks runs (it may be taking a lease again); the next call looks again.
+   */
+  async repair(): Promise<Partition[]> {
+    if (this.renewing !== undefined) return [];
+    const freed: Partition[] = [];
+    await Promise.all(
+      ALL_PARTITIONS.filter((p) => !this.held.has(p)).map(async (p) => {
+        const lease = leaseKey(this.prefix, p);
+        const token = await this.redis.get(lease);
+        // Held meanwhile: the token read may be the one just taken.
+        if (token === null || holderOfToken(token) !== this.member || this.held.has(p)) return;
+        if ((await this.redis.leaseRelease(lease, token)) === 1) freed.push(p);
+      }),
+    );
+    return freed;
   }
 
   /**
@@ -212,6 +234,10 @@ export class Leases implements Fencing {
 
 function epochOfToken(token: string): number {
   return Number(token.slice(0, token.indexOf(':')));
+}
+
+function holderOfToken(token: string): string {
+  return token.slice(token.indexOf(':') + 1);
 }
 
 /**

@@ -51,7 +51,7 @@ async function cluster(t: Test, ids: string[]) {
   const beat = async (id: string) => (await at(id).members.beat()).map((m) => m.id);
   /** Whether `id` takes the lease of PARTITION (another member's, unless that one is alive). */
   const take = (id: string) => new Leases(scripted, prefix, id, { ttlMs: TTL_MS }).acquire(PARTITION);
-  return { at, now, expires, heard, expiry, beat, take };
+  return { at, now, expires, heard, expiry, beat, take, prefix, redis: scripted };
 }
 
 t.test('a member silent past its time to live while the others renew is gone, and hears it lapsed', async (t) => {
@@ -112,3 +112,21 @@ t.test('right after a silence, before any renewal, a lease’s holder is not jud
   await c.heard(now);
   t.equal(await c.take('b'), true, 'b takes the lease of a member that is gone');
 });
+
+t.test(
+  'a lease naming a live member that does not hold it is let go, and the member that should own it takes it',
+  async (t) => {
+    const c = await cluster(t, ['a', 'b']);
+    await c.beat('a');
+    await c.beat('b');
+    const { redis } = c;
+    // a let its lease go while Redis was away (or a failover undid the release): the key still names it.
+    await redis.set(leaseKey(c.prefix, PARTITION), '5:a');
+    t.equal(await c.take('b'), false, 'b does not take a lease of a live member');
+    const a = new Leases(redis, c.prefix, 'a', { ttlMs: TTL_MS });
+    t.same(await a.repair(), [PARTITION], 'a lets go the lease it does not hold');
+    t.equal(await c.take('b'), true, 'and b takes it');
+    t.same(await a.repair(), [], 'b’s lease is not a’s to let go');
+    t.equal((await redis.get(leaseKey(c.prefix, PARTITION)))?.endsWith(':b'), true, 'b holds it still');
+  },
+);
