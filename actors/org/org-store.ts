@@ -23,7 +23,7 @@ import {
 } from '../shared/documents.js';
 import type { JobState } from '../push/job-model.js';
 import { loadJobHeaders, withNodes } from '../push/job-store.js';
-import { nodeRecordSchema } from '../push/node-machine.js';
+import { storedNodeRecordSchema } from '../push/push-data.js';
 import { groupOps, MemberPlaces, migrationOps, withMembers } from './group-store.js';
 import { applyWrites, emptyOrgState, type OrgCollections, type OrgState, type OrgWrite } from './org-state.js';
 
@@ -80,7 +80,7 @@ export async function loadOrg(store: Store, rawOrg: unknown): Promise<LoadedOrg>
   for (const [id, raw] of saved) {
     // A node up when the server stopped counts as available until its silence says otherwise, so jobs
     // in flight can resume with clients that kept running (spec 3.3).
-    const record = parseDoc(nodeRecordSchema, raw, records, id);
+    const record = parseDoc(storedNodeRecordSchema, raw, records, id);
     state.push.records.set(id, { ...record, available: record.status === 'up' });
   }
   return { state, inFlight, places };

@@ -22,7 +22,7 @@ import { isFinished } from '../../src/push/job-states.js';
 import { newNode } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
-import type { PushData } from './push-data.js';
+import type { NodeAvailability, PushData, StoredNodeRecord } from './push-data.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 
 /** Messages the organization actor takes from its push-jobs children and timers. */
@@ -234,9 +234,11 @@ export class PushRuntime {
     }
   }
 
-  private nodeChanged(node: string, change: AvailabilityChange): void {
+  /** `gateway`: the member whose gateway reported the change; undefined for this owner's own follower. */
+  private nodeChanged(node: string, change: AvailabilityChange, gateway?: string): void {
     const { status, updated_at, incarnation, available } = change;
-    this.data.records.set(node, { node_name: node, status, updated_at, incarnation, available });
+    const record = { node_name: node, status, updated_at, incarnation, available };
+    this.data.records.set(node, gateway === undefined ? record : { ...record, gateway });
     this.dirty.add(node);
     if (status === 'down') this.ports.transport.nodeDown(this.org, node);
     if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node });
@@ -254,6 +256,10 @@ export class PushRuntime {
         this.ports.counters.inc('node_ignored', 'not_its_gateway');
         continue;
       }
+      if ((e.t === 'attached' || e.t === 'availability') && this.isLateCopy(e.node, gateway, e.change)) {
+        this.ports.counters.inc('node_ignored', 'stale_report');
+        continue;
+      }
       switch (e.t) {
         case 'attached': {
           this.nodes.delete(e.node);
@@ -262,12 +268,12 @@ export class PushRuntime {
           // owner's (node states are written behind; a job in flight vouches for its nodes): this record stands.
           if (known?.status === 'up' && e.change.status === 'down')
             transport.nodeState(this.org, e.node, gateway, known);
-          else this.nodeChanged(e.node, e.change);
+          else this.nodeChanged(e.node, e.change, gateway);
           break;
         }
         case 'availability':
           this.nodes.delete(e.node);
-          this.nodeChanged(e.node, e.change);
+          this.nodeChanged(e.node, e.change, gateway);
           break;
         case 'answer': {
           // A job no longer live ended, and its record is stored: the answer changes nothing of it.
@@ -293,6 +299,16 @@ export class PushRuntime {
       }
     }
     return Promise.all([this.flush(), ...stored]).then(() => undefined);
+  }
+
+  /**
+   * Whether a gateway's report of a node is older than the one it made before, which the record holds: an inbox
+   * entry applied again after newer ones (claimed from an owner that died before acknowledging it). Reports of one
+   * gateway share its clock; those of two gateways are ordered by which one speaks for the node (heardAt).
+   */
+  private isLateCopy(node: string, gateway: string, change: AvailabilityChange): boolean {
+    const known = this.data.records.get(node);
+    return known?.gateway === gateway && change.updated_at < known.updated_at;
   }
 
   /**
@@ -329,9 +345,7 @@ export class PushRuntime {
     if (this.dirty.size === 0) return;
     const docs = [...this.dirty].flatMap((n) => {
       const r = this.data.records.get(n);
-      if (!r) return [];
-      const { node_name, status, updated_at, incarnation } = r;
-      return [[n, { node_name, status, updated_at, incarnation }] as const];
+      return r ? [[n, storedOf(r)] as const] : [];
     });
     this.dirty.clear();
     try {
@@ -426,10 +440,7 @@ export class PushRuntime {
    */
   async writeBack(): Promise<void> {
     const { store } = this.ports;
-    const records = [...this.data.records].map(([n, r]) => {
-      const { node_name, status, updated_at, incarnation } = r;
-      return [n, { node_name, status, updated_at, incarnation }] as const;
-    });
+    const records = [...this.data.records].map(([n, r]) => [n, storedOf(r)] as const);
     await store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, records);
     await store.putMany(jobsCollection(this.org), [...this.data.headers]);
     for (const [id, { body }] of this.finished.entries()) {
@@ -547,4 +558,12 @@ export class PushRuntime {
     this.jobs.set(job.id, handle);
     return handle.ref;
   }
+}
+
+/** A node's record as stored: what it was told, without what jobs may make of it now. */
+function storedOf(r: NodeAvailability): StoredNodeRecord {
+  const { node_name, status, updated_at, incarnation, gateway } = r;
+  return gateway === undefined
+    ? { node_name, status, updated_at, incarnation }
+    : { node_name, status, updated_at, incarnation, gateway };
 }
