@@ -35,14 +35,35 @@ export interface OwnershipPlan {
   release: Partition[];
 }
 
-/** What `me` should do, holding `held`, for the live `members` (ids, `me` among them). */
-export function planOwnership(me: string, held: ReadonlySet<Partition>, members: readonly string[]): OwnershipPlan {
+/** How hand-overs to live members are held back, so that members coming and going do not move partitions in storms. */
+export interface Rebalancing {
+  /**
+   * The live members that may be handed partitions: those that have stayed live long enough. A member that just
+   * came back (restarted, or woken from a pause) waits, and may go again before it was given anything.
+   */
+  settled: ReadonlySet<string>;
+  /** The most partitions handed over in one plan: a large move is spread over several ticks. */
+  maxReleases: number;
+}
+
+/**
+ * What `me` should do, holding `held`, for the live `members` (ids, `me` among them). A free partition is taken by
+ * the member that should own it at once, however new (a failover waits for nothing); a held one is handed over only
+ * to a settled member, a few at a time.
+ */
+export function planOwnership(
+  me: string,
+  held: ReadonlySet<Partition>,
+  members: readonly string[],
+  rebalancing: Rebalancing = { settled: new Set(members), maxReleases: Infinity },
+): OwnershipPlan {
   const acquire: Partition[] = [];
   const release: Partition[] = [];
   for (const p of ALL_PARTITIONS) {
     const owner = preferredOwner(p, members.includes(me) ? members : [...members, me]);
     if (owner === me && !held.has(p)) acquire.push(p);
-    else if (owner !== me && held.has(p)) release.push(p);
+    else if (owner !== me && held.has(p) && owner !== undefined && rebalancing.settled.has(owner))
+      if (release.length < rebalancing.maxReleases) release.push(p);
   }
   return { acquire, release };
 }
