@@ -4,7 +4,8 @@ import { runInNewContext } from 'node:vm';
 import { encodeMessage, parseHeader, signedText } from '../src/protocol/frames.js';
 import { parseHttpDate } from '../src/lib/dates.js';
 import { clientMessageSchema, enveloped, envelopeFor, type ClientHeartbeat } from '../src/protocol/messages.js';
-import { decodeFrames, ReplayGuard, type DecodeOptions } from '../src/protocol/receive.js';
+import { decodeFrames, type DecodeOptions } from '../src/protocol/receive.js';
+import { ReplayGuard } from '../src/protocol/replay.js';
 import { hmacSign, hmacVerify, newSessionKey } from '../src/protocol/signing.js';
 import { report } from './support.js';
 

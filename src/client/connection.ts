@@ -10,7 +10,8 @@ import { messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
 import { enveloped, envelopeFor, type ServerMessage } from '../protocol/messages.js';
-import { decodeFrames, type DecodeOptions, type DropReason, type ReplayGuard } from '../protocol/receive.js';
+import { decodeFrames, type DecodeOptions, type DropReason } from '../protocol/receive.js';
+import type { Replays } from '../protocol/replay.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { connectSocket } from '../protocol/socket-connect.js';
 import type { JobAnswer } from './job-runner.js';
@@ -100,7 +101,7 @@ export class Connection {
     private readonly config: PushConfig,
     private readonly sender: Sender,
     curve: CurveKeys | null,
-    replay: Record<Channel, ReplayGuard>,
+    replay: Record<Channel, Replays>,
     private readonly handlers: ConnectionHandlers,
     carried: JobAnswer[] = [],
   ) {
@@ -175,7 +176,7 @@ export class Connection {
     this.writing = false;
   }
 
-  private async receive(socket: Dealer, channel: Channel, replay: ReplayGuard): Promise<void> {
+  private async receive(socket: Dealer, channel: Channel, replay: Replays): Promise<void> {
     const { org, node, now } = this.sender;
     const opts: DecodeOptions & { schema: 'server' } = {
       expectIdentity: false,

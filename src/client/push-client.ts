@@ -6,7 +6,8 @@ import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
-import { DropCounter, ReplayGuard } from '../protocol/receive.js';
+import { DropCounter } from '../protocol/receive.js';
+import { GatewayReplayGuard } from '../protocol/replay.js';
 import { Connection, measureAnswer, type Channel, type Sender } from './connection.js';
 import { newLiveness, stepLiveness, type Liveness, type LivenessEffect } from './heartbeat.js';
 import { JobRunner } from './job-runner.js';
@@ -32,7 +33,11 @@ const IN_USE_LOG_EVERY_MS = 60_000;
 export class PushClient {
   private readonly sender: Sender;
   private readonly curve = curveKeyPair();
-  private readonly replay: Record<Channel, ReplayGuard> = { heartbeat: new ReplayGuard(), command: new ReplayGuard() };
+  /** The node hears several members of a cluster in turn (its gateways), each in a sequence of its own. */
+  private readonly replay: Record<Channel, GatewayReplayGuard> = {
+    heartbeat: new GatewayReplayGuard(),
+    command: new GatewayReplayGuard(),
+  };
   private inUseLoggedAt = -Infinity;
   private readonly drops: DropCounter;
   private readonly runner: JobRunner;

@@ -15,7 +15,8 @@ import {
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
 import type { ServerMessage } from '../protocol/messages.js';
-import { ReplayGuard, type DecodeOptions, type DropReason } from '../protocol/receive.js';
+import type { DecodeOptions, DropReason } from '../protocol/receive.js';
+import { GatewayReplayGuard } from '../protocol/replay.js';
 import { connectSocket } from '../protocol/socket-connect.js';
 
 /** What a simulated node sends through, whether its connection is its own or shared. */
@@ -83,8 +84,18 @@ export class SharedLink {
       maxSkewSeconds: config.maxMessageSkew,
       keyFor: (o: string, n: string) => (o === this.org ? this.keys.get(n) : undefined),
     };
-    void this.receive(this.heartbeat, 'heartbeat', { ...decode, now: 0, replay: new ReplayGuard(), schema: 'server' });
-    void this.receive(this.command, 'command', { ...decode, now: 0, replay: new ReplayGuard(), schema: 'server' });
+    void this.receive(this.heartbeat, 'heartbeat', {
+      ...decode,
+      now: 0,
+      replay: new GatewayReplayGuard(),
+      schema: 'server',
+    });
+    void this.receive(this.command, 'command', {
+      ...decode,
+      now: 0,
+      replay: new GatewayReplayGuard(),
+      schema: 'server',
+    });
   }
 
   /** Adds a node; its messages go out and come in over this link until its handle is closed. */

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import type { ServerMessage } from '../protocol/messages.js';
-import { ReplayGuard, type DropReason } from '../protocol/receive.js';
+import type { DropReason } from '../protocol/receive.js';
+import { GatewayReplayGuard } from '../protocol/replay.js';
 import { Connection, type CurveKeys, type Sender } from '../client/connection.js';
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
@@ -116,7 +117,7 @@ export class SimNode {
       this.connection = this.shared.join({ sender, sessionKey: config.sessionKey, receive: (m) => this.receive(m) });
       return;
     }
-    const replay = { heartbeat: new ReplayGuard(4), command: new ReplayGuard(4) };
+    const replay = { heartbeat: new GatewayReplayGuard(4), command: new GatewayReplayGuard(4) };
     this.connection = new Connection(this.config, this.sender, this.curve, replay, {
       message: (_channel, m) => this.receive(m),
       drop: (reason) => this.sink.drop(reason),

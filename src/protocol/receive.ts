@@ -1,7 +1,9 @@
-// Receive-side checks for one push-jobs message, in a fixed order, each failure a counted DropReason; plus replay tracking and drop counting.
+// Receive-side checks for one push-jobs message, in a fixed order, each failure a counted DropReason; plus drop counting
+// and which client process holds each node (the replay guards are in replay.ts).
 import { DEFAULT_MAX_BODY_SIZE, MAX_HEADER_SIZE, parseHeader } from './frames.js';
 import type { ClientMessage, ServerMessage } from './messages.js';
 import { checkClientMessage, checkServerMessage } from './message-check.js';
+import type { Replays } from './replay.js';
 import { hmacVerify } from './signing.js';
 
 export const DROP_REASONS = [
@@ -23,81 +25,6 @@ export const DEFAULT_MAX_SKEW_SECONDS = 300;
 /** ZeroMQ routing ids are 1 to 255 bytes. */
 const MAX_IDENTITY_SIZE = 255;
 
-interface ReplayEntry {
-  incarnation: string;
-  sequence: number;
-  /** Incarnations this sender has left behind, newest last; their messages are replays now. */
-  retired: string[];
-}
-
-/**
- * The last sequence seen per sender (org, node) and incarnation. A message passes when its sequence is above
- * the last one of its incarnation; an incarnation not seen before starts a fresh count and retires the old
- * one, so a recorded message of an earlier incarnation cannot be replayed after a restart. Memory is bounded:
- * past `maxSenders` the first-recorded sender of the first-recorded org is forgotten, and only senders whose
- * HMAC verified are ever recorded.
- * Keep one guard per channel: heartbeats and commands travel on separate sockets, so only each channel's own
- * order is guaranteed.
- */
-export class ReplayGuard {
-  private readonly byOrg = new Map<string, Map<string, ReplayEntry>>();
-  private count = 0;
-
-  constructor(
-    private readonly maxSenders = 100_000,
-    private readonly retiredPerSender = 4,
-  ) {}
-
-  /** Checks and, when it passes, records the message's sequence. */
-  accept(org: string, node: string, incarnation: string, sequence: number): boolean {
-    let nodes = this.byOrg.get(org);
-    const entry = nodes?.get(node);
-    if (entry !== undefined) {
-      if (entry.incarnation === incarnation) {
-        if (sequence <= entry.sequence) return false;
-        entry.sequence = sequence;
-        return true;
-      }
-      if (entry.retired.includes(incarnation)) return false;
-      entry.retired.push(entry.incarnation);
-      if (entry.retired.length > this.retiredPerSender) entry.retired.shift();
-      entry.incarnation = incarnation;
-      entry.sequence = sequence;
-      return true;
-    }
-    if (nodes === undefined) {
-      nodes = new Map();
-      this.byOrg.set(org, nodes);
-    }
-    nodes.set(node, { incarnation, sequence, retired: [] });
-    this.count += 1;
-    if (this.count > this.maxSenders) this.evictOldest();
-    return true;
-  }
-
-  /** Drops what is known of a sender, e.g. when its session key is replaced. */
-  forget(org: string, node: string): void {
-    const nodes = this.byOrg.get(org);
-    if (nodes?.delete(node) === true) {
-      this.count -= 1;
-      if (nodes.size === 0) this.byOrg.delete(org);
-    }
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  private evictOldest(): void {
-    for (const [org, nodes] of this.byOrg) {
-      for (const node of nodes.keys()) {
-        this.forget(org, node);
-        return;
-      }
-    }
-  }
-}
-
 export interface DecodeOptions {
   /** True on the ROUTER side, where ZeroMQ puts the peer's routing id first. */
   expectIdentity: boolean;
@@ -107,7 +34,8 @@ export interface DecodeOptions {
   now: number;
   /** The session key of a node, or undefined when it has none. Must not create anything for unknown nodes. */
   keyFor: (org: string, node: string) => Buffer | undefined;
-  replay: ReplayGuard;
+  /** One per channel: each channel's own order is all ZeroMQ guarantees. */
+  replay: Replays;
   /** Who sent the message: 'client' parses ClientMessage (on the server), 'server' parses ServerMessage (on a node). */
   schema: 'client' | 'server';
   /** On the server: which client process (incarnation) holds each node. */

@@ -20,14 +20,8 @@ import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
 import { signedText } from '../protocol/frames.js';
 import { enveloped, envelopeFor, type ClientHeartbeat, type ClientMessage } from '../protocol/messages.js';
-import {
-  decodeFrames,
-  DropCounter,
-  IncarnationOwners,
-  ReplayGuard,
-  type DecodeOptions,
-  type Dropped,
-} from '../protocol/receive.js';
+import { decodeFrames, DropCounter, IncarnationOwners, type DecodeOptions, type Dropped } from '../protocol/receive.js';
+import { ReplayGuard } from '../protocol/replay.js';
 import type { Store } from '../store/store.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
 import { bindRetrying } from './bind-retrying.js';
@@ -170,6 +164,16 @@ export class PushHub implements PushTransport {
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
   }
 
+  /**
+   * The next sequence of this process's messages: its clock in microseconds, kept rising. A node hears the members
+   * of a cluster in turn and keeps each one's last sequence (GatewayReplayGuard); on one clock, sequences are also
+   * comparable between members, and a member restarted starts above what it sent before.
+   */
+  private nextSequence(): number {
+    this.sequence = Math.max(this.sequence + 1, this.now() * 1000);
+    return this.sequence;
+  }
+
   /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */
   async bind(): Promise<void> {
     this.curve = this.config.curve_encryption
@@ -298,7 +302,7 @@ export class PushHub implements PushTransport {
     if (!key || !this.sockets) return; // no session: the job's timers deal with silence
     const now = this.now();
     const { message } = out;
-    const envelope = envelopeFor(org, node, this.incarnationId, ++this.sequence, now);
+    const envelope = envelopeFor(org, node, this.incarnationId, this.nextSequence(), now);
     this.sockets.commandOut.push([identity, ...signedText(enveloped(message, envelope), key)], () =>
       this.unroutable(org, node, identity, out),
     );
@@ -488,7 +492,7 @@ export class PushHub implements PushTransport {
     this.refusedAt.set(told, now);
     const body = {
       type: 'node_in_use',
-      ...envelopeFor(r.org, r.node, this.incarnationId, ++this.sequence, now),
+      ...envelopeFor(r.org, r.node, this.incarnationId, this.nextSequence(), now),
       retry_after_ms: r.retryAfterMs,
     };
     out.push([r.identity, ...signedText(body, key)]);
@@ -639,7 +643,7 @@ export class PushHub implements PushTransport {
     if (!key || !out) return;
     const body = {
       type: 'heartbeat',
-      ...envelopeFor(org, node, this.incarnationId, ++this.sequence, now),
+      ...envelopeFor(org, node, this.incarnationId, this.nextSequence(), now),
       server: this.config.server_name,
       interval_ms: this.config.heartbeat_interval,
     };

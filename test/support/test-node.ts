@@ -9,7 +9,8 @@ import { pushConfigSchema, type PushConfigBody } from '../../src/api/push-jobs.j
 import type { ApiClient } from '../../src/auth/api-client.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor, type NackCommitReason, type ServerMessage } from '../../src/protocol/messages.js';
-import { decodeFrames, ReplayGuard } from '../../src/protocol/receive.js';
+import { decodeFrames } from '../../src/protocol/receive.js';
+import { GatewayReplayGuard } from '../../src/protocol/replay.js';
 import { decryptSessionKey } from '../../src/protocol/signing.js';
 import { connectSocket } from '../../src/protocol/socket-connect.js';
 import { SilenceWatch } from '../../src/loadtest/follow.js';
@@ -429,7 +430,7 @@ export class TestNode {
       expectIdentity: false,
       maxBodySize: this.config.max_body_size,
       now: 0,
-      replay: new ReplayGuard(),
+      replay: new GatewayReplayGuard(),
       schema: 'server' as const,
       keyFor: (org: string, node: string) => (org === this.org && node === this.name ? this.key : undefined),
     };

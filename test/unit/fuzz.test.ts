@@ -9,7 +9,8 @@ import { ConfigError } from '../../src/config/config-error.js';
 import { serverConfigSchema } from '../../src/config/server-config.js';
 import { readSettings } from '../../src/config/settings-file.js';
 import { encodeMessage } from '../../src/protocol/frames.js';
-import { DROP_REASONS, decodeFrames, ReplayGuard, type DecodeOptions } from '../../src/protocol/receive.js';
+import { DROP_REASONS, decodeFrames, type DecodeOptions } from '../../src/protocol/receive.js';
+import { ReplayGuard } from '../../src/protocol/replay.js';
 import { parseQuery, SearchSyntaxError } from '../../src/search/query.js';
 import { FUZZ_RUNS, FUZZ_SEED, queryText, settingsText, zeromqFrames } from '../support/fuzz-inputs.js';
 

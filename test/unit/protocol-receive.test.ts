@@ -8,10 +8,10 @@ import {
   DropCounter,
   DROP_REASONS,
   IncarnationOwners,
-  ReplayGuard,
   type DecodeOptions,
   type DropReason,
 } from '../../src/protocol/receive.js';
+import { GatewayReplayGuard, ReplayGuard } from '../../src/protocol/replay.js';
 import { hmacSign, newSessionKey } from '../../src/protocol/signing.js';
 
 const NOW = Date.UTC(2026, 10, 21, 10, 35, 19);
@@ -32,7 +32,7 @@ interface Lookups {
 function serverSide(
   lookups: Lookups = { calls: [] },
   replay = new ReplayGuard(),
-): DecodeOptions & { schema: 'client' } {
+): DecodeOptions & { schema: 'client'; replay: ReplayGuard } {
   return {
     expectIdentity: true,
     now: NOW,
@@ -50,7 +50,7 @@ function clientSide(): DecodeOptions & { schema: 'server' } {
     expectIdentity: false,
     now: NOW,
     keyFor: (org, node) => keys.get(`${org}/${node}`),
-    replay: new ReplayGuard(),
+    replay: new GatewayReplayGuard(),
     schema: 'server',
   };
 }
@@ -446,3 +446,26 @@ t.test(
     t.ok(decodeFrames(routed(web02beat, web02), at(NOW + 4600)).ok, 'nodes are held apart');
   },
 );
+
+t.test('a node hears the members of a cluster in turn, and each member’s replays are still refused', async (t) => {
+  const guard = new GatewayReplayGuard();
+  const [a, b] = ['member-a', 'member-b'];
+  const us = 1_796_000_000_000_000; // a server's sequences are its clock in microseconds
+  t.ok(guard.accept('acme', 'web01', a, us + 1), 'gateway a');
+  t.ok(guard.accept('acme', 'web01', a, us + 2));
+  t.ok(guard.accept('acme', 'web01', b, us + 5), 'the node moves to gateway b');
+  t.ok(guard.accept('acme', 'web01', a, us + 9), 'and back to a, which it hears again');
+  t.notOk(guard.accept('acme', 'web01', a, us + 2), 'a recorded message of a is refused');
+  t.notOk(guard.accept('acme', 'web01', b, us + 5), 'and one of b');
+  t.ok(guard.accept('acme', 'web01', b, us + 6), 'b goes on');
+});
+
+t.test('a member the node heard long ago is forgotten, and its recorded messages stay refused', async (t) => {
+  const guard = new GatewayReplayGuard();
+  const us = 1_796_000_000_000_000;
+  t.ok(guard.accept('acme', 'web01', 'old', us));
+  // Sixteen restarts of its gateway later (each a new incarnation, a later clock), the first is forgotten.
+  for (let i = 1; i <= 16; i++) t.ok(guard.accept('acme', 'web01', `restart-${i}`, us + i * 1_000_000));
+  t.notOk(guard.accept('acme', 'web01', 'old', us), 'a message of the forgotten incarnation is still a replay');
+  t.ok(guard.accept('acme', 'web01', 'new', us + 20_000_000), 'a new incarnation, later on the clock, is heard');
+});
