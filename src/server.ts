@@ -7,6 +7,7 @@ import type { Ref } from 'nact';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { ClusterStatus } from './api/status-schema.js';
 import type { ServerConfig } from './config/server-config.js';
 import { createApp } from './http/app.js';
 import { ConnectionBudget } from './http/connection-budget.js';
@@ -259,7 +260,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       uiSessionSeconds: config.ui_session_timeout,
       observeRequest: metrics?.observeRequest,
       signatures,
-      ...(member ? { cluster: () => (member as ClusterMember).status() } : {}),
+      ...(member && started.link ? { cluster: clusterStatus(member, started.link.link, hub) } : {}),
       ...(member && redisStore ? { signIns: redisSignIns(redisStore, config) } : {}),
       streams,
       budget: () => budget.figures(streams.open),
@@ -292,6 +293,11 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     await stopAll();
     throw e;
   }
+}
+
+/** GET /_status's cluster figures: the member's, and those of the streams between members. */
+function clusterStatus(member: ClusterMember, link: NodeLink, hub: PushHub): () => Promise<ClusterStatus> {
+  return async () => ({ ...(await member.status()), streams: { ...link.figures(), ...hub.orderFigures() } });
 }
 
 /** A cluster keeps each organization's recent feed events in Redis, from which its next owner resumes the feed. */

@@ -29,8 +29,24 @@ export const clusterStatusSchema = z.object({
   held: z.array(z.string()),
   lease_ttl_ms: z.int().positive(),
   redis_mode: z.enum(['single', 'cluster', 'sentinel']),
+  /**
+   * The streams between members, since this process started: entries skipped as unreadable, acknowledgements
+   * refused because the partition's lease had passed (the entries wait for its owner), streams holding a backlog
+   * nobody reads now, gateway orders refused as older than an owner heard since, and messages this process did not
+   * send because its lease on their organization was in doubt. Absent while the process starts.
+   */
+  streams: z
+    .object({
+      skipped_entries: z.int().nonnegative(),
+      fenced_acks: z.int().nonnegative(),
+      backlogged: z.int().nonnegative(),
+      stale_orders: z.int().nonnegative(),
+      unsent_lease_in_doubt: z.int().nonnegative(),
+    })
+    .optional(),
 });
 export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
+export type StreamFigures = NonNullable<ClusterStatus['streams']>;
 
 /** Votes lost on the way and recovered: commits written again, and acks read from heartbeats. */
 const votesRecoveredSchema = z.object({

@@ -577,9 +577,9 @@ export class NodeLink {
     });
   }
 
-  /** Streams whose backlog is past STREAM_BACKLOG_ALARM now (GET /_status). */
-  get backlogs(): number {
-    return this.backlogged.size;
+  /** What GET /_status shows of the streams: entries skipped, acknowledgements refused, backlogs now. */
+  figures(): { skipped_entries: number; fenced_acks: number; backlogged: number } {
+    return { skipped_entries: this.skipped, fenced_acks: this.fencedAcks, backlogged: this.backlogged.size };
   }
 
   private skip(stream: string, id: string): void {

@@ -372,6 +372,11 @@ export class PushHub implements PushTransport {
     };
   }
 
+  /** The orders this gateway refused as stale, and what it did not send while a lease was in doubt (a cluster). */
+  orderFigures(): { stale_orders: number; unsent_lease_in_doubt: number } {
+    return { stale_orders: this.routes?.staleOrders ?? 0, unsent_lease_in_doubt: this.routes?.unsentInDoubt ?? 0 };
+  }
+
   gatewayOf(org: string, node: string): string | undefined {
     return this.sessions.gatewayOf(org, node);
   }
