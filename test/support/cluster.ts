@@ -49,12 +49,34 @@ export async function startCluster(t: Test, size: number, redisUrl?: string): Pr
   );
   const client = async (server: ServerProcess, user: string) =>
     new ApiClient({ baseUrl: server.url, userId: user, key: await readFile(join(dataDir, `${user}.pem`), 'utf8') });
-  return {
+  const c: Cluster = {
     servers,
     dataDir,
     pivotal: (s) => client(s, 'pivotal'),
     admin: (s) => client(s, 'admin'),
   };
+  await settled(c);
+  return c;
+}
+
+/**
+ * Resolves once every member sees all of them and every partition is served by the member that should own it: the
+ * hand-overs after a start (a few partitions a tick) are done, and requests are answered where they land.
+ */
+export async function settled(c: Cluster, timeoutMs = 40_000): Promise<void> {
+  await until(
+    'every partition to be served by the member that should own it',
+    async () => {
+      const all = await Promise.all(c.servers.map(clusterOf));
+      if (all.some((s) => s?.members.length !== c.servers.length)) return undefined;
+      const ids = all.map((s) => s?.member ?? '');
+      const where = (p: string) => all.findIndex((s) => s?.held.includes(p));
+      for (let p = 0; p < ALL_PARTITIONS - 1; p++) if (ids[where(`p${p}`)] !== preferredOwner(p, ids)) return undefined;
+      return where('global') >= 0 ? true : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 export async function clusterOf(server: ServerProcess): Promise<ClusterStatus | undefined> {
