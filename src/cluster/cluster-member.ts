@@ -91,6 +91,7 @@ export class ClusterMember {
     const { id, url, log } = opts;
     this.leases = new Leases(store.redis, store.keyPrefix, id, {
       ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
+      registrationPerPartition: store.mode === 'cluster',
       events: {
         lost: (p) => {
           log.error('another server took a partition this server held: it stops serving it', {

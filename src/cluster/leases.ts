@@ -10,6 +10,10 @@
 // the last registration renewal that succeeded was sent, runs out (less a margin): past that another process may
 // hold it, so this one stops writing before it could have passed.
 //
+// On a Redis Cluster each lease is backed instead by its holder's registration in the partition's own slot
+// (registrationPerPartition), renewed there for each lease held: a failover of the global slot's master would
+// otherwise stop every partition, where now it stops only those whose data that master holds as well.
+//
 // After a renewal that finds the registration had lapsed (the process was paused, or cut off from Redis), every
 // lease is checked: one whose epoch is unchanged comes back (nobody took it, so nobody else wrote); one with
 // another epoch is lost; one whose epoch is gone says Redis lost the partition's data, and the lease is taken
@@ -37,6 +41,12 @@ export interface LeaseEvents {
 
 export interface LeaseOptions {
   ttlMs?: number;
+  /**
+   * A Redis Cluster: each lease is backed by its holder's registration in the partition's own slot, renewed there
+   * (PARTITION_BEAT) a third of the time to live apart, instead of by the one registration in the global slot. A
+   * failover of one slot's master then stops only the partitions whose data it holds too.
+   */
+  registrationPerPartition?: boolean;
   /** A monotonic clock in ms (tests step it). */
   now?: () => number;
   events?: Partial<LeaseEvents>;
@@ -55,7 +65,9 @@ export class Leases implements Fencing {
   private readonly held = new Map<Partition, Held>();
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
+  private beater: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
+  private beating: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient & ScriptCommands,
@@ -108,16 +120,23 @@ export class Leases implements Fencing {
     const lease = leaseKey(this.prefix, partition);
     const current = (await this.redis.get(lease)) ?? '';
     const holder = holderOfToken(current);
+    const registry = this.registrationOf(partition);
     if (current !== '' && holder !== this.member) {
-      const alive = await this.redis.memberAlive(
-        memberExpiryKey(this.prefix),
-        memberHeardKey(this.prefix),
-        holder,
-        this.ttlMs,
-      );
+      const alive = await this.redis.memberAlive(registry.expiry, registry.heard, holder, this.ttlMs);
       if (alive === 1) return false;
     }
-    const token = await this.redis.leaseTake(lease, epochKey(this.prefix, partition), this.member, current);
+    const epoch = epochKey(this.prefix, partition);
+    const token = this.opts.registrationPerPartition
+      ? await this.redis.leaseTakeRegistered(
+          lease,
+          epoch,
+          registry.expiry,
+          registry.heard,
+          this.member,
+          current,
+          this.ttlMs,
+        )
+      : await this.redis.leaseTake(lease, epoch, this.member, current);
     if (token === null) return false;
     this.held.set(partition, { token, validUntil: this.validFrom(sent) });
     return true;
@@ -128,6 +147,7 @@ export class Leases implements Fencing {
    * leases are checked first; else none can have passed to another, and each is good for another time to live.
    */
   registered(sent: number, lapsed: boolean): Promise<void> {
+    if (this.opts.registrationPerPartition) return Promise.resolve(); // each lease's own registration backs it
     if (lapsed) return this.renew();
     const validUntil = this.validFrom(sent);
     for (const held of this.held.values()) if (validUntil > held.validUntil) held.validUntil = validUntil;
@@ -155,7 +175,7 @@ export class Leases implements Fencing {
    * checks runs (it may be taking a lease again); the next call looks again.
    */
   async repair(): Promise<Partition[]> {
-    if (this.renewing !== undefined) return [];
+    if (this.renewing !== undefined || this.beating !== undefined) return [];
     const freed: Partition[] = [];
     await Promise.all(
       ALL_PARTITIONS.filter((p) => !this.held.has(p)).map(async (p) => {
@@ -176,13 +196,19 @@ export class Leases implements Fencing {
   start(everyMs = this.ttlMs / 3): void {
     this.timer ??= setInterval(() => void this.renew(), everyMs);
     this.timer.unref();
+    if (this.opts.registrationPerPartition) {
+      this.beater ??= setInterval(() => void this.beat(), this.ttlMs / 3);
+      this.beater.unref();
+    }
   }
 
   /** Stops renewing; with `release`, lets every lease go (a process that stops on purpose). */
   async stop(release = false): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.beater);
     this.timer = undefined;
-    await this.renewing;
+    this.beater = undefined;
+    await Promise.all([this.renewing, this.beating]);
     if (release) await Promise.allSettled(this.partitions().map((p) => this.release(p)));
     if (this.opts.closeWhenStopped) await this.redis.quit().catch(() => undefined);
   }
@@ -193,32 +219,71 @@ export class Leases implements Fencing {
     return this.renewing;
   }
 
-  private async renewAll(): Promise<void> {
+  /**
+   * A Redis Cluster: renews this process's registration in the slot of each partition it holds (one round at a
+   * time). A registration that had lapsed there has its lease checked; one whose slot does not answer lapses on its
+   * own, and the others go on.
+   */
+  beat(): Promise<void> {
+    this.beating ??= this.beatAll().finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+
+  private async beatAll(): Promise<void> {
     const lostData: Partition[] = [];
     await Promise.all(
       [...this.held].map(async ([partition, held]) => {
         const sent = this.now();
-        let answer: number;
+        const registry = this.registrationOf(partition);
+        let lapsed: number;
         try {
-          answer = await this.redis.leaseCheck(
-            leaseKey(this.prefix, partition),
-            epochKey(this.prefix, partition),
-            held.token,
-          );
+          lapsed = await this.redis.partitionBeat(registry.expiry, registry.heard, this.member, this.ttlMs);
         } catch {
-          return; // Redis away: the token lapses on its own, and the next round asks again.
+          return; // its slot's master is away: this lease lapses on its own
         }
-        if (this.held.get(partition) !== held) return; // released meanwhile
-        if (answer === 1) held.validUntil = this.validFrom(sent);
-        else if (answer === 0) this.lose(partition);
-        else {
-          this.held.delete(partition);
-          if (await this.acquire(partition).catch(() => false)) lostData.push(partition);
-          else this.lose(partition);
-        }
+        if (this.held.get(partition) !== held) return;
+        if (lapsed === 0) held.validUntil = Math.max(held.validUntil, this.validFrom(sent));
+        else await this.check(partition, held, sent, lostData);
       }),
     );
     if (lostData.length > 0) this.opts.events?.dataLost?.(lostData);
+  }
+
+  private async renewAll(): Promise<void> {
+    const lostData: Partition[] = [];
+    await Promise.all([...this.held].map(([partition, held]) => this.check(partition, held, this.now(), lostData)));
+    if (lostData.length > 0) this.opts.events?.dataLost?.(lostData);
+  }
+
+  /**
+   * Checks one lease in Redis (LEASE_CHECK) as of `sent`: still this process's, taken by another, or gone with the
+   * partition's data (taken again, and added to `lostData`, so that what this process holds is written back).
+   */
+  private async check(partition: Partition, held: Held, sent: number, lostData: Partition[]): Promise<void> {
+    let answer: number;
+    try {
+      answer = await this.redis.leaseCheck(
+        leaseKey(this.prefix, partition),
+        epochKey(this.prefix, partition),
+        held.token,
+      );
+    } catch {
+      return; // Redis away: the token lapses on its own, and the next round asks again.
+    }
+    if (this.held.get(partition) !== held) return; // released meanwhile
+    if (answer === 1) held.validUntil = this.validFrom(sent);
+    else if (answer === 0) this.lose(partition);
+    else {
+      this.held.delete(partition);
+      if (await this.acquire(partition).catch(() => false)) lostData.push(partition);
+      else this.lose(partition);
+    }
+  }
+
+  /** Where the registration backing a lease on `partition` lives: the partition's own slot, or the global one. */
+  private registrationOf(partition: Partition): { expiry: string; heard: string } {
+    const where = this.opts.registrationPerPartition ? partition : 'global';
+    return { expiry: memberExpiryKey(this.prefix, where), heard: memberHeardKey(this.prefix, where) };
   }
 
   private lose(partition: Partition): void {

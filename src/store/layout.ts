@@ -76,14 +76,18 @@ export function membersKey(prefix: string): string {
   return `${partitionPrefix(prefix, 'global')}members`;
 }
 
-/** Sorted set of member ids scored by when each member's registration runs out (Redis's own clock, ms). */
-export function memberExpiryKey(prefix: string): string {
-  return `${partitionPrefix(prefix, 'global')}member-expiry`;
+/**
+ * Sorted set of member ids scored by when each member's registration runs out (Redis's own clock, ms). The global
+ * partition's is every member's registration; on a Redis Cluster each partition has one too, in its own slot, where
+ * its holder renews itself (src/cluster/leases.ts), so that a failover of one slot's master stops no other partition.
+ */
+export function memberExpiryKey(prefix: string, partition: Partition = 'global'): string {
+  return `${partitionPrefix(prefix, partition)}member-expiry`;
 }
 
-/** When Redis last heard any member's registration renewed (its own clock, ms): see MEMBER_BEAT. */
-export function memberHeardKey(prefix: string): string {
-  return `${partitionPrefix(prefix, 'global')}member-heard`;
+/** When Redis last heard a registration of that set renewed (its own clock, ms): see MEMBER_BEAT. */
+export function memberHeardKey(prefix: string, partition: Partition = 'global'): string {
+  return `${partitionPrefix(prefix, partition)}member-heard`;
 }
 
 /**

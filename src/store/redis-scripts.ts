@@ -93,6 +93,24 @@ end
 return 0
 `;
 
+// KEYS: the lease, the epoch, the partition's member expiry set, when a member was last heard there. ARGV: member id,
+// the holder expected (empty: none), ttl ms. LEASE_TAKE on a Redis Cluster, where the holder of a partition renews its
+// registration in the partition's own slot (PARTITION_BEAT): the taker is registered there in the same script, so no
+// other member finds the new holder unregistered and takes the lease from it.
+const LEASE_TAKE_REGISTERED = `
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
+redis.call('SET', KEYS[2], string.format('%d', epoch))
+local token = string.format('%d', epoch) .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], token)
+local ms = math.floor(now / 1000)
+redis.call('ZADD', KEYS[3], ms + tonumber(ARGV[3]), ARGV[1])
+redis.call('SET', KEYS[4], ms)
+return token
+`;
+
 // KEYS: the lease. ARGV: token. Lets the lease go only when it is still the token's.
 const LEASE_RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -166,6 +184,27 @@ table.insert(answer, 1, lapsed)
 return answer
 `;
 
+// KEYS: a partition's member expiry set, when a member was last heard there. ARGV: member id, ttl ms. A partition's
+// holder renews its registration in the partition's slot (a Redis Cluster): MEMBER_BEAT's expiry, with no description
+// and no list of members, counting a silence of Redis the same way. Answers 1 when the registration had lapsed.
+const PARTITION_BEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+local heard = tonumber(redis.call('GET', KEYS[2]) or '0')
+if heard > 0 and now - heard > ttl / 2 then
+  local silence = now - heard
+  local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+  for i = 1, #all, 2 do redis.call('ZADD', KEYS[1], tonumber(all[i + 1]) + silence, all[i]) end
+end
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local lapsed = (not mine or tonumber(mine) < now) and 1 or 0
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('SET', KEYS[2], now)
+return lapsed
+`;
+
 // KEYS: the members' expiry set, when any member was last heard. ARGV: member id, ttl ms. 1 while the member's
 // registration runs (by Redis's clock), counting a silence of Redis the way MEMBER_BEAT does: right after Redis came
 // back, before any beat has run the registrations on by it, a holder is not judged gone for Redis's absence.
@@ -192,6 +231,16 @@ export interface ScriptCommands {
   fencedDrop(lease: string, registry: string, token: string, prefix: string, collection: string): Promise<number>;
   createDoc(key: string, registry: string, id: string, doc: string, collection: string): Promise<string>;
   leaseTake(lease: string, epoch: string, member: string, expected: string): Promise<string | null>;
+  leaseTakeRegistered(
+    lease: string,
+    epoch: string,
+    expiry: string,
+    heard: string,
+    member: string,
+    expected: string,
+    ttlMs: number,
+  ): Promise<string | null>;
+  partitionBeat(expiry: string, heard: string, member: string, ttlMs: number): Promise<number>;
   leaseCheck(lease: string, epoch: string, token: string): Promise<number>;
   leaseRelease(lease: string, token: string): Promise<number>;
   memberBeat(
@@ -217,6 +266,8 @@ export function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
     redis.defineCommand('fencedDrop', { lua: FENCED_DROP, numberOfKeys: 2 });
     redis.defineCommand('createDoc', { lua: CREATE_DOC, numberOfKeys: 2 });
     redis.defineCommand('leaseTake', { lua: LEASE_TAKE, numberOfKeys: 2 });
+    redis.defineCommand('leaseTakeRegistered', { lua: LEASE_TAKE_REGISTERED, numberOfKeys: 4 });
+    redis.defineCommand('partitionBeat', { lua: PARTITION_BEAT, numberOfKeys: 2 });
     redis.defineCommand('leaseCheck', { lua: LEASE_CHECK, numberOfKeys: 2 });
     redis.defineCommand('leaseRelease', { lua: LEASE_RELEASE, numberOfKeys: 1 });
     redis.defineCommand('memberBeat', { lua: MEMBER_BEAT, numberOfKeys: 3 });

@@ -3,11 +3,19 @@
 // the master of an organization's slot is failed over to its replica, by an operator or by its kill -9, they follow
 // it, and writes and jobs go on.
 import t from 'tap';
-import { createThroughEach, everyPartitionServed, fleet, jobEnd, startCluster, startJob } from '../support/cluster.js';
+import {
+  createThroughEach,
+  everyPartitionServed,
+  fleet,
+  jobEnd,
+  keepCreating,
+  startCluster,
+  startJob,
+} from '../support/cluster.js';
 import { until } from '../support/deadline.js';
 import { onPort } from '../support/redis-probe.js';
 import { startRedisCluster } from '../support/redis-cluster.js';
-import { collectionKey } from '../../src/store/layout.js';
+import { collectionKey, membersKey } from '../../src/store/layout.js';
 import { partitionOf } from '../../src/store/partitions.js';
 
 const NODES = 'org/default/nodes';
@@ -60,3 +68,41 @@ for (const how of ['CLUSTER FAILOVER', 'kill -9 of the master'] as const)
     t.same(after.nodes, { succeeded: names });
     for (const n of nodes) await n.stop();
   });
+
+t.test(
+  'kill -9 of the master holding the members’ registrations stops no organization whose slot is elsewhere',
+  async (t) => {
+    const redis = await startRedisCluster(t, 3, 1);
+    const c = await startCluster(t, 2, redis.url);
+    await until('every partition to be served', everyPartitionServed(c), 30_000);
+    const registrations = membersKey('infra:');
+    const killed = await redis.masterOf(registrations);
+    // An organization whose partition's slot another master serves.
+    let org = '';
+    for (let i = 0; org === ''; i++) {
+      const name = `elsewhere-${i}`;
+      if ((await redis.masterOf(collectionKey('infra:', partitionOf(name), `org/${name}/nodes`))) !== killed)
+        org = name;
+    }
+    const pivotals = await Promise.all(c.servers.map((s) => c.pivotal(s)));
+    const made = await (pivotals[0] as (typeof pivotals)[0]).request('POST', '/organizations', {
+      name: org,
+      full_name: org,
+    });
+    t.equal(made.status, 201, `organization ${org} created`);
+    const writers = keepCreating(pivotals, 'during', org);
+    await writers.more(20);
+    await redis.kill(killed);
+    const promoted = await redis.promoted(registrations, killed);
+    // On past the leases' time to live: before, every lease lapsed with its holder's one registration, and every
+    // organization answered 503 until the new master took the registrations.
+    await writers.more(50);
+    await writers.stop();
+    t.not(promoted, killed, 'the replica took over the registrations');
+    t.same(
+      writers.refused,
+      [],
+      `no write was refused meanwhile (${writers.answered.length} answered, ${writers.refused.length} refused)`,
+    );
+  },
+);

@@ -130,3 +130,19 @@ t.test(
     t.equal((await redis.get(leaseKey(c.prefix, PARTITION)))?.endsWith(':b'), true, 'b holds it still');
   },
 );
+
+t.test('with a registration per partition, a lease’s holder is alive by its registration there alone', async (t) => {
+  const c = await cluster(t, ['a', 'b']);
+  const { redis } = c;
+  t.teardown(() => redis.del(memberExpiryKey(c.prefix, PARTITION), memberHeardKey(c.prefix, PARTITION)));
+  const perPartition = (id: string) =>
+    new Leases(redis, c.prefix, id, { ttlMs: TTL_MS, registrationPerPartition: true });
+  const a = perPartition('a');
+  t.equal(await a.acquire(PARTITION), true, 'a takes the lease, registered in the partition’s slot as it does');
+  // a never registered in the global slot (its master is away, say): b still finds a alive where it matters.
+  t.equal(await perPartition('b').acquire(PARTITION), false, 'b does not take it');
+  await a.beat();
+  t.ok(a.tokenFor(PARTITION), 'a’s renewal there keeps the lease good');
+  await redis.zadd(memberExpiryKey(c.prefix, PARTITION), 0, 'a'); // a's registration there ran out
+  t.equal(await perPartition('b').acquire(PARTITION), true, 'once it runs out there, b takes the lease');
+});

@@ -189,8 +189,8 @@ export async function createThroughEach(t: Test, c: Cluster, prefix: string): Pr
   return names;
 }
 
-/** Writers creating nodes through every member without pause until stopped, as clients that retry a 503. */
-export function keepCreating(admins: readonly ApiClient[], prefix: string) {
+/** Writers creating nodes of `org` through every member without pause until stopped, as clients that retry a 503. */
+export function keepCreating(admins: readonly ApiClient[], prefix: string, org = 'default') {
   let writing = true;
   const answered: Array<{ name: string; at: number }> = [];
   /** What each write not answered 201 got: its status, or `no answer`. */
@@ -198,7 +198,7 @@ export function keepCreating(admins: readonly ApiClient[], prefix: string) {
   const writers = admins.map(async (admin, i) => {
     for (let n = 0; writing; n++) {
       const name = `${prefix}${i}-${n}`;
-      const res = await admin.request('POST', '/organizations/default/nodes', { name }).catch(() => undefined);
+      const res = await admin.request('POST', `/organizations/${org}/nodes`, { name }).catch(() => undefined);
       if (res?.status === 201) answered.push({ name, at: Date.now() });
       else {
         refused.push(String(res?.status ?? 'no answer'));
