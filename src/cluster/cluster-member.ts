@@ -13,6 +13,7 @@ import type { RedisStore } from '../store/redis-store.js';
 import { Leases } from './leases.js';
 import { Members, type Member } from './members.js';
 import { planOwnership } from './ownership.js';
+import { SettlingMembers } from './settling.js';
 
 /** What the server does when this process comes to own a partition, or stops owning it. */
 export interface PartitionPorts {
@@ -51,7 +52,7 @@ const REPAIR_EVERY_TICKS = 5;
 const SETTLE_TTLS = 3;
 /** Partitions one member hands over in a tick at most. */
 const RELEASES_PER_TICK = 8;
-/** How long a member that left counts as one that may come back at its address (see liveSince). */
+/** How long a member that left counts as one that may come back at its address (SettlingMembers). */
 const FORGET_LEFT_MS = 600_000;
 
 /** A partition's lease holder as last read from Redis (null: none), and when. */
@@ -72,16 +73,8 @@ export class ClusterMember {
   private readonly owners = new Map<Partition, CachedOwner>();
   private leaving = false;
   private ticks = 0;
-  /**
-   * Since when (leases' clock) each live member, by id, has to be counted live before it is handed partitions: a
-   * member at an address that left a moment ago (a process restarted there, or woken from a pause) from when it
-   * came back; any other (a new cluster, a member added) from the start, so it is handed its share at once.
-   */
-  private readonly liveSince = new Map<string, number>();
-  /** When a member at each address last left, as this one saw it. */
-  private readonly leftAt = new Map<string, number>();
-  /** The live members' addresses at the last tick, by id. */
-  private knownUrls = new Map<string, string>();
+  /** Which live members may be handed partitions (hysteresis for members that come and go). */
+  private readonly settling: SettlingMembers;
   private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
 
   constructor(
@@ -125,6 +118,7 @@ export class ClusterMember {
       () => this.leases.clock(),
     );
     store.fenceWith(this.leases);
+    this.settling = new SettlingMembers(SETTLE_TTLS * this.leases.ttlMs, FORGET_LEFT_MS);
   }
 
   /** Calls `listener` with the live members whenever a member joins or leaves. */
@@ -270,7 +264,7 @@ export class ClusterMember {
     const ids = live.map((m) => m.id);
     const held = new Set(this.leases.partitions());
     const plan = planOwnership(this.opts.id, held, ids, {
-      settled: this.settledAmong(live),
+      settled: this.settling.settled(live, this.leases.clock()),
       maxReleases: RELEASES_PER_TICK,
     });
     for (const p of plan.release) await this.letGo(p, true);
@@ -295,23 +289,6 @@ export class ClusterMember {
         await this.leases.release(p);
       }
     }
-  }
-
-  /** The live members that may be handed partitions: those that came back SETTLE_TTLS lease times ago or more. */
-  private settledAmong(live: readonly Member[]): Set<string> {
-    const now = this.leases.clock();
-    const settleMs = SETTLE_TTLS * this.leases.ttlMs;
-    const urls = new Map(live.map((m) => [m.id, m.url]));
-    for (const [url, at] of this.leftAt) if (now - at >= FORGET_LEFT_MS) this.leftAt.delete(url);
-    for (const [id, url] of this.knownUrls) if (!urls.has(id)) this.leftAt.set(url, now);
-    this.knownUrls = urls;
-    for (const id of [...this.liveSince.keys()]) if (!urls.has(id)) this.liveSince.delete(id);
-    for (const [id, url] of urls) {
-      if (this.liveSince.has(id)) continue;
-      const left = this.leftAt.get(url);
-      this.liveSince.set(id, left !== undefined && now - left < FORGET_LEFT_MS ? now : -Infinity);
-    }
-    return new Set(live.filter((m) => now - (this.liveSince.get(m.id) ?? now) >= settleMs).map((m) => m.id));
   }
 
   /** Stops serving the partition; with `settle`, what it accepted is stored before its lease is let go. */
