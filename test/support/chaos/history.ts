@@ -50,6 +50,8 @@ export interface FaultEvent {
   detail: string;
   /** The fault could not be applied or healed (a member that did not start again). */
   error?: string;
+  /** On a start of a Redis failover: when a promoted master took writes again, before the fault was healed. */
+  redisBackAt?: number;
 }
 
 export interface MemberSample {
@@ -158,6 +160,11 @@ export class HistoryRecorder {
 
   aborted(job: string, at: number): void {
     this.history.userAborts.push({ job, at });
+  }
+
+  /** The history so far, to read: the runner's waits and its final pass over the jobs. */
+  view(): Readonly<History> {
+    return this.history;
   }
 
   finish(records: Record<string, ClientRecord>, now: number): History {

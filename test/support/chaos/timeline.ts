@@ -22,9 +22,12 @@ export function memberDownWindows(faults: readonly FaultEvent[]): Map<number, Wi
   return out;
 }
 
-/** The windows Redis was restarted or failed over: no member can take a lease then. */
+/** The windows Redis was away (killed, or its master not yet replaced): no member can take a lease then. */
 export function redisWindows(faults: readonly FaultEvent[]): Window[] {
-  return faultWindows(faults, (e) => !MEMBER_FAULTS.has(e.fault.kind)).map(({ from, to }) => ({ from, to }));
+  return faultWindows(faults, (e) => !MEMBER_FAULTS.has(e.fault.kind)).map(({ from, to, event }) => ({
+    from,
+    to: Math.min(to, event.redisBackAt ?? Infinity),
+  }));
 }
 
 /** Each fault's start paired with its end (by round); no end, or an end with an error, leaves it open. */
