@@ -13,7 +13,7 @@ import { REDIS_KINDS, type RedisKind } from '../test/support/chaos/history.js';
 import { parseDurations, parseKinds, type FaultKind, type MsRange } from '../test/support/chaos/nemesis.js';
 import { runChaos } from '../test/support/chaos/runner.js';
 import { INVARIANTS } from '../test/support/chaos/checker.js';
-import { report, runInTempDir, scope, SHARED } from './support.js';
+import { report, runInTempDir, scope } from './support.js';
 
 const env = (name: string) => process.env[`INFRA_BENCH_CHAOS_${name}`];
 const SEED = Number(env('SEED') ?? randomInt(2 ** 31));
@@ -55,8 +55,8 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
     leaseTtlS: LEASE_TTL_S,
     heartbeatMs: HEARTBEAT_MS,
     // The long job outlives the voting and spans the fault's start; run_timeout leaves it room to finish after it.
-    long: { commandLine: 'sleep 8', runTimeoutS: 30 },
-    short: { commandLine: 'echo chaos', runTimeoutS: 20 },
+    long: { commandLine: 'sleep 8', runTimeoutS: 30, votingTimeoutS: 10 },
+    short: { commandLine: 'echo chaos', runTimeoutS: 20, votingTimeoutS: 10 },
     dir,
     log: (line) => console.log(line),
   });
@@ -73,7 +73,7 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
     return last?.status === 'complete' && last.nodes.succeeded?.length === NODES;
   }).length;
   const shortComplete = rounds.filter((r) => r.short.view?.last?.status === 'complete').length;
-  const setup = `${MEMBERS} members, ${NODES} real clients, Redis ${REDIS}, ${BALANCER ? 'balancer' : 'no balancer'}, ${KINDS.join('/')}; ${SHARED}`;
+  const setup = `${MEMBERS} members, ${NODES} real clients, Redis ${REDIS}, ${BALANCER ? 'balancer' : 'no balancer'}, ${KINDS.join('/')}; the machine shared by all of them`;
   const seedText = `seed ${SEED}`;
   report(`long jobs complete with every node succeeded (${seedText})`, `${allSucceeded} of ${ROUNDS}`, { setup });
   report(`jobs started right after recovery that complete (${seedText})`, `${shortComplete} of ${ROUNDS}`, { setup });

@@ -47,8 +47,8 @@ const fault = (over: Partial<Fault> = {}): Fault => ({
   ...over,
 });
 const events = (f: Fault, from: number, to: number): FaultEvent[] => [
-  { at: s(from), phase: 'start', fault: f, detail: '' },
-  { at: s(to), phase: 'end', fault: f, detail: '' },
+  { at: s(from), phase: 'start', fault: f, member: f.target, detail: '' },
+  { at: s(to), phase: 'end', fault: f, member: f.target, detail: '' },
 ];
 
 /** Every member holding its share and every node available, at `sec`. */
@@ -104,6 +104,7 @@ function history(o: Shape = {}): History {
         nodes: NODES,
         command: 'long',
         runTimeoutS: 30,
+        votingTimeoutS: 10,
         at: s(0),
         id: JOB,
         answer: { status: 201, body: { id: JOB } },
@@ -144,8 +145,12 @@ t.test('job_never_ended: a job seen running to the end of the run, or ending pas
   const open = named(history({ status: 'running', nodes: { running: NODES }, endedAt: null }), 'job_never_ended');
   t.equal(open.length, 1);
   t.match(open[0], { job: JOB, round: 0, detail: /still unfinished .*running \(running: n1, n2\)/ });
-  const late = named(history({ endedAt: s(55) }), 'job_never_ended');
-  t.match(late, [{ detail: /ended 55.0 s after its start, past the bound of 50.0 s/ }], '30 s run_timeout + 20 s');
+  const late = named(history({ endedAt: s(65) }), 'job_never_ended');
+  t.match(
+    late,
+    [{ detail: /ended 65.0 s after its start, past the bound of 60.0 s/ }],
+    '10 s voting_timeout, 30 s run_timeout, 20 s for the faults',
+  );
 });
 
 t.test('result_lost: a result the node reported that its job does not show', async (t) => {

@@ -3,7 +3,7 @@
 // none (quorum failures and why, dropped messages). The invariants are those of the cluster's design ("Invariants
 // under any fault schedule"): the server's view alone cannot show a lost result, so both sides are read.
 import type { NodeJobRecord } from './client-records.js';
-import type { History, NodeLists, RunSettings, Submission } from './history.js';
+import { jobDeadline, type History, type NodeLists, type RunSettings, type Submission } from './history.js';
 import type { Fault } from './nemesis.js';
 import { findUnowned } from './unowned.js';
 
@@ -28,7 +28,7 @@ export interface Violation {
 }
 
 export interface Bounds {
-  /** Added to a job's run_timeout before it must have ended: a take-over, Redis away, the fault itself. */
+  /** Added to a job's voting_timeout and run_timeout before it must have ended: a take-over, Redis away, the fault. */
   failoverMs: number;
   /** After a fault is healed, how long until a node whose client runs is available again. */
   nodeBackMs: number;
@@ -125,7 +125,7 @@ function jobsNeverEnded(h: History, b: Bounds): Violation[] {
   const out: Violation[] = [];
   for (const { s, id } of submittedJobs(h)) {
     const view = h.jobs[id];
-    const bound = s.runTimeoutS * 1000 + b.failoverMs;
+    const bound = jobDeadline(s, b.failoverMs) - s.at;
     const base = { invariant: 'job_never_ended' as const, round: s.round, job: id };
     if (!view?.endedAt) {
       const since = (view?.last?.at ?? h.endedAt) - s.at;

@@ -131,9 +131,23 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
   ).then((each) => each.flat());
   await waitForNodes(await admin(balancer?.url ?? (members[0] as Member).url, 10_000), nodes, 'available', 60_000);
 
-  const memberOf = (f: Fault): Member => {
-    const m = f.target === null ? undefined : members[f.target];
+  /** The member each round's fault hit, for its healing. */
+  const hit = new Map<number, Member>();
+  /** The member of the fault's rank now: the default organization's server first, then the others in order. */
+  const rankedTarget = async (f: Fault): Promise<Member> => {
+    const held = await Promise.all(
+      members.map(async (m) => m.state === 'up' && (await status(m))?.cluster?.held.includes(DEFAULT_PARTITION)),
+    );
+    const owner = members.find((_, i) => held[i]);
+    const ranked = owner === undefined ? members : [owner, ...members.filter((m) => m !== owner)];
+    const m = f.target === null ? undefined : ranked[f.target];
     if (m === undefined) throw new Error(`fault ${f.kind} of round ${f.round} names no member`);
+    hit.set(f.round, m);
+    return m;
+  };
+  const memberOf = (f: Fault): Member => {
+    const m = hit.get(f.round);
+    if (m === undefined) throw new Error(`fault ${f.kind} of round ${f.round} was never applied`);
     return m;
   };
   /** What a member was when hit: its pid, what it served, how many nodes it heard. */
@@ -141,7 +155,7 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
     const s = await status(m);
     const held = s?.cluster?.held ?? [];
     const owner = held.includes(DEFAULT_PARTITION) ? ', owner of the default organization' : '';
-    return `m${m.index} (pid ${m.server.pid}, ${held.length} partitions${owner}, ${s?.push_jobs?.connected_nodes ?? '?'} nodes connected)`;
+    return `m${m.index} (pid ${m.server.pid}, ${held.length} partitions${owner}, nodes connected: ${s?.push_jobs?.connected_nodes ?? '?'})`;
   };
   return {
     members,
@@ -153,21 +167,21 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
     status,
     apply: async (f) => {
       if (f.kind === 'kill') {
-        const m = memberOf(f);
+        const m = await rankedTarget(f);
         const detail = await describe(m);
         const at = Date.now();
         process.kill(m.server.pid, 'SIGKILL');
         m.state = 'killed';
         await m.server.stop(); // resolves once the killed process has exited
-        return { at, detail: `${detail} killed (-9)` };
+        return { at, member: m.index, detail: `${detail} killed (-9)` };
       }
       if (f.kind === 'pause') {
-        const m = memberOf(f);
+        const m = await rankedTarget(f);
         const detail = await describe(m);
         const at = Date.now();
         process.kill(m.server.pid, 'SIGSTOP');
         m.state = 'paused';
-        return { at, detail: `${detail} stopped (SIGSTOP)` };
+        return { at, member: m.index, detail: `${detail} stopped (SIGSTOP)` };
       }
       return redis.apply(f);
     },

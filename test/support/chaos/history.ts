@@ -24,6 +24,7 @@ export interface Submission {
   nodes: string[];
   command: string;
   runTimeoutS: number;
+  votingTimeoutS: number;
   /** When the first try was sent. */
   at: number;
   /** The job's id once a try was answered 201; null when every try was refused. */
@@ -32,6 +33,11 @@ export interface Submission {
   answer: { status: number | null; body: unknown };
   /** Every try: its status, or the error of a request that got no answer. */
   tries: Array<{ at: number; status: number | null; error?: string }>;
+}
+
+/** When a job must have ended: voting_timeout and run_timeout, then `failoverMs` for the faults to cost. */
+export function jobDeadline(s: Submission, failoverMs: number): number {
+  return s.at + (s.votingTimeoutS + s.runTimeoutS) * 1000 + failoverMs;
 }
 
 export interface JobView {
@@ -46,6 +52,8 @@ export interface FaultEvent {
   at: number;
   phase: 'start' | 'end';
   fault: Fault;
+  /** The member hit (its index); null for a fault of Redis. */
+  member: number | null;
   /** What was hit, as it was then: a member's pid, what it held, the Redis port. */
   detail: string;
   /** The fault could not be applied or healed (a member that did not start again). */

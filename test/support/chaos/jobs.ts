@@ -42,7 +42,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function submitJob(
   entry: () => Promise<Entry>,
   history: HistoryRecorder,
-  job: { round: number; role: JobRole; command: string; nodes: string[]; runTimeoutS: number },
+  job: { round: number; role: JobRole; command: string; nodes: string[]; runTimeoutS: number; votingTimeoutS: number },
 ): Promise<Submission> {
   const at = Date.now();
   const tries: Submission['tries'] = [];
@@ -56,6 +56,7 @@ export async function submitJob(
         command: job.command,
         nodes: job.nodes,
         run_timeout: job.runTimeoutS,
+        voting_timeout: job.votingTimeoutS,
       })
       .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     if (res instanceof Error) {

@@ -17,7 +17,11 @@ export interface Fault {
   /** From 0. */
   round: number;
   kind: FaultKind;
-  /** The member hit by a kill or a pause, from 0; null for a fault of Redis. */
+  /**
+   * The member hit by a kill or a pause, by its rank when the fault strikes: 0 is the member serving the default
+   * organization, then the others in their order. A rank rather than a process, so that a seed replays the same
+   * roles (the owner, a gateway) whichever process the hashing made the owner. Null for a fault of Redis.
+   */
   target: number | null;
   /** Only for `sentinel_failover` and `cluster_failover`. */
   way: FailoverWay | null;

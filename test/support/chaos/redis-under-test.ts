@@ -15,6 +15,8 @@ import type { Fault, FaultKind } from './nemesis.js';
  * promoted) where it tells. */
 export interface FaultDone {
   at: number;
+  /** The member a kill or pause hit (its index, not its rank). */
+  member?: number;
   detail: string;
   backAt?: number;
 }

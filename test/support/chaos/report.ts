@@ -38,23 +38,26 @@ export function roundsTable(rounds: readonly RoundResult[]): string {
   ].join('\n');
 }
 
+/** `result_lost (round 2, job J, node n1): what each side said`. */
+export function violationLine(v: Violation): string {
+  const where = [
+    v.round === null ? null : `round ${v.round + 1}`,
+    v.job ? `job ${v.job}` : null,
+    v.node ? `node ${v.node}` : null,
+  ].filter((x) => x !== null);
+  return `${v.invariant} (${where.join(', ')}): ${v.detail}`;
+}
+
 export function violationsText(violations: readonly Violation[], notes: Notes, bounds: Bounds): string {
   const out: string[] = [
-    `bounds: a job's run_timeout + ${seconds(bounds.failoverMs)}; a node back ${seconds(bounds.nodeBackMs)} after a healing; a partition unowned ${seconds(bounds.unownedMs)}`,
+    `bounds: a job's voting_timeout + run_timeout + ${seconds(bounds.failoverMs)}; a node back ${seconds(bounds.nodeBackMs)} after a healing; a partition unowned ${seconds(bounds.unownedMs)}`,
   ];
   if (violations.length === 0) out.push('violations: none');
   else {
     const counts = INVARIANTS.map((i) => [i, violations.filter((v) => v.invariant === i).length] as const);
     out.push(`violations: ${counts.map(([i, n]) => `${i} ${n}`).join(', ')}`);
     for (const invariant of INVARIANTS)
-      for (const v of violations.filter((x) => x.invariant === invariant)) {
-        const where = [
-          v.round === null ? null : `round ${v.round + 1}`,
-          v.job ? `job ${v.job}` : null,
-          v.node ? `node ${v.node}` : null,
-        ].filter((x) => x !== null);
-        out.push(`- ${invariant} (${where.join(', ')}): ${v.detail}`);
-      }
+      for (const v of violations.filter((x) => x.invariant === invariant)) out.push(`- ${violationLine(v)}`);
   }
   if (notes.quorumFailed.length > 0) {
     out.push('jobs that ended quorum_failed:');

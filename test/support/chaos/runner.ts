@@ -8,11 +8,18 @@ import type { TeardownScope } from '../teardown-scope.js';
 import { checkHistory, defaultBounds, type Bounds, type Notes, type Violation } from './checker.js';
 import { parseClientLog, type ClientRecord } from './client-records.js';
 import { startClusterUnderTest, type ClusterUnderTest } from './cluster-under-test.js';
-import { HistoryRecorder, type History, type RedisKind, type Submission } from './history.js';
+import { HistoryRecorder, jobDeadline, type History, type RedisKind, type Submission } from './history.js';
 import { entries, followJob, submitJob, type Entry } from './jobs.js';
 import { describeFault, planFaults, type Fault, type FaultKind, type MsRange } from './nemesis.js';
 import { roundsTable, violationsText, type RoundResult } from './report.js';
 import { startSampler } from './sampler.js';
+
+export interface JobSettings {
+  commandLine: string;
+  runTimeoutS: number;
+  /** Short, so that a job no fault kept from voting fails fast, and the deadline stays tight. */
+  votingTimeoutS: number;
+}
 
 export interface ChaosOptions {
   seed: number;
@@ -26,9 +33,9 @@ export interface ChaosOptions {
   offset?: MsRange;
   leaseTtlS: number;
   heartbeatMs: number;
-  /** The long job's command line (whitelisted as `long`), its run_timeout; the short job's (as `short`). */
-  long: { commandLine: string; runTimeoutS: number };
-  short: { commandLine: string; runTimeoutS: number };
+  /** The long job's command line (whitelisted as `long`) and its timeouts; the short job's (as `short`). */
+  long: JobSettings;
+  short: JobSettings;
   /** The run's folder; the history is written there as history.json, with the members' logs. */
   dir: string;
   log(line: string): void;
@@ -108,7 +115,7 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
     await settle(c, history, names, Math.max(0, lastEnd + bounds.nodeBackMs + 1000 - Date.now()));
     await pause(lastEnd + bounds.nodeBackMs + 1000 - Date.now());
     for (const s of history.view().submissions)
-      if (s.id !== null) await followJob(entry, history, s.id, s.at + s.runTimeoutS * 1000 + bounds.failoverMs);
+      if (s.id !== null) await followJob(entry, history, s.id, jobDeadline(s, bounds.failoverMs));
   } finally {
     await sampler.stop();
   }
@@ -143,34 +150,38 @@ async function runRound(
     command: 'long',
     nodes: names,
     runTimeoutS: o.long.runTimeoutS,
+    votingTimeoutS: o.long.votingTimeoutS,
   });
   await pause(long.at + fault.offsetMs - Date.now());
-  let hit = '';
+  let hit: string;
   let struck = Date.now();
+  let member: number | null = null;
   try {
     const done = await c.apply(fault);
     struck = done.at;
     hit = done.detail;
+    member = done.member ?? null;
     history.fault({
       at: done.at,
       phase: 'start',
       fault,
+      member,
       detail: done.detail,
       ...(done.backAt ? { redisBackAt: done.backAt } : {}),
     });
   } catch (e) {
     hit = `could not be applied: ${e instanceof Error ? e.message : String(e)}`;
-    history.fault({ at: struck, phase: 'start', fault, detail: hit, error: hit });
+    history.fault({ at: struck, phase: 'start', fault, member, detail: hit, error: hit });
   }
   await pause(struck + fault.durationMs - Date.now());
   try {
     const detail = await c.heal(fault);
-    history.fault({ at: Date.now(), phase: 'end', fault, detail });
+    history.fault({ at: Date.now(), phase: 'end', fault, member, detail });
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
-    history.fault({ at: Date.now(), phase: 'end', fault, detail: 'could not be healed', error });
+    history.fault({ at: Date.now(), phase: 'end', fault, member, detail: 'could not be healed', error });
   }
-  const bound = (s: Submission) => s.at + s.runTimeoutS * 1000 + bounds.failoverMs;
+  const bound = (s: Submission) => jobDeadline(s, bounds.failoverMs);
   const longView = long.id === null ? undefined : await followJob(entry, history, long.id, bound(long));
   // Right after the recovery: the job a user would start once the cluster answers again.
   const short = await submitJob(entry, history, {
@@ -179,6 +190,7 @@ async function runRound(
     command: 'short',
     nodes: names,
     runTimeoutS: o.short.runTimeoutS,
+    votingTimeoutS: o.short.votingTimeoutS,
   });
   const shortView = short.id === null ? undefined : await followJob(entry, history, short.id, bound(short));
   return { fault, hit, long: { submission: long, view: longView }, short: { submission: short, view: shortView } };

@@ -13,7 +13,7 @@ export interface Window {
 export function memberDownWindows(faults: readonly FaultEvent[]): Map<number, Window[]> {
   const out = new Map<number, Window[]>();
   for (const w of faultWindows(faults, (e) => MEMBER_FAULTS.has(e.fault.kind))) {
-    const target = w.event.fault.target;
+    const target = w.event.member;
     if (target === null) continue;
     const list = out.get(target) ?? [];
     list.push({ from: w.from, to: w.to });
