@@ -26,7 +26,7 @@ export async function startBalancer(scope: TeardownScope, upstreams: () => reado
   const connect = (client: net.Socket, ports: readonly number[], tried: number) => {
     if (tried >= ports.length || client.destroyed) return void client.destroy();
     const port = ports[next++ % ports.length] as number;
-    const upstream = net.connect({ host: '127.0.0.1', port });
+    const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
     track(upstream);
     const refused = () => connect(client, ports, tried + 1);
     upstream.once('error', refused);
@@ -42,7 +42,8 @@ export async function startBalancer(scope: TeardownScope, upstreams: () => reado
       client.once('close', () => upstream.destroy());
     });
   };
-  const server = net.createServer((client) => {
+  // Half-open both ways: a side that finished sending still gets its answer; pipe() passes each end on.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
     track(client);
     client.pause(); // what the client sends first waits in its buffer until an upstream takes it
     client.on('error', () => undefined);
