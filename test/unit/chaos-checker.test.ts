@@ -18,7 +18,7 @@ function record(node: string, jobs: NodeJobRecord[] = [], more: Partial<ClientRe
     node,
     jobs: Object.fromEntries(jobs.map((j) => [j.job, j])),
     drops: {},
-    dropLines: {},
+    firstDrops: {},
     reconfigures: [],
     starts: [s(-60)],
     connections: [],
@@ -91,6 +91,10 @@ function history(o: Shape = {}): History {
       heartbeatMs: 1000,
       offlineThreshold: 3,
       partitions: PARTITIONS,
+      memberPorts: [
+        { api: 4000, command: 4001, heartbeat: 4002 },
+        { api: 4010, command: 4011, heartbeat: 4012 },
+      ],
     },
     plan: [],
     startedAt: s(-1),
@@ -321,7 +325,11 @@ t.test('notes: why a job failed its quorum, drops by reason, nodes stuck at the 
   ]);
   const withDrops = record('n1', [{ job: JOB, committed: { at: s(1), command: 'long' }, lines: [] }], {
     drops: { replay: 12, bad_signature: 1 },
-    dropLines: { replay: 'dropped message (replay): …', bad_signature: 'dropped message (bad_signature): …' },
+    firstDrops: {
+      replay: { at: s(5), line: 'dropped message (replay): …' },
+      bad_signature: { at: s(6), line: 'dropped message (bad_signature): …' },
+    },
+    connections: [{ at: s(-50), heartbeat: 'tcp://127.0.0.1:4012' }],
   });
   const last = sample(30, {
     nodes: { n1: { status: 'up', availability: 'available' }, n2: { status: 'down', availability: 'unavailable' } },
@@ -340,12 +348,12 @@ t.test('notes: why a job failed its quorum, drops by reason, nodes stuck at the 
     why: /^n2 nacked \(up\/available at the start; refused \(busy: busy with job x\)/,
   });
   t.same(
-    notes.drops.map((d) => [d.node, d.reason, d.count]),
+    notes.drops.map((d) => [d.node, d.reason, d.count, d.gateway]),
     [
-      ['n1', 'replay', 12],
-      ['n1', 'bad_signature', 1],
+      ['n1', 'replay', 12, 'm1'],
+      ['n1', 'bad_signature', 1, 'm1'],
     ],
-    'replay drops first',
+    'replay drops first, with the member the node was connected to',
   );
   t.same(notes.stuck, ['n2']);
 });

@@ -85,7 +85,10 @@ t.test('dropped messages are counted by reason, the ones not logged included', a
     ]),
   );
   t.same(r.drops, { replay: 43, bad_signature: 1 });
-  t.equal(r.dropLines.replay, 'dropped message (replay): sequence 12 of incarnation abc already seen');
+  t.same(r.firstDrops.replay, {
+    at: at(1),
+    line: 'dropped message (replay): sequence 12 of incarnation abc already seen',
+  });
 });
 
 t.test('reconfigures, silences, restarts and other warnings', async (t) => {

@@ -66,7 +66,7 @@ export interface Notes {
   /** Jobs that ended quorum_failed: which nodes did not vote yes, and what their records say. */
   quorumFailed: QuorumFailure[];
   /** Nodes that dropped server messages, by reason (replay first), with the first line of each. */
-  drops: Array<{ node: string; reason: string; count: number; line: string }>;
+  drops: Array<{ node: string; reason: string; count: number; line: string; gateway: string }>;
   /** Submissions refused on every try (no job to check). */
   refused: Array<{ round: number; role: string; answer: string }>;
   /** Nodes not available in the last sample. */
@@ -234,6 +234,9 @@ function nodesNotBack(h: History, b: Bounds): Violation[] {
       const back = withNodes.find((s) => s.at > until && s.nodes?.[node]?.availability === 'available');
       const record = h.records[node];
       const reconfigures = (record?.reconfigures ?? []).filter((r) => r.at >= end.at - 30_000 && r.at <= until);
+      const gateways = (record?.connections ?? [])
+        .filter((x) => x.at >= end.at - 30_000 && x.at <= until)
+        .map((x) => gatewayAt(h, node, x.at));
       out.push({
         invariant: 'node_not_back',
         round: end.fault.round,
@@ -244,11 +247,22 @@ function nodesNotBack(h: History, b: Bounds): Violation[] {
             ? ' (no member answered node_states meanwhile)'
             : ` (last seen ${seen ? `${seen.status}, ${seen.availability}` : 'absent'} at ${clock(window.at(-1)?.at ?? 0)})`) +
           `; ${back ? `available again ${seconds(back.at - end.at)} after the healing` : 'never available again in the run'}` +
-          `; its client reconfigured ${reconfigures.length} times around it${reconfigures.length ? ` (${reconfigures.at(-1)?.why})` : ''}, dropped ${JSON.stringify(record?.drops ?? {})} in the run`,
+          `; its client reconfigured ${reconfigures.length} times from 30 s before${reconfigures.length ? ` (${reconfigures.at(-1)?.why})` : ''}` +
+          `, connecting to ${gateways.join(', ') || 'none'} (${gatewayAt(h, node, until)} at the bound)` +
+          `, and dropped ${JSON.stringify(record?.drops ?? {})} in the run`,
       });
     }
   }
   return out;
+}
+
+/** The member whose heartbeat port the node last connected to by `at` (`m1`), from its own record. */
+export function gatewayAt(h: History, node: string, at: number): string {
+  const last = (h.records[node]?.connections ?? []).filter((c) => c.at <= at).at(-1);
+  if (last === undefined) return 'no member yet';
+  const port = Number(/:(\d+)$/.exec(last.heartbeat)?.[1]);
+  const member = h.settings.memberPorts.findIndex((p) => p.heartbeat === port);
+  return member < 0 ? last.heartbeat : `m${member}`;
 }
 
 const userAborted = (h: History, id: string) => h.userAborts.some((a) => a.job === id);
@@ -288,7 +302,13 @@ function notesOf(h: History): Notes {
   const drops: Notes['drops'] = [];
   for (const [node, r] of Object.entries(h.records))
     for (const [reason, count] of Object.entries(r.drops).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)))
-      drops.push({ node, reason, count, line: r.dropLines[reason] ?? '' });
+      drops.push({
+        node,
+        reason,
+        count,
+        line: r.firstDrops[reason]?.line ?? '',
+        gateway: gatewayAt(h, node, r.firstDrops[reason]?.at ?? h.endedAt),
+      });
   const refused = h.submissions
     .filter((s) => s.id === null)
     .map((s) => ({

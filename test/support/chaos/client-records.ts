@@ -31,8 +31,8 @@ export interface ClientRecord {
    * counts the drops it did not log only in its next line of that reason.
    */
   drops: Record<string, number>;
-  /** The first logged line of each drop reason. */
-  dropLines: Record<string, string>;
+  /** The first logged line of each drop reason, and when. */
+  firstDrops: Record<string, { at: number; line: string }>;
   reconfigures: Array<{ at: number; why: string }>;
   /** Times the client started: more than one means its process was started again. */
   starts: number[];
@@ -54,7 +54,7 @@ export function parseClientLog(node: string, text: string): ClientRecord {
     node,
     jobs: {},
     drops: {},
-    dropLines: {},
+    firstDrops: {},
     reconfigures: [],
     starts: [],
     connections: [],
@@ -109,7 +109,7 @@ function clientStep(record: ClientRecord, at: number, message: string): boolean 
   if ((m = DROP.exec(message))) {
     const reason = m[1] ?? '';
     record.drops[reason] = (record.drops[reason] ?? 0) + 1 + Number(m[3] ?? 0);
-    record.dropLines[reason] ??= message;
+    record.firstDrops[reason] ??= { at, line: message };
   } else if ((m = /^reconfiguring: (.*)$/.exec(message))) record.reconfigures.push({ at, why: m[1] ?? '' });
   else if ((m = /^connected to (\S+) and /.exec(message))) record.connections.push({ at, heartbeat: m[1] ?? '' });
   else if (/ starting: node /.test(message)) record.starts.push(at);

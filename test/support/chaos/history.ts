@@ -101,6 +101,8 @@ export interface RunSettings {
   offlineThreshold: number;
   /** Every partition a member may serve: `global`, `p0` … */
   partitions: string[];
+  /** Each member's ports (kept across its restarts): a node's `connected to tcp://…:PORT` names its gateway. */
+  memberPorts: Array<{ api: number; command: number; heartbeat: number }>;
 }
 
 export interface History {

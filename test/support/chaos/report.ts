@@ -65,7 +65,8 @@ export function violationsText(violations: readonly Violation[], notes: Notes, b
   }
   if (notes.drops.length > 0) {
     out.push('messages from the server dropped by nodes (at least):');
-    for (const d of notes.drops) out.push(`- ${d.node}: ${d.count} ${d.reason} (first: ${d.line})`);
+    for (const d of notes.drops)
+      out.push(`- ${d.node}: ${d.count} ${d.reason}, the first connected to ${d.gateway} (${d.line})`);
   }
   for (const r of notes.refused) out.push(`- round ${r.round + 1} ${r.role} job not created: ${r.answer}`);
   out.push(`nodes not available at the end: ${notes.stuck.length === 0 ? 'none' : notes.stuck.join(', ')}`);

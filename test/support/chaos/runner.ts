@@ -93,6 +93,7 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
       heartbeatMs: o.heartbeatMs,
       offlineThreshold: OFFLINE_THRESHOLD,
       partitions: ALL_PARTITIONS.map((p) => (p === 'global' ? 'global' : `p${p}`)),
+      memberPorts: c.members.map((m) => m.server.ports),
     },
     plan,
     Date.now(),
