@@ -345,7 +345,7 @@ t.test('notes: why a job failed its quorum, drops by reason, nodes stuck at the 
   t.equal(notes.quorumFailed.length, 1);
   t.match(notes.quorumFailed[0], {
     job: JOB,
-    why: /^n2 nacked \(up\/available at the start; refused \(busy: busy with job x\)/,
+    why: /^n2 nacked \(up\/available at the start, connected to no member yet; refused \(busy: busy with job x\)/,
   });
   t.same(
     notes.drops.map((d) => [d.node, d.reason, d.count, d.gateway]),

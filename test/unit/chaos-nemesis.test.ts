@@ -3,6 +3,7 @@
 import t from 'tap';
 import {
   DEFAULT_DURATIONS,
+  describeFault,
   FAULT_KINDS,
   MEMBER_FAULTS,
   mulberry32,
@@ -117,4 +118,14 @@ t.test('kinds and durations as the benchmark reads them', async (t) => {
     pause: { min: 1000, max: 9000 },
   });
   t.throws(() => parseDurations('kill:soon'), RangeError);
+});
+
+t.test('a fault as the run’s table shows it: the rank of the member hit, or the way of a failover', async (t) => {
+  const base = { round: 0, way: null, offsetMs: 2000, durationMs: 10_000 } as const;
+  t.equal(describeFault({ ...base, kind: 'kill', target: 0 }), 'kill owner at +2s for 10s');
+  t.equal(describeFault({ ...base, kind: 'pause', target: 2 }), 'pause other 2 at +2s for 10s');
+  t.equal(
+    describeFault({ ...base, kind: 'sentinel_failover', target: null, way: 'kill' }),
+    'sentinel_failover (kill) at +2s for 10s',
+  );
 });

@@ -295,7 +295,10 @@ function notesOf(h: History): Notes {
       .map((n) => {
         const state = before?.[n];
         const at = state ? `${state.status}/${state.availability} at the start` : 'no state at the start';
-        return `${n} ${statusOf(last.nodes, n)} (${at}; ${recordText(recordOf(h, n, id))})`;
+        const replay = h.records[n]?.firstDrops.replay;
+        const drops = replay && replay.at <= last.at ? `; its first replay drop at ${clock(replay.at)}` : '';
+        const gateway = `connected to ${gatewayAt(h, n, s.at)}`;
+        return `${n} ${statusOf(last.nodes, n)} (${at}, ${gateway}; ${recordText(recordOf(h, n, id))}${drops})`;
       });
     quorumFailed.push({ job: id, round: s.round, role: s.role, why: why.join('; ') });
   }

@@ -111,9 +111,9 @@ function shuffled<T>(items: readonly T[], pick: (n: number) => number): T[] {
   return out;
 }
 
-/** `kill` or `pause` of member 2, `redis_restart`, `sentinel_failover (kill)`: a fault as a table shows it. */
+/** `kill owner`, `pause other 2`, `redis_restart`, `sentinel_failover (kill)`: a fault as a table shows it. */
 export function describeFault(f: Fault): string {
-  const what = f.target === null ? f.kind : `${f.kind} m${f.target}`;
+  const what = f.target === null ? f.kind : `${f.kind} ${f.target === 0 ? 'owner' : `other ${f.target}`}`;
   return `${what}${f.way === null ? '' : ` (${f.way})`} at +${f.offsetMs / 1000}s for ${f.durationMs / 1000}s`;
 }
 
