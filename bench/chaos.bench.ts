@@ -6,7 +6,9 @@
 // _MEMBERS (3), _NODES (6), _REDIS (single | sentinel | cluster), _BALANCER (1; 0: each node names one member),
 // _KINDS (kill,pause and the Redis kind's own fault), _DURATIONS (`kill:10000,pause:3000-20000`, in ms),
 // _OFFSET (`2000` or `500-3000`: from the long job's start to the fault), _LEASE_TTL (5), _HEARTBEAT_MS (1000),
-// _KEEP (a folder the history, the members' and the clients' logs are copied to).
+// _KEEP (a folder the history, the members' and the clients' logs are copied to), _SIMULATED (a count: that many
+// simulated nodes of infra-loadtest, with --record, instead of real clients; every job's command runs 8 s).
+// The simulated nodes keep no replay guard across their connections, so only real clients show its drops.
 import { randomInt } from 'node:crypto';
 import { cp } from 'node:fs/promises';
 import { REDIS_KINDS, type RedisKind } from '../test/support/chaos/history.js';
@@ -19,7 +21,8 @@ const env = (name: string) => process.env[`INFRA_BENCH_CHAOS_${name}`];
 const SEED = Number(env('SEED') ?? randomInt(2 ** 31));
 const ROUNDS = Number(env('ROUNDS') ?? 30);
 const MEMBERS = Number(env('MEMBERS') ?? 3);
-const NODES = Number(env('NODES') ?? 6);
+const SIMULATED = env('SIMULATED') === undefined ? null : Number(env('SIMULATED'));
+const NODES = SIMULATED ?? Number(env('NODES') ?? 6);
 const REDIS = (env('REDIS') ?? 'single') as RedisKind;
 if (!REDIS_KINDS.includes(REDIS)) throw new Error(`INFRA_BENCH_CHAOS_REDIS must be one of ${REDIS_KINDS.join(', ')}`);
 const OWN_FAULT: Record<RedisKind, FaultKind> = {
@@ -57,6 +60,7 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
     // The long job outlives the voting and spans the fault's start; run_timeout leaves it room to finish after it.
     long: { commandLine: 'sleep 8', runTimeoutS: 30, votingTimeoutS: 10 },
     short: { commandLine: 'echo chaos', runTimeoutS: 20, votingTimeoutS: 10 },
+    ...(SIMULATED === null ? {} : { simulated: { runMs: 8000 } }),
     dir,
     log: (line) => console.log(line),
   });
@@ -73,7 +77,8 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
     return last?.status === 'complete' && last.nodes.succeeded?.length === NODES;
   }).length;
   const shortComplete = rounds.filter((r) => r.short.view?.last?.status === 'complete').length;
-  const setup = `${MEMBERS} members, ${NODES} real clients, Redis ${REDIS}, ${BALANCER ? 'balancer' : 'no balancer'}, ${KINDS.join('/')}; the machine shared by all of them`;
+  const fleet = SIMULATED === null ? `${NODES} real clients` : `${NODES} simulated nodes`;
+  const setup = `${MEMBERS} members, ${fleet}, Redis ${REDIS}, ${BALANCER ? 'balancer' : 'no balancer'}, ${KINDS.join('/')}; the machine shared by all of them`;
   const seedText = `seed ${SEED}`;
   report(`long jobs complete with every node succeeded (${seedText})`, `${allSucceeded} of ${ROUNDS}`, { setup });
   report(`jobs started right after recovery that complete (${seedText})`, `${shortComplete} of ${ROUNDS}`, { setup });

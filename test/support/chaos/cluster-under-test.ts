@@ -2,16 +2,16 @@
 // balancer in front of their API ports or none, real push-jobs-client nodes pointed at the balancer or each at one
 // member, and the nemesis's faults of a member: kill -9 and start again on the same folder and ports, SIGSTOP and
 // SIGCONT. Redis's own faults are redis-under-test.ts's.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serverStatusSchema, type ServerStatusBody } from '../../../src/api/status-schema.js';
 import { ApiClient } from '../../../src/auth/api-client.js';
 import { partitionName, partitionOf } from '../../../src/store/partitions.js';
 import { until } from '../deadline.js';
-import { startNodeFleet, waitForNodes, type FleetNode } from '../node-fleet.js';
 import { startServerProcess, type ServerProcess } from '../server-process.js';
 import type { TeardownScope } from '../teardown-scope.js';
 import { startBalancer } from './balancer.js';
+import { startClientFleet, startSimulatedFleet, type FleetUnderTest } from './fleets.js';
 import type { RedisKind } from './history.js';
 import type { Fault } from './nemesis.js';
 import { startRedisUnderTest, type FaultDone, type RedisUnderTest } from './redis-under-test.js';
@@ -29,6 +29,8 @@ export interface ClusterOptions {
   heartbeatMs: number;
   /** client.rb's whitelist of every node. */
   whitelist: Record<string, string>;
+  /** Simulated nodes (infra-loadtest) instead of real clients, every command running `runMs`. */
+  simulated?: { runMs: number };
 }
 
 export interface Member {
@@ -43,7 +45,7 @@ export interface Member {
 
 export interface ClusterUnderTest {
   members: Member[];
-  nodes: FleetNode[];
+  nodes: FleetUnderTest;
   redis: RedisUnderTest;
   /** The balancer's URL, or null without one. */
   balancerUrl: string | null;
@@ -113,23 +115,26 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
     200,
   );
   const balancer = o.balancer ? await startBalancer(scope, () => members.map((m) => m.server.ports.api)) : null;
-  const nodesDir = join(o.dir, 'nodes');
-  await mkdir(nodesDir, { recursive: true });
-  const names = Array.from({ length: o.nodes }, (_, i) => `node${i + 1}`);
-  // Without a balancer each node knows one member, as a client.rb naming one host does.
-  const nodes = await Promise.all(
-    names.map((name, i) =>
-      startNodeFleet(scope, {
-        serverUrl: balancer?.url ?? (members[i % members.length] as Member).url,
-        validationKey: join(dataDir, 'default-validator.pem'),
-        dir: nodesDir,
-        names: [name],
-        whitelist: () => o.whitelist,
-        logLevel: 'info',
-      }),
-    ),
-  ).then((each) => each.flat());
-  await waitForNodes(await admin(balancer?.url ?? (members[0] as Member).url, 10_000), nodes, 'available', 60_000);
+  const entry = balancer?.url ?? (members[0] as Member).url;
+  const fleet =
+    o.simulated === undefined
+      ? await startClientFleet(scope, {
+          // Without a balancer each node knows one member, as a client.rb naming one host does.
+          serverUrl: (i) => balancer?.url ?? (members[i % members.length] as Member).url,
+          validationKey: join(dataDir, 'default-validator.pem'),
+          dir: join(o.dir, 'nodes'),
+          count: o.nodes,
+          whitelist: o.whitelist,
+          admin: await admin(entry, 10_000),
+        })
+      : await startSimulatedFleet(scope, {
+          serverUrl: entry,
+          keyFile: join(dataDir, 'admin.pem'),
+          dir: join(o.dir, 'nodes'),
+          count: o.nodes,
+          runMs: o.simulated.runMs,
+          admin: await admin(entry, 30_000),
+        });
 
   /** The member each round's fault hit, for its healing. */
   const hit = new Map<number, Member>();
@@ -159,7 +164,7 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
   };
   return {
     members,
-    nodes,
+    nodes: fleet,
     redis,
     balancerUrl: balancer?.url ?? null,
     dataDir,

@@ -12,6 +12,7 @@ export interface RoundResult {
   short: { submission: Submission; view: JobView | undefined };
 }
 
+const SHOWN_PER_INVARIANT = 40;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** `complete: succeeded 6 (9.8 s)`, or the refusal of a job never created. */
@@ -56,8 +57,13 @@ export function violationsText(violations: readonly Violation[], notes: Notes, b
   else {
     const counts = INVARIANTS.map((i) => [i, violations.filter((v) => v.invariant === i).length] as const);
     out.push(`violations: ${counts.map(([i, n]) => `${i} ${n}`).join(', ')}`);
-    for (const invariant of INVARIANTS)
-      for (const v of violations.filter((x) => x.invariant === invariant)) out.push(`- ${violationLine(v)}`);
+    for (const invariant of INVARIANTS) {
+      // A thousand nodes can break one invariant a thousand times in a round: the first ones say how.
+      const named = violations.filter((x) => x.invariant === invariant);
+      for (const v of named.slice(0, SHOWN_PER_INVARIANT)) out.push(`- ${violationLine(v)}`);
+      if (named.length > SHOWN_PER_INVARIANT)
+        out.push(`- … and ${named.length - SHOWN_PER_INVARIANT} more ${invariant}`);
+    }
   }
   if (notes.quorumFailed.length > 0) {
     out.push('jobs that ended quorum_failed:');
@@ -65,7 +71,7 @@ export function violationsText(violations: readonly Violation[], notes: Notes, b
   }
   if (notes.drops.length > 0) {
     out.push('messages from the server dropped by nodes (at least):');
-    for (const d of notes.drops)
+    for (const d of notes.drops.slice(0, SHOWN_PER_INVARIANT))
       out.push(`- ${d.node}: ${d.count} ${d.reason}, the first connected to ${d.gateway} (${d.line})`);
   }
   for (const r of notes.refused) out.push(`- round ${r.round + 1} ${r.role} job not created: ${r.answer}`);

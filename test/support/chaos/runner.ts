@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { ALL_PARTITIONS } from '../../../src/store/partitions.js';
 import type { TeardownScope } from '../teardown-scope.js';
 import { checkHistory, defaultBounds, type Bounds, type Notes, type Violation } from './checker.js';
-import { parseClientLog, type ClientRecord } from './client-records.js';
 import { startClusterUnderTest, type ClusterUnderTest } from './cluster-under-test.js';
 import { HistoryRecorder, jobDeadline, type History, type RedisKind, type Submission } from './history.js';
 import { entries, followJob, submitJob, type Entry } from './jobs.js';
@@ -36,6 +35,8 @@ export interface ChaosOptions {
   /** The long job's command line (whitelisted as `long`) and its timeouts; the short job's (as `short`). */
   long: JobSettings;
   short: JobSettings;
+  /** Simulated nodes (infra-loadtest) instead of real clients: `nodes` of them, each command running `runMs`. */
+  simulated?: { runMs: number };
   /** The run's folder; the history is written there as history.json, with the members' logs. */
   dir: string;
   log(line: string): void;
@@ -65,7 +66,7 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
     offset: o.offset,
   });
   o.log(
-    `chaos seed ${o.seed}: ${o.rounds} rounds of ${o.kinds.join(', ')}; ${o.members} members, ${o.nodes} nodes, Redis ${o.redis}, ${o.balancer ? 'balancer' : 'no balancer'}`,
+    `chaos seed ${o.seed}: ${o.rounds} rounds of ${o.kinds.join(', ')}; ${o.members} members, ${o.nodes} nodes, Redis ${o.redis}, ${o.balancer ? 'balancer' : 'no balancer'}${o.simulated ? ' (simulated nodes)' : ''}`,
   );
   const c = await startClusterUnderTest(scope, {
     dir: o.dir,
@@ -76,11 +77,12 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
     leaseTtlS: o.leaseTtlS,
     heartbeatMs: o.heartbeatMs,
     whitelist: { long: o.long.commandLine, short: o.short.commandLine },
+    ...(o.simulated ? { simulated: o.simulated } : {}),
   });
   for (const f of plan)
     if (!['kill', 'pause', ...c.redis.kinds].includes(f.kind))
       throw new Error(`a ${f.kind} needs another Redis than ${o.redis} (which takes ${c.redis.kinds.join(', ')})`);
-  const names = c.nodes.map((n) => n.name);
+  const names = c.nodes.names;
   const history = new HistoryRecorder(
     {
       seed: o.seed,
@@ -120,9 +122,7 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
   } finally {
     await sampler.stop();
   }
-  const records: Record<string, ClientRecord> = {};
-  for (const n of c.nodes) records[n.name] = parseClientLog(n.name, await n.log());
-  const done = history.finish(records, Date.now());
+  const done = history.finish(await c.nodes.records(), Date.now());
   await c.saveOutputs();
   await writeFile(join(o.dir, 'history.json'), JSON.stringify(done));
   const { violations, notes } = checkHistory(done, bounds);
