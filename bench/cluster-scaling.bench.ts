@@ -10,7 +10,6 @@
 // (CPU a heartbeat, heartbeats each) are what scale; the totals say what this machine did. The scaling column
 // computes from them what N processes with cores of their own would handle, as a multiple of what the first count
 // handles per process: N × (the first count's CPU a heartbeat ÷ this count's).
-import type { Test } from 'tap';
 import { z } from 'zod';
 import { startPrivateRedis } from '../test/support/private-redis.js';
 import { report, runInTempDir, scope, SHARED, spawnTester, target } from './support.js';
@@ -34,7 +33,7 @@ const figures = z.object({
 type Figures = z.infer<typeof figures>;
 
 async function loadtest(processes: number, extra: readonly string[]): Promise<Figures> {
-  const redis = await startPrivateRedis(scope as unknown as Test);
+  const redis = await startPrivateRedis(scope);
   const tester = spawnTester([
     ...['--spawn', '--redis', redis.url, '--nodes', String(fleetFor(processes)), '--processes', String(processes)],
     ...['--json', ...extra],

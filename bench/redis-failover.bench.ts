@@ -2,7 +2,6 @@
 // nodes without pause: the master is failed over, once by SENTINEL FAILOVER and once by kill -9. Figures: how long
 // no write was answered 201, how many were refused (503) and how many answered otherwise, every write answered 201
 // that the new master does not hold (the target: none), and how long a job started right after took to complete.
-import type { Test } from 'tap';
 import type { ApiClient } from '../src/auth/api-client.js';
 import { collectionKey } from '../src/store/layout.js';
 import { partitionOfDoc } from '../src/store/partitions.js';
@@ -30,13 +29,12 @@ interface Round {
 }
 
 async function round(how: Round['how'], index: number): Promise<Round> {
-  const t = scope as unknown as Test;
-  const redis = await startRedisSentinel(t);
-  const c = await startCluster(t, 2, redis.url);
+  const redis = await startRedisSentinel(scope);
+  const c = await startCluster(scope, 2, redis.url);
   const served = everyPartitionServed(c);
   await until('every partition to be served', served, 30_000);
   const [first, second] = c.servers as [(typeof c.servers)[0], (typeof c.servers)[0]];
-  const nodes = await fleet(t, c, first, [`b${index}-1`, `b${index}-2`]);
+  const nodes = await fleet(scope, c, first, [`b${index}-1`, `b${index}-2`]);
   const admins: ApiClient[] = [await c.admin(first), await c.admin(second)];
   const writes = keepCreating(admins, `w${index}-`);
   await writes.more(WRITES_AROUND);

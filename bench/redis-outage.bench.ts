@@ -4,7 +4,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { ApiClient } from '../src/auth/api-client.js';
 import { startPrivateRedis } from '../test/support/private-redis.js';
 import { report, scope, startServer, target, teardowns } from './support.js';
@@ -23,7 +22,7 @@ interface Sample {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-bench-outage-'));
   try {
-    const redis = await startPrivateRedis(scope as unknown as Test);
+    const redis = await startPrivateRedis(scope);
     const { url, dataDir } = await startServer(dir, { redis_url: redis.url, store_timeout: STORE_TIMEOUT_S });
     const admin = new ApiClient({
       baseUrl: url,

@@ -24,6 +24,8 @@ export const initSchema = z.object({
   slowVoteMs: z.int().nonnegative(),
   runMs: z.int().nonnegative(),
   lateHeartbeats: z.boolean(),
+  /** With --record: the file each node appends its own record to. */
+  recordFile: z.string().nullable(),
 });
 export type WorkerInit = z.infer<typeof initSchema>;
 

@@ -206,6 +206,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
       slowVoteMs: o.behaviour.slowVoteMs,
       runMs: o.behaviour.runMs,
       lateHeartbeats: o.behaviour.lateHeartbeats,
+      recordFile: o.record,
     }));
     names.forEach((name, i) => shares[i % o.workers]?.nodes.push({ name, behaviour: behaviours[i] ?? behaviours[0]! }));
     const t0 = now();

@@ -77,6 +77,11 @@ export const OPTIONS: Record<string, OptionSpec> = {
   },
   cleanup: { type: 'boolean', help: 'delete the clients and nodes of this run at the end' },
   json: { type: 'boolean', help: 'print the figures as one JSON object on the last line of stdout' },
+  record: {
+    type: 'string',
+    arg: 'FILE',
+    help: "append a JSON line to FILE for each node's commit, refusal, run, result, abort, connection and drop: each node's own record, for a checker",
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
@@ -124,6 +129,8 @@ export interface LoadOptions {
   restConcurrency: number;
   cleanup: boolean;
   json: boolean;
+  /** With --record: the file each simulated node appends its own record to. */
+  record: string | null;
 }
 
 export interface BehaviourShares {
@@ -210,6 +217,7 @@ const SCHEMAS = {
   timeout: count(1, 86_400),
   'api-concurrency': count(1, 1024),
   'rest-concurrency': count(0, 64),
+  record: nonEmpty,
 } satisfies Record<string, z.ZodType>;
 
 type Checked = { [K in keyof typeof SCHEMAS]?: z.output<(typeof SCHEMAS)[K]> };
@@ -312,6 +320,7 @@ function combine(c: Checked, values: Values): LoadOptions {
     restConcurrency: c['rest-concurrency'] ?? 2,
     cleanup: values.cleanup === true,
     json: values.json === true,
+    record: c.record ?? null,
   };
 }
 

@@ -10,6 +10,7 @@ import { Connection, type CurveKeys, type Sender } from '../client/connection.js
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
 import type { NodeBehaviour } from './behaviour.js';
+import type { NodeRecorder } from './node-record.js';
 import { SilenceWatch } from './follow.js';
 import type { NodeLink, SharedLink } from './shared-link.js';
 
@@ -63,6 +64,8 @@ export class SimNode {
   private refused = false;
   /** The server's silence, for fetching the config again as the client does (see follow.ts). */
   readonly watch: SilenceWatch;
+  /** With --record: where this node's own record of its jobs goes. */
+  record: NodeRecorder | null = null;
 
   constructor(
     readonly name: string,
@@ -112,6 +115,7 @@ export class SimNode {
 
   connect(): void {
     this.watch.restart(now());
+    this.record?.({ event: 'connected', heartbeat: this.config.heartbeatAddr });
     if (this.shared !== null) {
       const { sender, config } = this;
       this.connection = this.shared.join({ sender, sessionKey: config.sessionKey, receive: (m) => this.receive(m) });
@@ -120,7 +124,10 @@ export class SimNode {
     const replay = { heartbeat: new GatewayReplayGuard(4), command: new GatewayReplayGuard(4) };
     this.connection = new Connection(this.config, this.sender, this.curve, replay, {
       message: (_channel, m) => this.receive(m),
-      drop: (reason) => this.sink.drop(reason),
+      drop: (reason) => {
+        this.sink.drop(reason);
+        this.record?.({ event: 'dropped', reason });
+      },
       error: (detail) => this.sink.error(`${this.name}: ${detail}`),
     });
   }
@@ -139,6 +146,7 @@ export class SimNode {
 
   /** Like a killed client: both sockets closed at once, timers dropped, the held job forgotten. */
   crash(): void {
+    this.record?.({ event: 'crashed', job: this.held.id });
     this.crashed = true;
     this.stop();
     this.sink.crashed(this.name, now());
@@ -173,10 +181,12 @@ export class SimNode {
     };
   }
 
-  private send(answer: JobAnswer): void {
-    if (this.connection === null) return;
+  /** False when the node has no channels now (crashed or stopped): nothing was sent. */
+  private send(answer: JobAnswer): boolean {
+    if (this.connection === null) return false;
     this.connection.sendCommand(answer);
     this.sink.answered();
+    return true;
   }
 
   private later(ms: number, fn: () => void): void {
@@ -227,12 +237,17 @@ export class SimNode {
       if (this.connection === null) return;
       if ((this.held.id !== null && this.held.id !== job) || this.behaviour.vote === 'nack') {
         vote.vote = 'nack';
-        this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
+        if (this.send({ type: 'nack_commit', job_id: job, reason: 'busy' }))
+          this.record?.({
+            event: 'refused',
+            job,
+            reason: this.held.id !== null ? `busy with ${this.held.id}` : 'nack',
+          });
         this.sink.voted(job, 'nack', now());
       } else {
         vote.vote = 'ack';
         this.held = { state: 'committed', id: job };
-        this.send({ type: 'ack_commit', job_id: job });
+        if (this.send({ type: 'ack_commit', job_id: job })) this.record?.({ event: 'committed', job });
         this.sink.voted(job, 'ack', now());
       }
     });
@@ -241,11 +256,11 @@ export class SimNode {
   private run(job: string): void {
     this.sink.run(job, now());
     if (this.held.id !== job) {
-      this.send({ type: 'nack_run', job_id: job });
+      if (this.send({ type: 'nack_run', job_id: job })) this.record?.({ event: 'run_refused', job });
       return;
     }
     this.held = { state: 'running', id: job };
-    this.send({ type: 'ack_run', job_id: job });
+    if (this.send({ type: 'ack_run', job_id: job })) this.record?.({ event: 'ran', job });
     const end = this.behaviour.run;
     if (end === 'crash') {
       // Give the ack a moment to leave, as a client killed mid-command would have sent it already.
@@ -259,7 +274,9 @@ export class SimNode {
       if (this.held.id !== job) return;
       this.held = IDLE;
       const failed = end === 'fail';
-      this.send({ type: failed ? 'failed' : 'succeeded', job_id: job, exit_status: failed ? 1 : 0 });
+      const status = failed ? 'failed' : 'succeeded';
+      if (this.send({ type: status, job_id: job, exit_status: failed ? 1 : 0 }))
+        this.record?.({ event: 'result', job, status, exit_status: failed ? 1 : 0 });
       this.sink.result(job, failed ? 'failed' : 'succeeded', now());
     });
   }
@@ -268,6 +285,8 @@ export class SimNode {
   private abort(job: string | null): void {
     const drops = job === null || job === this.held.id;
     const answer = job ?? this.held.id;
+    if (drops && this.held.state !== 'idle')
+      this.record?.({ event: 'aborted', job: this.held.id, phase: this.held.state });
     if (drops) {
       for (const t of this.timers) clearTimeout(t);
       this.timers.clear();

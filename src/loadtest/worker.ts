@@ -14,6 +14,7 @@ import { endpointKey, type FetchOutcome } from './follow.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { SharedLink } from './shared-link.js';
+import { fileRecorder } from './node-record.js';
 import { now, SimNode, type NodeSink } from './sim-node.js';
 import { tallyOf } from './tally.js';
 import { seededRandom } from './behaviour.js';
@@ -177,7 +178,9 @@ class Worker {
               `that host: give the server a server_name its nodes can reach`,
           );
         const link = this.linkFor(p.config);
-        this.nodes.push(new SimNode(name, behaviour, p.config, i.org, i, this.sink, link, this.curve));
+        const node = new SimNode(name, behaviour, p.config, i.org, i, this.sink, link, this.curve);
+        if (i.recordFile !== null) node.record = fileRecorder(i.recordFile, name);
+        this.nodes.push(node);
         done += 1;
         if (p.reused) reused += 1;
       });

@@ -1,7 +1,11 @@
 // infra-loadtest as users run it: the compiled bin in a child process against a real server (its own with
 // --spawn, or one given by --server), simulated nodes over real ZeroMQ, figures read from its --json line.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { z } from 'zod';
+import { nodeRecordLineSchema } from '../../src/loadtest/node-record.js';
 import { runBin, type RunResult } from '../support/process-run.js';
 import { startServerProcess } from '../support/server-process.js';
 
@@ -89,6 +93,30 @@ t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with ever
   t.ok((f.tester_cpu_pct ?? 0) > 0, `the tester's own CPU is read: ${f.tester_cpu_pct}%`);
   t.match(run.stdout, /load tester: [\d.]+% CPU, worst event-loop delay \d+ ms/);
   t.match(run.stdout, /quorum outcomes correct: 5 of 5/, 'the summary for people comes before the JSON');
+});
+
+t.test('--record: each node’s own record of every job it committed to, ran and reported', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loadtest-record-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'nodes.jsonl');
+  const { run, figures: f } = await loadtest(t, ['--spawn', '--nodes', '10', '--jobs', '2', '--record', file]);
+  t.equal(run.code, 0, exitMessage(run));
+  t.same(f.jobs_by_status, { complete: 2 });
+  const lines = (await readFile(file, 'utf8'))
+    .trimEnd()
+    .split('\n')
+    .map((l) => nodeRecordLineSchema.parse(JSON.parse(l)));
+  const nodes = new Set(lines.map((l) => l.node));
+  t.equal(nodes.size, 10, 'every node wrote its record');
+  for (const node of nodes) {
+    const own = lines.filter((l) => l.node === node);
+    t.ok(
+      own.some((l) => l.event === 'connected'),
+      `${node} says where it connected`,
+    );
+    for (const event of ['committed', 'ran', 'result'] as const)
+      t.equal(own.filter((l) => l.event === event).length, 2, `${node}: ${event} for each job`);
+  }
 });
 
 t.test('nacking and silent nodes make a 90% quorum fail, and the tester expects it', async (t) => {

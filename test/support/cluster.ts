@@ -15,6 +15,7 @@ import { startNodeFleet, waitForNodes, type FleetNode } from './node-fleet.js';
 import { getJob } from './push-api.js';
 import { startPrivateRedis } from './private-redis.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
+import type { TeardownScope } from './teardown-scope.js';
 
 /** Every partition and the global one. */
 const ALL_PARTITIONS = 65;
@@ -31,7 +32,7 @@ export interface Cluster {
 }
 
 /** `size` server processes on one Redis: a private one, or the Redis (Cluster) `redisUrl` names. */
-export async function startCluster(t: Test, size: number, redisUrl?: string): Promise<Cluster> {
+export async function startCluster(t: TeardownScope, size: number, redisUrl?: string): Promise<Cluster> {
   const redis = redisUrl === undefined ? await startPrivateRedis(t) : { url: redisUrl };
   const dataDir = await mkdtemp(join(tmpdir(), 'infra-cluster-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
@@ -136,7 +137,7 @@ export async function startJob(admin: ApiClient, command: string, nodes: readonl
   return (started.body as { id: string }).id;
 }
 
-export async function fleet(t: Test, c: Cluster, entry: ServerProcess, names: string[]): Promise<FleetNode[]> {
+export async function fleet(t: TeardownScope, c: Cluster, entry: ServerProcess, names: string[]): Promise<FleetNode[]> {
   const dir = await mkdtemp(join(tmpdir(), 'cluster-nodes-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const nodes = await startNodeFleet(t, {

@@ -7,11 +7,7 @@ import { join } from 'node:path';
 import type { ApiClient } from '../../src/auth/api-client.js';
 import { childEnv, distBin } from './process-run.js';
 import { until } from './deadline.js';
-
-/** Where the clients are killed at the end: a tap Test, or a benchmark's own list. */
-export interface TeardownScope {
-  teardown(fn: () => unknown): void;
-}
+import type { TeardownScope } from './teardown-scope.js';
 
 export interface FleetOptions {
   /** `http://HOST:PORT` of the server; client.rb gets it with `/organizations/ORG`. */

@@ -4,10 +4,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { until } from './deadline.js';
 import { answers } from './redis-probe.js';
 import { freePort } from './server-process.js';
+import type { TeardownScope } from './teardown-scope.js';
 
 export interface PrivateRedis {
   url: string;
@@ -20,7 +20,7 @@ export interface PrivateRedis {
   thaw(): void;
 }
 
-export async function startPrivateRedis(t: Test): Promise<PrivateRedis> {
+export async function startPrivateRedis(t: TeardownScope): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-'));
   const url = `redis://127.0.0.1:${port}`;

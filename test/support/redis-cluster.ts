@@ -5,11 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { until } from './deadline.js';
 import { answers, killAll, onPort } from './redis-probe.js';
 import { runProcess } from './process-run.js';
 import { freePorts } from './server-process.js';
+import type { TeardownScope } from './teardown-scope.js';
 
 export interface PrivateRedisCluster {
   /** A URL naming one of the masters: enough for the server to find the others. */
@@ -26,6 +26,11 @@ export interface PrivateRedisCluster {
   kill(port: number): Promise<void>;
   /** Resolves once every live node names another server than `port` the master of `key`'s slot; answers that one. */
   promoted(key: string, port: number): Promise<number>;
+  /**
+   * Starts the server killed on `port` again on its ports and cluster configuration file: it rejoins as a replica of
+   * the master promoted in its place and copies its data; resolves once it is in sync.
+   */
+  restart(port: number): Promise<void>;
 }
 
 /** Sets of free ports tried for a node (see startNode). */
@@ -34,10 +39,12 @@ const PORT_ATTEMPTS = 3;
 /** How long the nodes wait for a silent master before promoting its replica (Redis's default is 15 s). */
 const NODE_TIMEOUT_MS = 2000;
 
-export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Promise<PrivateRedisCluster> {
+export async function startRedisCluster(t: TeardownScope, masters = 3, replicas = 0): Promise<PrivateRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-redis-cluster-'));
   /** The nodes up, by port; `spawned` holds every process started, for the teardown. */
   const children = new Map<number, ChildProcess>();
+  /** The arguments each node was started with, by port, to start it again the same way. */
+  const argsOf = new Map<number, string[]>();
   const spawned: ChildProcess[] = [];
   t.teardown(async () => {
     await killAll(spawned);
@@ -61,6 +68,7 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
       const up = await until(`redis-server on port ${port}`, async () => (await answers(port)) ?? exited(), 10_000);
       if (up) {
         children.set(port, child);
+        argsOf.set(port, args);
         return port;
       }
       if (attempt === PORT_ATTEMPTS) throw new Error(`redis-server did not start on ${attempt} sets of free ports`);
@@ -141,6 +149,23 @@ export async function startRedisCluster(t: Test, masters = 3, replicas = 0): Pro
         },
         30_000,
         100,
+      );
+    },
+    restart: async (port) => {
+      const args = argsOf.get(port);
+      if (args === undefined) throw new Error(`no node of the cluster was started on port ${port}`);
+      const child = spawn('redis-server', args, { stdio: 'ignore' });
+      spawned.push(child);
+      children.set(port, child);
+      killed.delete(port);
+      await until(
+        `the server on port ${port} to rejoin as a replica in sync`,
+        async () => {
+          const info = (await onPort(port, (r) => r.info('replication'))) ?? '';
+          return info.includes('role:slave') && info.includes('master_link_status:up') ? true : undefined;
+        },
+        60_000,
+        200,
       );
     },
     failover: async (key) => {

@@ -6,10 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { until } from './deadline.js';
 import { answers, killAll, onPort } from './redis-probe.js';
 import { freePorts } from './server-process.js';
+import type { TeardownScope } from './teardown-scope.js';
 
 export const MASTER_NAME = 'infra';
 
@@ -24,9 +24,15 @@ export interface PrivateSentinel {
   failover(): Promise<{ from: number; to: number }>;
   /** SIGKILL of the master: the sentinel promotes a replica once the master is silent for a second. */
   killMaster(): Promise<{ from: number; to: number }>;
+  /**
+   * Starts the server killed on `port` again as a replica of the master now, as an operator brings a failed host
+   * back (it kept no data: it copies the master's); resolves once it is in sync, so that the next failover has two
+   * replicas to choose from again.
+   */
+  restore(port: number): Promise<void>;
 }
 
-export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
+export async function startRedisSentinel(t: TeardownScope): Promise<PrivateSentinel> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-test-sentinel-'));
   /** The processes by port; `spawned` holds every process started, for the teardown. */
   const children = new Map<number, ChildProcess>();
@@ -117,6 +123,14 @@ export async function startRedisSentinel(t: Test): Promise<PrivateSentinel> {
       const from = await until('the sentinel to name the master', masterPort, 10_000);
       await killAll([children.get(from)].filter((c): c is ChildProcess => c !== undefined));
       return { from, to: await promotedFrom(from) };
+    },
+    restore: async (port) => {
+      const alive = children.get(port);
+      if (alive !== undefined && alive.exitCode === null && alive.signalCode === null)
+        throw new Error(`the server on port ${port} still runs`);
+      const now = await until('the sentinel to name the master', masterPort, 10_000);
+      server(port, '--replicaof', '127.0.0.1', String(now));
+      await until(`the server on port ${port} to follow the master`, () => replicaSynced(port), 60_000, 200);
     },
   };
 }

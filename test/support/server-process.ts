@@ -5,10 +5,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { ApiClient } from '../../src/auth/api-client.js';
 import { SERVER_CONFIG_FILE_NAME } from '../../src/config/server-config.js';
 import { childEnv, distBin } from './process-run.js';
+import type { TeardownScope } from './teardown-scope.js';
 
 export type SettingLiteral = string | number | boolean;
 
@@ -129,7 +129,7 @@ function bindable(port: number, host: string): Promise<boolean> {
  * A port another listener holds until the test ends, and a fresh folder for a server whose start must fail on it;
  * both go at teardown.
  */
-export async function occupiedPort(t: Test): Promise<{ port: number; dir: string }> {
+export async function occupiedPort(t: TeardownScope): Promise<{ port: number; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
   const taken = net.createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -157,7 +157,7 @@ const PORT_ATTEMPTS = 3;
  * ports. */
 const PORT_TAKEN = /EADDRINUSE|Address already in use|could not be bound \(in use/;
 
-export async function startServerProcess(t: Test, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
+export async function startServerProcess(t: TeardownScope, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'infra-e2e-'));
   const settingsFile = join(dir, SERVER_CONFIG_FILE_NAME);
   const dataDir = join(dir, 'data');

@@ -66,6 +66,11 @@ t.test('--heartbeat-only runs no job', async (t) => {
   t.match(refusal(['--spawn', '--nodes', '10', '--heartbeat-only', '--jobs', '3']), /--heartbeat-only/);
 });
 
+t.test('--record names the file of the nodes’ own records; none by default', async (t) => {
+  t.equal(options(['--spawn', '--nodes', '10', '--record', 'nodes.jsonl']).record, 'nodes.jsonl');
+  t.equal(options(['--spawn', '--nodes', '10']).record, null);
+});
+
 t.test('each wrong value is refused naming its option', async (t) => {
   const base = ['--spawn', '--nodes', '10'];
   const cases: Array<[string[], RegExp]> = [
