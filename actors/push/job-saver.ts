@@ -121,36 +121,72 @@ export class JobSaver {
   }
 
   /**
-   * Resolves once every change recorded so far is stored (a server stopping waits for it), or once the store
-   * refused it because another process owns the job now.
+   * Resolves once every change recorded so far is stored (a server stopping waits for it), or once the store refuses
+   * it for want of the partition's lease (the write is tried again, but nothing can be waited for meanwhile: another
+   * process may own the job now, and this one's organization is let go), or once the saver gave up (stop).
    */
   saved(): Promise<void> {
-    return this.durable().catch(() => undefined);
-  }
-
-  /**
-   * Resolves once every change recorded so far is stored; rejects once the store refused it because another process
-   * owns the job now. What acknowledges a node's answer to another process (an inbox entry) waits for this: an
-   * answer counts as kept only once it is stored.
-   */
-  durable(): Promise<void> {
-    if (this.deposed) return Promise.reject(this.refusal);
-    return new Promise((resolve, reject) => {
-      const settle = (refused: unknown) => (refused === undefined ? resolve() : reject(refused));
-      this.waiting.add(settle);
+    if (this.abandoned) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting.add(resolve);
       this.afterSaved(() => {
-        this.waiting.delete(settle);
+        this.waiting.delete(resolve);
         resolve();
       });
     });
   }
 
-  /** Another process owns the job: nothing more is written, and what waited for a write never runs. */
-  private deposed = false;
-  /** The store's refusal that deposed the job. */
+  /**
+   * Resolves once every change recorded so far is stored; rejects if the saver gives up on it first (stopped while
+   * the store refused it). What acknowledges a node's answer to another process (an inbox entry) waits for this: an
+   * answer counts as kept only once it is stored.
+   */
+  durable(): Promise<void> {
+    if (this.abandoned) return Promise.reject(this.refusal);
+    return new Promise((resolve, reject) => {
+      const waiter = { resolve, reject };
+      this.durables.add(waiter);
+      this.afterSaved(() => {
+        this.durables.delete(waiter);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * The job's organization is let go here: a write refused for want of the partition's lease is not tried again
+   * (another process owns the job), and what waits for it is told. One refused for another reason (Redis away)
+   * is still tried until it lands, as a hand-over's must.
+   */
+  stop(): void {
+    this.stopped = true;
+    if (this.retrying && this.refusal instanceof FencedError) this.abandon(this.refusal);
+  }
+
+  /** Gives up what is not stored: those waiting for the saves to end are told, those waiting for storage refused. */
+  private abandon(refusal: unknown): void {
+    this.abandoned = true;
+    this.refusal = refusal;
+    this.sealed = null;
+    this.open = emptyBatch();
+    for (const resolve of this.waiting) resolve();
+    this.waiting.clear();
+    for (const waiter of this.durables) waiter.reject(refusal);
+    this.durables.clear();
+  }
+
+  /** Set by stop(): a write refused for want of the lease is given up instead of tried again. */
+  private stopped = false;
+  /** A write failed and waits to be tried again. */
+  private retrying = false;
+  /** Given up: nothing more is written. */
+  private abandoned = false;
+  /** The store's last refusal. */
   private refusal: unknown;
-  /** Those waiting for a write, told the refusal if the job is deposed first. */
-  private readonly waiting = new Set<(refused?: unknown) => void>();
+  /** Those waiting for the saves to end (saved). */
+  private readonly waiting = new Set<() => void>();
+  /** Those waiting for the changes to be stored (durable). */
+  private readonly durables = new Set<{ resolve: () => void; reject: (refusal: unknown) => void }>();
 
   private scheduled = false;
   /** When the last write began (timers.now()). */
@@ -178,7 +214,7 @@ export class JobSaver {
   }
 
   private async flush(): Promise<void> {
-    if (this.deposed || this.sealed !== null || isEmpty(this.open)) return;
+    if (this.abandoned || this.sealed !== null || isEmpty(this.open)) return;
     this.lastWriteAt = this.timers.now();
     const batch = this.open;
     this.open = emptyBatch();
@@ -199,20 +235,21 @@ export class JobSaver {
         break;
       } catch (e) {
         this.failingNow = true;
+        this.refusal = e;
         this.releaseAnswers();
         this.ports.failed(e);
-        // Another process owns the job now: this save, and what waited for it (messages to nodes, timers), are
-        // its to decide. Only those waiting for the saves to end are told.
+        if (this.stopped && e instanceof FencedError) return this.abandon(e);
+        // No lease on the partition now: its lease may come back (Redis was away, or lost its data and the lease is
+        // taken again), or another process owns the job and this one's organization is let go, which stops this
+        // saver. Either way none may wait for this write: a stop or a release waiting for the saves goes on.
         if (e instanceof FencedError) {
-          this.deposed = true;
-          this.refusal = e;
-          this.sealed = null;
-          this.open = emptyBatch();
-          for (const settle of this.waiting) settle(e);
+          for (const resolve of this.waiting) resolve();
           this.waiting.clear();
-          return;
         }
+        this.retrying = true;
         await new Promise<void>((r) => this.timers.after(this.ports.retryMs, r));
+        this.retrying = false;
+        if (this.abandoned) return;
       }
     }
     this.sealed = null;

@@ -111,6 +111,13 @@ function cannotAbort(s: { id: string; status: string }): Reply {
 export interface JobHandle {
   ref: Ref<JobMsg>;
   saved(): Promise<void>;
+  /** Resolves once everything the job changed is stored; rejects once its saves were given up (letGo). */
+  stored(): Promise<void>;
+  /**
+   * Its organization is let go here: a save refused for want of the lease from now on is given up rather than
+   * tried again. Its actor may have stopped already (a finished job whose last saves wait for the store).
+   */
+  letGo(): void;
   /**
    * The answer to GET: the job as stored, read between the actor's turns without a message, so a request is not
    * queued behind the answers of thousands of nodes. While the store refuses writes, the job as it is in memory.
@@ -290,5 +297,5 @@ export function spawnJob(
     };
     return storedAnswer.reply;
   };
-  return { ref: self, saved: () => saver.saved(), shown };
+  return { ref: self, saved: () => saver.saved(), stored: () => saver.durable(), letGo: () => saver.stop(), shown };
 }

@@ -70,6 +70,8 @@ export class PushRuntime {
    */
   private fleetRef: Ref<never> | undefined;
   private readonly jobs = new Map<string, JobHandle>();
+  /** Jobs retired (their actors stopped) whose last saves have not landed yet. */
+  private readonly retired = new Set<JobHandle>();
   private readonly nodes = new Map<string, NodeFollower>();
   /** How finished jobs answer while they are among the latest. */
   private readonly finished = new FinishedJobs();
@@ -208,10 +210,16 @@ export class PushRuntime {
         this.startJob(msg.job, { replyTo: msg.replyTo, reply: msg.reply });
         break;
       case 'job_retired': {
-        // Forgotten first, then stopped by a message: requests already forwarded to it are answered before.
+        // Forgotten first, then stopped by a message: requests already forwarded to it are answered before. Its
+        // saves go on until its final record is stored (the store may be away), and are waited for by a release.
         const job = this.jobs.get(msg.id);
         this.jobs.delete(msg.id);
-        if (job) dispatch(job.ref, { type: 'stop' });
+        if (job) {
+          dispatch(job.ref, { type: 'stop' });
+          this.retired.add(job);
+          const forget = () => this.retired.delete(job);
+          job.stored().then(forget, forget);
+        }
         this.ports.transport.jobOver(this.org, msg.id);
         break;
       }
@@ -398,7 +406,7 @@ export class PushRuntime {
       this.settled(),
       this.purging,
       ...this.storing,
-      ...[...this.jobs.values()].map((job) => job.saved()),
+      ...[...this.jobs.values(), ...this.retired].map((job) => job.saved()),
     ]);
   }
 
@@ -431,7 +439,9 @@ export class PushRuntime {
         ),
       ),
     );
-    await Promise.all([this.settled(), this.purging, ...jobs.map((job) => job.saved())]);
+    const all = [...jobs, ...this.retired];
+    for (const job of all) job.letGo();
+    await Promise.all([this.settled(), this.purging, ...all.map((job) => job.saved())]);
   }
 
   /**

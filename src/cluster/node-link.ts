@@ -17,7 +17,7 @@ import { messageOf } from '../lib/thrown.js';
 import type { Fencing } from '../store/fencing.js';
 import { gatewayKey, inboxKey, INBOX_GROUP, leaseKey } from '../store/layout.js';
 import { duplicateOf } from '../store/redis-connection.js';
-import { partitionName, type Partition } from '../store/partitions.js';
+import { partitionName, partitionOf, type Partition } from '../store/partitions.js';
 import { isFenced, withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
 import {
   gatewayEntrySchema,
@@ -49,6 +49,10 @@ export interface NodeLinkHandlers {
  * reported, once per stream until it is short again, and never trimmed of what was not read.
  */
 export const STREAM_BACKLOG_ALARM = 100_000;
+/** Gateways that left remembered at most, so that nothing held is written again for them. */
+const FORGOTTEN_KEPT = 1000;
+/** Events held at most per partition while Redis refuses their writes. */
+const MAX_HELD_EVENTS = 100_000;
 /** Acknowledged entries a partition's owner lets pile up before it trims its inbox behind them. */
 const TRIM_EVERY_ACKS = 1000;
 /** Entries read at once. */
@@ -133,8 +137,12 @@ export class NodeLink {
   private readonly acksSinceTrim = new Map<Partition, number>();
   private readonly scripts: RedisClient & ScriptCommands;
   private readonly fencing: Pick<Fencing, 'tokenFor'> | undefined;
-  /** An inbox write was lost (Redis away): once writes go through again, the gateway says where its nodes are. */
+  /** Inbox events were let go (too many held): once writes go through again, the gateway says where its nodes are. */
   private inboxLost = false;
+  /** Writes failed and are held to be written again. */
+  private holding = false;
+  /** Gateways that left the cluster: nothing is written again for them. */
+  private readonly forgotten = new Set<string>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -280,7 +288,12 @@ export class NodeLink {
 
   /** Deletes the streams of gateways that left the cluster. */
   forget(gateways: ReadonlySet<string>): void {
-    for (const g of gateways) this.redis.del(gatewayKey(this.prefix, g)).catch(() => 0);
+    for (const g of gateways) {
+      this.forgotten.add(g);
+      if (this.forgotten.size > FORGOTTEN_KEPT) this.forgotten.delete(this.forgotten.values().next().value as string);
+      this.toGateways.delete(g);
+      this.redis.del(gatewayKey(this.prefix, g)).catch(() => 0);
+    }
   }
 
   async close(): Promise<void> {
@@ -304,35 +317,75 @@ export class NodeLink {
   private async flush(): Promise<void> {
     this.flushing = false;
     this.lastSend.clear();
-    const writes: Array<Promise<unknown>> = [];
-    const inboxWrites: Array<Promise<unknown>> = [];
-    for (const [gateway, orders] of this.toGateways) {
-      const entry = JSON.stringify({ owner: this.me, orders });
-      writes.push(this.redis.xadd(gatewayKey(this.prefix, gateway), '*', 'e', entry));
-    }
-    for (const [partition, events] of this.toInboxes) {
-      const entry = JSON.stringify({ gateway: this.me, events });
-      inboxWrites.push(this.redis.xadd(inboxKey(this.prefix, partition), '*', 'e', entry));
-    }
+    const orders = [...this.toGateways];
+    const inboxes = [...this.toInboxes];
     this.toGateways.clear();
     this.toInboxes.clear();
-    // A write lost while Redis is away is what a dropped ZeroMQ message is: the jobs' timers and the nodes'
-    // heartbeats make up for an answer or a job message; an up or down change is said again (resync).
-    for (const result of await Promise.allSettled(writes))
-      if (result.status === 'rejected') this.log.warn('a message between servers was lost', { error: result.reason });
-    const inbox = await Promise.allSettled(inboxWrites);
-    const lost = inbox.filter((r) => r.status === 'rejected');
-    // Entries a master took but no replica holds are lost with it if it is failed over: said again, as lost ones.
-    if (inbox.length > lost.length) await this.replicated().catch((e: unknown) => lost.push(rejected(e)));
-    if (lost.length > 0) {
-      this.inboxLost = true;
-      this.log.warn('events for owners were lost; they are said again once Redis answers', {
-        entries: lost.length,
-      });
-    } else if (inbox.length > 0 && this.inboxLost) {
+    const orderWrites = orders.map(([gateway, list]) =>
+      this.redis.xadd(gatewayKey(this.prefix, gateway), '*', 'e', JSON.stringify({ owner: this.me, orders: list })),
+    );
+    const inboxWrites = inboxes.map(([partition, events]) =>
+      this.redis.xadd(inboxKey(this.prefix, partition), '*', 'e', JSON.stringify({ gateway: this.me, events })),
+    );
+    const ordered = await Promise.allSettled(orderWrites);
+    const appended = await Promise.allSettled(inboxWrites);
+    // Entries a master took but no replica holds are lost with it if it is failed over: written again, as failed ones.
+    const unconfirmed =
+      appended.some((r) => r.status === 'fulfilled') &&
+      (await this.replicated().then(
+        () => false,
+        () => true,
+      ));
+    let held = false;
+    for (const [i, [gateway, list]] of orders.entries())
+      if (ordered[i]?.status === 'rejected') held = this.holdOrders(gateway, list) || held;
+    for (const [i, [partition, events]] of inboxes.entries())
+      if (unconfirmed || appended[i]?.status === 'rejected') held = this.holdEvents(partition, events) || held;
+    if (held) this.retryLater();
+    else if (this.holding) {
+      this.holding = false;
+      this.log.info('what was held while Redis was away is written');
+    }
+    if (!held && appended.length > 0 && this.inboxLost) {
       this.inboxLost = false;
       this.handlers.resync();
     }
+  }
+
+  /**
+   * Orders whose write failed (Redis away) go again, before any newer, while the owner still surely holds their
+   * organization's lease and their gateway is not gone: a later owner, or no gateway, has no use for them.
+   */
+  private holdOrders(gateway: string, orders: readonly GatewayOrder[]): boolean {
+    if (this.forgotten.has(gateway) || this.closed) return false;
+    const still = orders.filter((o) => this.fencing?.tokenFor(partitionOf(o.org)) !== undefined || !this.fencing);
+    if (still.length === 0) return false;
+    this.toGateways.set(gateway, [...still, ...(this.toGateways.get(gateway) ?? [])]);
+    return true;
+  }
+
+  /**
+   * Events whose write failed go again, before any newer: an answer a node gave must reach its owner. Past
+   * MAX_HELD_EVENTS the oldest are let go, and once writes go through the gateway says where its nodes are
+   * (resync); a node's client says its result again until the owner has it.
+   */
+  private holdEvents(partition: Partition, events: readonly NodeEvent[]): boolean {
+    if (this.closed) return false;
+    const merged = [...events, ...(this.toInboxes.get(partition) ?? [])];
+    const over = merged.length - MAX_HELD_EVENTS;
+    if (over > 0) {
+      merged.splice(0, over);
+      this.inboxLost = true;
+    }
+    this.toInboxes.set(partition, merged);
+    return true;
+  }
+
+  private retryLater(): void {
+    if (!this.holding)
+      this.log.warn('Redis refused what this server writes for the others; it is held and written again');
+    this.holding = true;
+    setTimeout(() => this.scheduleFlush(), RETRY_MS).unref();
   }
 
   private async readGateway(conn: RedisClient): Promise<void> {
@@ -626,8 +679,4 @@ function sameOwner(a: GatewayOrder, b: GatewayOrder): boolean {
 export function nextId(id: string): string {
   const dash = id.indexOf('-');
   return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)) + 1n}`;
-}
-
-function rejected(reason: unknown): PromiseRejectedResult {
-  return { status: 'rejected', reason };
 }

@@ -171,13 +171,35 @@ t.test('the job as stored follows the writes as they land, never the steps still
   t.not(saver.stored.nodes, job.nodes, 'the stored job is a copy, not the live maps');
 });
 
-t.test('a save refused because another process owns the job never counts as stored', async (t) => {
+t.test('a save refused for want of the lease is tried again, and counts as stored only once it lands', async (t) => {
+  let leaseHeld = false;
+  const { saver, step, clock, writes } = fixture(names(2), async () => {
+    if (!leaseHeld) throw new FencedError(7);
+  });
+  step({ type: 'start', at: T0, available: new Set(names(2)) });
+  let stored = false;
+  const durable = saver.durable().then(() => (stored = true));
+  const saved = t.resolves(saver.saved(), 'what waits for the saves to end is told at once: it may not wait');
+  await clock.until('the write to be refused', () => saver.failing);
+  await saved;
+  t.equal(stored, false, 'nothing counts as stored meanwhile');
+  // Redis was away past the lease, or lost its data: the lease comes back, and the write is tried again.
+  leaseHeld = true;
+  await clock.until('the write to land', () => !saver.pending);
+  await durable;
+  t.equal(writes.length, 1, 'the write landed');
+  t.equal(stored, true, 'and now counts as stored');
+});
+
+t.test('a saver stopped while the store refuses its write gives it up, and says so', async (t) => {
   const { saver, step, clock } = fixture(names(2), () => Promise.reject(new FencedError(7)));
   step({ type: 'start', at: T0, available: new Set(names(2)) });
-  const durable = t.rejects(saver.durable(), FencedError, 'what waits to know the change is stored hears it is not');
-  const saved = t.resolves(saver.saved(), 'what waits for the saves to end hears that they ended');
-  await clock.until('the write to be refused', () => !saver.pending);
+  const durable = t.rejects(saver.durable(), FencedError, 'what waits for storage hears it will not be stored');
+  await clock.until('the write to be refused', () => saver.failing);
+  // Another process took the partition, and the organization is let go: its jobs' actors stop.
+  saver.stop();
   await durable;
-  await saved;
+  await t.resolves(saver.saved(), 'what waits for the saves to end goes on');
   await t.rejects(saver.durable(), FencedError, 'and so does whatever asks afterwards');
+  t.equal(saver.pending, false, 'nothing is left to write');
 });
