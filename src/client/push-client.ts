@@ -2,7 +2,6 @@
 // (server silent, new server incarnation, session lifetime) and the job runner, wired together (spec 3.3).
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
-import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
@@ -14,6 +13,8 @@ import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
 import { ensureClientKey, ensureNode, StartupError } from './registration.js';
+import { ServerApi, Servers } from './server-api.js';
+import { worthAnotherServer } from './server-pool.js';
 import { currentWhitelist } from './whitelist-lookup.js';
 
 const HTTP_TIMEOUT_MS = 10_000;
@@ -38,7 +39,9 @@ export class PushClient {
   private readonly runner: JobRunner;
   private readonly wakers = new Set<() => void>();
   private sequence = 0;
-  private api: ApiClient | undefined;
+  /** client.rb's servers and the members config answers list: one pool for every request of this process. */
+  private readonly servers: Servers;
+  private api: ServerApi | undefined;
   private privateKey: KeyObject | undefined;
   private config: PushConfig | undefined;
   private connection: Connection | undefined;
@@ -64,15 +67,17 @@ export class PushClient {
       now: Date.now,
     };
     this.drops = new DropCounter({ log: (line) => log.warn(line) });
+    this.servers = new Servers(settings.servers, log, random);
     this.runner = new JobRunner({
       nodeName: settings.nodeName,
       fileDir: settings.fileDir,
       log,
       send: (answer) => this.connection?.sendCommand(answer),
+      // Read at a commit, which will not wait for a back-off: each server is asked once, in turn.
       whitelist: () =>
         currentWhitelist(
-          this.requireApi(),
-          `${settings.orgPath}/nodes/${encodeURIComponent(settings.nodeName)}`,
+          this.requireApi().trying(Infinity),
+          `/nodes/${encodeURIComponent(settings.nodeName)}`,
           settings.whitelist,
           log,
         ),
@@ -86,16 +91,11 @@ export class PushClient {
   async start(): Promise<void> {
     const s = this.settings;
     await this.runner.stopLeftovers();
-    const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.log));
+    const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.servers, this.log));
     if (pem === undefined) return;
     this.privateKey = readPrivateKey(pem);
-    this.api = new ApiClient({
-      baseUrl: s.origin,
-      userId: s.nodeName,
-      key: this.privateKey,
-      timeoutMs: HTTP_TIMEOUT_MS,
-    });
-    await ensureNode(this.api, s, this.log);
+    this.api = new ServerApi(this.servers, s.org, { userId: s.nodeName, key: this.privateKey }, HTTP_TIMEOUT_MS);
+    await ensureNode(this.api.trying(Infinity), s, this.log);
     const config = await this.retrying('cannot get the push-jobs config', () => this.fetchConfig());
     if (config !== undefined) this.connect(config);
   }
@@ -131,20 +131,27 @@ export class PushClient {
     this.log.info('stopped');
   }
 
-  private requireApi(): ApiClient {
+  private requireApi(): ServerApi {
     if (this.api === undefined) throw new Error('the client has not started');
     return this.api;
   }
 
+  /**
+   * The config from the server in use. A failure another member may not share (no answer, 408, 429, 5xx) moves the
+   * client to the next server for the next try; a config fetched names the members to try from then on.
+   */
   private async fetchConfig(): Promise<PushConfig> {
     if (this.privateKey === undefined) throw new Error('the client has not started');
-    const config = await fetchPushConfig(
-      this.requireApi(),
-      this.settings.orgPath,
-      this.settings.nodeName,
-      this.privateKey,
-      this.curve.publicKey,
-    );
+    const { server, api, orgPath } = this.requireApi().at();
+    let config: PushConfig;
+    try {
+      config = await fetchPushConfig(api, orgPath, this.settings.nodeName, this.privateKey, this.curve.publicKey);
+    } catch (e) {
+      if (e instanceof ConfigFetchError && !e.permanent && worthAnotherServer(e.status))
+        this.servers.failed(server, errorMessage(e));
+      throw e;
+    }
+    this.servers.learn(config.servers);
     if (config.curveServerKey === null && !this.settings.allowUnencrypted) {
       throw new ConfigFetchError(
         'the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption',
@@ -231,7 +238,11 @@ export class PushClient {
         break;
       case 'reconfigure':
         if (effect.reason === 'server_silent') {
-          void this.reconfigure('the server stayed silent', this.backoff(interval, this.silentReconfigures++ - 1));
+          void this.reconfigure(
+            'the server stayed silent',
+            this.backoff(interval, this.silentReconfigures++ - 1),
+            true,
+          );
         } else {
           // Reference 2.8: a random splay below one interval, so a restarted server is not hit by every node at once.
           const wait = this.random() * interval;
@@ -280,12 +291,19 @@ export class PushClient {
     }
   }
 
-  /** Fetches a new config and reconnects, retrying with backoff until it works or the client stops. */
-  private async reconfigure(why: string, firstWait = 0): Promise<void> {
+  /**
+   * Fetches a new config and reconnects, retrying with backoff until it works or the client stops. `silent`: the
+   * server has not been heard for the offline window and more. The member this client asks may be the one that
+   * went silent (a member frozen or cut off takes connections and never answers them), so a silence still there
+   * once the wait is over moves the client to the next member first.
+   */
+  private async reconfigure(why: string, firstWait = 0, silent = false): Promise<void> {
     if (this.reconfiguring || this.stopped) return;
     this.reconfiguring = true;
     try {
       if (firstWait > 0) await this.pause(firstWait);
+      if (silent && this.liveness?.online !== true)
+        this.servers.failed(this.servers.current, 'the server stayed silent');
       for (let attempt = 0; !this.stopped; attempt++) {
         this.log.info(`reconfiguring: ${why}`);
         try {
