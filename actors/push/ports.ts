@@ -54,6 +54,11 @@ export interface SessionGrant {
   lifetime: number;
   /** Where the node connects: its gateway's channels (in a cluster, any member's). */
   gateway: PushDescription;
+  /**
+   * The API URLs the node may ask (the config answer's `server_urls`): every live member's in a cluster, this
+   * server's alone otherwise, each once.
+   */
+  servers: readonly string[];
 }
 
 /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */

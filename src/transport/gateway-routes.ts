@@ -143,6 +143,18 @@ export class GatewayRoutes {
     return push ? { ...here, ...push } : here;
   }
 
+  /**
+   * The API URLs of the live members that accept nodes (their channels are bound), `own` (this process's)
+   * included, each once and sorted: the cluster's members as a config answer lists them, for clients to try when the
+   * one they ask fails. Members of older versions name none and are left out.
+   */
+  serverUrls(own: string | undefined): string[] {
+    const urls = new Set<string>(own === undefined ? [] : [own]);
+    for (const m of this.cluster.members())
+      if (m.id !== this.me && m.push !== undefined && m.api_url !== undefined) urls.add(m.api_url);
+    return [...urls].sort();
+  }
+
   /** The job is over: the gateways that were sent its messages (or `gateway` alone, which asked) are told. */
   jobOver(org: string, job: string, gateway?: string): void {
     const key = jobKey(org, job);
