@@ -62,7 +62,8 @@ export class GatewayRoutes {
     };
     // One message object per fan-out: the link makes one order of all its nodes for this gateway.
     this.cluster.link.order(gateway, order, message);
-    if (message.job_id !== null) {
+    // An ack leaves no node holding the job, and is often for a job that is over: no gateway is told of its end.
+    if (message.job_id !== null && message.type !== 'ack_result') {
       const job = jobKey(org, message.job_id);
       let gateways = this.routed.get(job);
       if (!gateways) this.routed.set(job, (gateways = new Set()));
@@ -181,7 +182,8 @@ export class GatewayRoutes {
     for (const o of orders) {
       switch (o.t) {
         case 'send':
-          gateways.sent(o.org, o.message.job_id);
+          // An ack says nothing of whether its job runs (it may be for one that ended).
+          if (o.message.type !== 'ack_result') gateways.sent(o.org, o.message.job_id);
           // The owner built it as an OutboundMessage; the stream's schema checked its type and job.
           for (const node of o.nodes) this.hub.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
           break;
