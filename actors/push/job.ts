@@ -223,6 +223,11 @@ export function spawnJob(
         if (typeof m.exit_status === 'number') event.exit_status = m.exit_status;
         if (m.stdout !== undefined || m.stderr !== undefined) event.output = true;
         step(state, event, { ...m, node: msg.node });
+        // A result is acknowledged once every change stepped so far is stored, so never before itself: its client
+        // stops sending it then. A duplicate, or one the job does not take, is acknowledged too: the job is done
+        // with it. A job deposed meanwhile sends nothing more, and the client sends it again to the next owner.
+        if (m.type === 'succeeded' || m.type === 'failed')
+          saver.afterSaved(() => transport.send(org, msg.node, { type: 'ack_result', job_id: state.id }));
         msg.stored?.(saver.saved());
         break;
       }

@@ -275,7 +275,11 @@ export class PushRuntime {
           this.nodeChanged(e.node, e.change);
           break;
         case 'answer': {
-          const job = e.message.job_id === null ? undefined : this.jobs.get(e.message.job_id);
+          const id = e.message.job_id;
+          const job = id === null ? undefined : this.jobs.get(id);
+          // A result for a job that runs no more (its gateway did not know): acknowledged, as node.ts does here.
+          if (!job && id !== null && (e.message.type === 'succeeded' || e.message.type === 'failed'))
+            transport.send(this.org, e.node, { type: 'ack_result', job_id: id });
           if (!job) break;
           stored.push(
             new Promise<void>((resolve) => {
