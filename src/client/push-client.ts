@@ -8,13 +8,14 @@ import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { DropCounter, ReplayGuard } from '../protocol/receive.js';
 import { Connection, measureAnswer, type Channel, type Sender } from './connection.js';
 import { newLiveness, stepLiveness, type Liveness, type LivenessEffect } from './heartbeat.js';
-import { JobRunner } from './job-runner.js';
+import { JobRunner, type JobAnswer } from './job-runner.js';
 import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
 import { ensureClientKey, ensureNode, StartupError } from './registration.js';
 import { ServerApi, Servers } from './server-api.js';
 import { worthAnotherServer } from './server-pool.js';
+import { ResultReports } from './result-reports.js';
 import { currentWhitelist } from './whitelist-lookup.js';
 
 const HTTP_TIMEOUT_MS = 10_000;
@@ -39,6 +40,8 @@ export class PushClient {
   private readonly runner: JobRunner;
   private readonly wakers = new Set<() => void>();
   private sequence = 0;
+  /** Results reported and not yet acknowledged (ack_result): sent again until they are. */
+  private readonly reports: ResultReports;
   /** client.rb's servers and the members config answers list: one pool for every request of this process. */
   private readonly servers: Servers;
   private api: ServerApi | undefined;
@@ -68,11 +71,12 @@ export class PushClient {
     };
     this.drops = new DropCounter({ log: (line) => log.warn(line) });
     this.servers = new Servers(settings.servers, log, random);
+    this.reports = new ResultReports(log);
     this.runner = new JobRunner({
       nodeName: settings.nodeName,
       fileDir: settings.fileDir,
       log,
-      send: (answer) => this.connection?.sendCommand(answer),
+      send: (answer) => this.sendAnswer(answer),
       // Read at a commit, which will not wait for a back-off: each server is asked once, in turn.
       whitelist: () =>
         currentWhitelist(
@@ -200,6 +204,7 @@ export class PushClient {
     this.log.info(
       `connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`,
     );
+    this.resendResults(true);
     // ZeroMQ keeps trying a host it cannot resolve, without a word: say so at each connection (the original client
     // checked the heartbeat host the same way, and only logged).
     void unresolvedEndpoints([config.heartbeatAddr, config.commandAddr]).then((unresolved) => {
@@ -212,10 +217,24 @@ export class PushClient {
     this.tick();
   }
 
-  /** Every interval: our heartbeat, then the server-silence check. */
+  /** Every interval: our heartbeat, the server-silence check, and results unacknowledged for a while again. */
   private tick(): void {
     this.connection?.sendHeartbeat({ type: 'heartbeat', ...this.runner.jobState() });
     this.step({ type: 'tick', at: Date.now() });
+    this.resendResults(false);
+  }
+
+  /** A job answer for the command channel; a result is also kept until the server acknowledges it. */
+  private sendAnswer(answer: JobAnswer): void {
+    this.reports.sent(answer, Date.now());
+    this.connection?.sendCommand(answer);
+  }
+
+  /** Results the server has not acknowledged, again: all on new channels, else once an offline window passed. */
+  private resendResults(connected: boolean): void {
+    const { connection, config } = this;
+    if (connection === undefined || config === undefined) return;
+    this.reports.resend(connection, Date.now(), config.intervalMs * config.offlineThreshold, connected);
   }
 
   private step(event: Parameters<typeof stepLiveness>[1]): void {
@@ -275,6 +294,9 @@ export class PushClient {
         break;
       case 'abort':
         void this.runner.abort(m).catch((e: unknown) => this.log.error(`abort failed: ${errorMessage(e)}`));
+        break;
+      case 'ack_result':
+        this.reports.acknowledged(m.job_id);
         break;
       case 'node_in_use': {
         // The server answers, so it is up; it only refuses this process while another one holds the node.
