@@ -66,7 +66,6 @@ export interface OrgRequests {
 /** Signed requests of one identity, to whichever server of `servers` is in use. */
 export class ServerApi implements OrgRequests {
   private readonly key: KeyObject;
-  private readonly clients = new Map<string, ApiClient>();
 
   constructor(
     readonly servers: Servers,
@@ -75,13 +74,16 @@ export class ServerApi implements OrgRequests {
     private readonly timeoutMs: number,
     /** How many servers one request tries at most (each once, in turn, without waiting); 1: the current only. */
     private readonly tries = 1,
+    /** The signed client of each server, shared with the ServerApis `trying` makes. */
+    private readonly clients = new Map<string, ApiClient>(),
   ) {
     this.key = typeof identity.key === 'string' ? readPrivateKey(identity.key) : identity.key;
   }
 
-  /** The same identity trying up to `tries` servers per request. */
+  /** The same identity, and the same clients, trying up to `tries` servers per request. */
   trying(tries: number): ServerApi {
-    return new ServerApi(this.servers, this.org, { ...this.identity, key: this.key }, this.timeoutMs, tries);
+    const identity = { ...this.identity, key: this.key };
+    return new ServerApi(this.servers, this.org, identity, this.timeoutMs, tries, this.clients);
   }
 
   /** The signed client for `server` (the current one by default) and the organization's path there. */

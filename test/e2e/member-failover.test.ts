@@ -126,6 +126,8 @@ t.test(
     const again = await jobEnd(admin, await startJob(admin, 'hello', names), 30_000);
     t.equal(again.status, 'complete', 'a job started afterwards completes');
     t.same(again.nodes, { succeeded: names }, 'on every node, none of which can reach the member it names');
+    if (again.nodes.succeeded?.length !== names.length)
+      t.comment(JSON.stringify(again), owner.output(), ...(await logsOf(nodes)));
     for (const n of nodes) await n.stop();
   },
 );
