@@ -72,6 +72,8 @@ export class SimNode {
   private refused = false;
   /** The server's silence, for fetching the config again as the client does (see follow.ts). */
   readonly watch: SilenceWatch;
+  /** The API server its config came from last, once fetched again (the worker's first one before that). */
+  apiUrl: string | undefined;
 
   constructor(
     readonly name: string,
