@@ -116,6 +116,8 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       : await listen((req, env) => fetch(req, env), { ...config, api_port: opts.ownApiPort }, budget, true);
   /** Where the other members of a cluster reach this one: its own port, on the name nodes use for this host. */
   const memberUrl = urlOf(own ?? http, config.api_listen_address, config.server_name);
+  /** Where nodes reach this server's API: the port the processes of a machine share, unless api_url says where. */
+  const apiUrl = (config.api_url ?? urlOf(http, config.api_listen_address, config.server_name)).replace(/\/+$/, '');
 
   const started: {
     hub?: PushHub;
@@ -178,6 +180,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       member = new ClusterMember(store, {
         id: randomUUID(),
         url: memberUrl,
+        apiUrl,
         ttlMs: config.lease_ttl * 1000,
         log: logger.child({ component: 'cluster' }),
       });
@@ -194,7 +197,13 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     });
     started.watched = watched;
     store = watched;
-    const hub = new PushHub(config, store, logger.child({ component: 'push-jobs' }), Date.now, member?.id);
+    const hub = new PushHub(
+      { ...config, api_url: apiUrl },
+      store,
+      logger.child({ component: 'push-jobs' }),
+      Date.now,
+      member?.id,
+    );
     started.hub = hub;
     await bindHub(hub, config);
     if (member) {

@@ -37,5 +37,6 @@ export function configBody(
     incarnation_id: d.incarnation_id,
     max_message_skew: d.max_message_skew,
     max_body_size: d.max_body_size,
+    ...(grant.servers.length === 0 ? {} : { server_urls: [...grant.servers] }),
   };
 }

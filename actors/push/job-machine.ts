@@ -162,6 +162,10 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
       const node = event.node;
       if (!Object.hasOwn(s.nodes, node)) return ignore(d, 'unknown_node', node);
       if (s.status === 'new') return ignore(d, 'not_started', node);
+      // The same result again: its client had no ack_result yet (it was lost, or is on its way). Nothing moves
+      // and nothing is told; the table's late result would say the client died.
+      if ((event.type === 'succeeded' || event.type === 'failed') && s.nodes[node] === event.type)
+        return ignore(d, 'duplicate_answer', node);
       const cell = cellFor(s, event.type, node);
       apply(d, node, cell);
       if (event.type !== 'node_down' && (cell.to === 'succeeded' || cell.to === 'failed')) {

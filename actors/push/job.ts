@@ -155,6 +155,9 @@ export function spawnJob(
     else setTimeout(() => dispatch(self, { type: 'timer', timer, at }), Math.max(0, wait)).unref();
   };
 
+  // One message for every node's ack: the acks a write releases go to a gateway as one order naming their nodes.
+  const ack = { type: 'ack_result', job_id: initial.id } as const;
+
   const send = (e: Extract<JobEffect, { type: 'send' }>) => {
     if (e.message === 'commit') {
       const { job_id, command, run_timeout, options, vote_by } = e;
@@ -233,6 +236,11 @@ export function spawnJob(
         if (typeof m.exit_status === 'number') event.exit_status = m.exit_status;
         if (m.stdout !== undefined || m.stderr !== undefined) event.output = true;
         step(state, event, { ...m, node: msg.node });
+        // A result is acknowledged once every change stepped so far is stored, so never before itself: its client
+        // stops sending it then. A duplicate, or one the job does not take, is acknowledged too: the job is done
+        // with it. A job whose lease is taken meanwhile sends nothing more, and the client sends it again to the
+        // next owner.
+        if (m.type === 'succeeded' || m.type === 'failed') saver.afterSaved(() => transport.send(org, msg.node, ack));
         msg.stored?.(saver.durable());
         break;
       }

@@ -66,6 +66,8 @@ export type NodeEffect =
   | { readonly type: 'down_deferred' }
   /** The answer goes on to its job's actor. */
   | { readonly type: 'forward' }
+  /** A result for a job that runs no more: acknowledged, so its client stops sending it; no job will take it. */
+  | { readonly type: 'ack_result' }
   | { readonly type: 'ignored'; readonly reason: 'not_in_rehab' | 'answer_for_unknown_job' };
 
 export interface NodeStep {
@@ -109,6 +111,7 @@ const SEND_ABORT: NodeEffect = Object.freeze({ type: 'send', message: 'abort' })
 const FORWARD: NodeEffect = Object.freeze({ type: 'forward' });
 const NOT_IN_REHAB: NodeEffect = Object.freeze({ type: 'ignored', reason: 'not_in_rehab' });
 const UNKNOWN_JOB_ANSWER: NodeEffect = Object.freeze({ type: 'ignored', reason: 'answer_for_unknown_job' });
+const ACK_RESULT: NodeEffect = Object.freeze({ type: 'ack_result' });
 const DOWN_DEFERRED: readonly NodeEffect[] = Object.freeze([Object.freeze({ type: 'down_deferred' as const })]);
 
 /**
@@ -118,6 +121,8 @@ const DOWN_DEFERRED: readonly NodeEffect[] = Object.freeze([Object.freeze({ type
 export const LAG_ALLOWANCE_WINDOWS = 4;
 /** Answers saying the client holds the job it names. */
 const HOLDING: ReadonlySet<NodeAnswerType> = new Set<NodeAnswerType>(['ack_commit', 'ack_run']);
+/** Answers that report a command's end, which a client sends until acknowledged. */
+const RESULTS: ReadonlySet<NodeAnswerType> = new Set<NodeAnswerType>(['succeeded', 'failed']);
 
 const quietSteps = new WeakMap<NodeState, NodeStep>();
 
@@ -250,9 +255,13 @@ function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>)
     case 'known':
       return done(state, step.state, [...step.effects, FORWARD]);
     case 'unknown':
-      return HOLDING.has(event.answer)
-        ? move(step.state, 'unknown_job', event.at, step.effects)
-        : done(state, step.state, [...step.effects, UNKNOWN_JOB_ANSWER]);
+      if (HOLDING.has(event.answer)) return move(step.state, 'unknown_job', event.at, step.effects);
+      // A result names a job the client no longer holds: it resets nothing (the node is idle), and is acknowledged.
+      return done(state, step.state, [
+        ...step.effects,
+        UNKNOWN_JOB_ANSWER,
+        ...(RESULTS.has(event.answer) ? [ACK_RESULT] : []),
+      ]);
   }
 }
 

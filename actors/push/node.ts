@@ -147,6 +147,10 @@ export class NodeFollower {
         case 'forward':
           if (answer && answer.message.job_id !== null) owner.answer(name, answer.at, answer.message);
           break;
+        case 'ack_result':
+          if (answer && answer.message.job_id !== null)
+            owner.send(name, { type: 'ack_result', job_id: answer.message.job_id });
+          break;
         case 'ignored':
           ports.counters.inc('node_ignored', e.reason);
           ports.log.debug('node event ignored', { org, node: name, reason: e.reason });

@@ -13,7 +13,9 @@ import type { NodeRecord } from './node-machine.js';
 export type OutboundMessage =
   | ({ type: 'commit'; job_id: string; command: string; run_timeout: number } & JobOptions)
   | { type: 'run'; job_id: string }
-  | { type: 'abort'; job_id: string | null };
+  | { type: 'abort'; job_id: string | null }
+  /** The node's result for the job is stored, or never will be (docs/protocol.md, "Results until acknowledged"). */
+  | { type: 'ack_result'; job_id: string };
 
 /** A node's answer to a job message, after the transport verified and decoded it. */
 export interface NodeAnswerMessage {
@@ -54,6 +56,11 @@ export interface SessionGrant {
   lifetime: number;
   /** Where the node connects: its gateway's channels (in a cluster, any member's). */
   gateway: PushDescription;
+  /**
+   * The API URLs the node may ask (the config answer's `server_urls`): every live member's in a cluster, this
+   * server's alone otherwise, each once.
+   */
+  servers: readonly string[];
 }
 
 /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */

@@ -284,8 +284,12 @@ export class PushRuntime {
           this.nodeChanged(e.node, e.change, gateway);
           break;
         case 'answer': {
-          // A job no longer live ended, and its record is stored: the answer changes nothing of it.
-          const job = e.message.job_id === null ? undefined : this.jobs.get(e.message.job_id);
+          // A job no longer live ended, and its record is stored: the answer changes nothing of it. A result for it
+          // (its gateway did not know it had ended) is acknowledged, as node.ts does here.
+          const id = e.message.job_id;
+          const job = id === null ? undefined : this.jobs.get(id);
+          if (!job && id !== null && (e.message.type === 'succeeded' || e.message.type === 'failed'))
+            transport.send(this.org, e.node, { type: 'ack_result', job_id: id });
           if (!job) break;
           // Told in this turn, before any stop of the job (job_retired comes through this actor's mailbox too), so
           // the job handles the answer and says when its change is stored, or that the store refused it.

@@ -105,5 +105,11 @@ export const pushConfigSchema = z.object({
   incarnation_id: z.string().min(1),
   max_message_skew: z.number().positive(),
   max_body_size: z.int().positive(),
+  /**
+   * The API base URLs (`http://host:port`) of the cluster's live members, each as its nodes should use it (its
+   * `api_url`), each once; one process lists its own. A client tries them when the server it asks fails. Older
+   * servers send none, and older clients ignore it (the object is not strict).
+   */
+  server_urls: z.array(z.string()).optional(),
 });
 export type PushConfigBody = z.infer<typeof pushConfigSchema>;

@@ -138,6 +138,11 @@ export class Connection {
     void this.drain();
   }
 
+  /** Whether `answer` (this very object) waits to be written. */
+  queued(answer: JobAnswer): boolean {
+    return this.pending.includes(answer);
+  }
+
   /** Closes both sockets; `lingerMs` lets queued messages go out first. Returns the answers never written. */
   close(lingerMs = 0): JobAnswer[] {
     this.closed = true;

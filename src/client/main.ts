@@ -33,7 +33,9 @@ export async function runClient(args: ClientArgs): Promise<number> {
     }
     throw e;
   }
-  log.info(`${versionText()} starting: node ${settings.nodeName}, organization ${settings.org} at ${settings.origin}`);
+  log.info(
+    `${versionText()} starting: node ${settings.nodeName}, organization ${settings.org} at ${settings.servers.join(', ')}`,
+  );
   for (const warning of warnings) log.warn(warning);
   const client = new PushClient(settings, log);
   const stopped = new Promise<number>((resolve) => {

@@ -94,10 +94,11 @@ export function parseClientArgs(argv: readonly string[]): ParsedArgs {
 
 /** Everything the running client needs, resolved: command line over client.rb over defaults. */
 export interface ClientSettings {
-  /** `https://host[:port]`: the origin requests go to. */
-  origin: string;
-  /** `/prefix/organizations/ORG`: every API path starts with it. */
-  orgPath: string;
+  /**
+   * The servers client.rb names (or -S), each as `https://host[:port][/prefix]`: API paths are
+   * `/prefix/organizations/ORG/...` there. Tried in this order; a cluster's config answers add its members.
+   */
+  servers: readonly string[];
   org: string;
   nodeName: string;
   clientKey: string;
@@ -145,15 +146,22 @@ export function resolveSettings(
   configFile: string | null,
   cwd: string,
 ): ClientSettings {
-  const serverUrl = args.server ?? config.server_url;
-  if (serverUrl === undefined) {
+  const serverUrls = args.server !== undefined ? [args.server] : config.server_url;
+  if (serverUrls === undefined) {
     throw new SettingsError(
       `no server: set chef_server_url in ${configFile ?? DEFAULT_CLIENT_CONFIG_FILE} or pass -S URL`,
     );
   }
-  const split = splitServerUrl(serverUrl);
-  if (split === null) throw new SettingsError(`'${serverUrl}' is not an http(s) URL ending in /organizations/ORG`);
-  const url = new URL(split.baseUrl);
+  const servers: string[] = [];
+  let org = '';
+  for (const serverUrl of serverUrls) {
+    const split = splitServerUrl(serverUrl);
+    if (split === null) throw new SettingsError(`'${serverUrl}' is not an http(s) URL ending in /organizations/ORG`);
+    if (org !== '' && split.org !== org)
+      throw new SettingsError(`the server URLs name two organizations, ${org} and ${split.org}`);
+    org = split.org;
+    if (!servers.includes(split.baseUrl)) servers.push(split.baseUrl);
+  }
   const fromFile = (p: string) => resolve(configFile === null ? cwd : dirname(configFile), p);
   const location = config.log_location;
   let log: LogTarget;
@@ -161,12 +169,11 @@ export function resolveSettings(
   else if (typeof location === 'string') log = { file: fromFile(location) };
   else log = { stream: location.constant === 'STDERR' ? 'stderr' : 'stdout' };
   return {
-    origin: url.origin,
-    orgPath: `${url.pathname.replace(/\/+$/, '')}/organizations/${split.org}`,
-    org: split.org,
+    servers,
+    org,
     nodeName: args.nodeName ?? config.node_name,
     clientKey: args.clientKey !== undefined ? resolve(cwd, args.clientKey) : fromFile(config.client_key),
-    validationClientName: config.validation_client_name ?? `${split.org}-validator`,
+    validationClientName: config.validation_client_name ?? `${org}-validator`,
     validationKey: fromFile(config.validation_key),
     whitelist: { ...config.whitelist },
     logLevel: args.logLevel ?? config.log_level,

@@ -2,7 +2,6 @@
 // (server silent, new server incarnation, session lifetime) and the job runner, wired together (spec 3.3).
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
-import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
@@ -10,11 +9,14 @@ import { DropCounter } from '../protocol/receive.js';
 import { GatewayReplayGuard } from '../protocol/replay.js';
 import { Connection, measureAnswer, type Channel, type Sender } from './connection.js';
 import { newLiveness, stepLiveness, type Liveness, type LivenessEffect } from './heartbeat.js';
-import { JobRunner } from './job-runner.js';
+import { JobRunner, type JobAnswer } from './job-runner.js';
 import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
 import { ensureClientKey, ensureNode, StartupError } from './registration.js';
+import { ServerApi, Servers } from './server-api.js';
+import { worthAnotherServer } from './server-pool.js';
+import { ResultReports } from './result-reports.js';
 import { currentWhitelist } from './whitelist-lookup.js';
 
 const HTTP_TIMEOUT_MS = 10_000;
@@ -43,7 +45,11 @@ export class PushClient {
   private readonly runner: JobRunner;
   private readonly wakers = new Set<() => void>();
   private sequence = 0;
-  private api: ApiClient | undefined;
+  /** Results reported and not yet acknowledged (ack_result): sent again until they are. */
+  private readonly reports: ResultReports;
+  /** client.rb's servers and the members config answers list: one pool for every request of this process. */
+  private readonly servers: Servers;
+  private api: ServerApi | undefined;
   private privateKey: KeyObject | undefined;
   private config: PushConfig | undefined;
   private connection: Connection | undefined;
@@ -69,15 +75,18 @@ export class PushClient {
       now: Date.now,
     };
     this.drops = new DropCounter({ log: (line) => log.warn(line) });
+    this.servers = new Servers(settings.servers, log, random);
+    this.reports = new ResultReports(log);
     this.runner = new JobRunner({
       nodeName: settings.nodeName,
       fileDir: settings.fileDir,
       log,
-      send: (answer) => this.connection?.sendCommand(answer),
+      send: (answer) => this.sendAnswer(answer),
+      // Read at a commit, which will not wait for a back-off: each server is asked once, in turn.
       whitelist: () =>
         currentWhitelist(
-          this.requireApi(),
-          `${settings.orgPath}/nodes/${encodeURIComponent(settings.nodeName)}`,
+          this.requireApi().trying(Infinity),
+          `/nodes/${encodeURIComponent(settings.nodeName)}`,
           settings.whitelist,
           log,
         ),
@@ -91,16 +100,11 @@ export class PushClient {
   async start(): Promise<void> {
     const s = this.settings;
     await this.runner.stopLeftovers();
-    const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.log));
+    const pem = await this.retrying('cannot register', () => ensureClientKey(s, this.servers, this.log));
     if (pem === undefined) return;
     this.privateKey = readPrivateKey(pem);
-    this.api = new ApiClient({
-      baseUrl: s.origin,
-      userId: s.nodeName,
-      key: this.privateKey,
-      timeoutMs: HTTP_TIMEOUT_MS,
-    });
-    await ensureNode(this.api, s, this.log);
+    this.api = new ServerApi(this.servers, s.org, { userId: s.nodeName, key: this.privateKey }, HTTP_TIMEOUT_MS);
+    await ensureNode(this.api.trying(Infinity), s, this.log);
     const config = await this.retrying('cannot get the push-jobs config', () => this.fetchConfig());
     if (config !== undefined) this.connect(config);
   }
@@ -136,20 +140,27 @@ export class PushClient {
     this.log.info('stopped');
   }
 
-  private requireApi(): ApiClient {
+  private requireApi(): ServerApi {
     if (this.api === undefined) throw new Error('the client has not started');
     return this.api;
   }
 
+  /**
+   * The config from the server in use. A failure another member may not share (no answer, 408, 429, 5xx) moves the
+   * client to the next server for the next try; a config fetched names the members to try from then on.
+   */
   private async fetchConfig(): Promise<PushConfig> {
     if (this.privateKey === undefined) throw new Error('the client has not started');
-    const config = await fetchPushConfig(
-      this.requireApi(),
-      this.settings.orgPath,
-      this.settings.nodeName,
-      this.privateKey,
-      this.curve.publicKey,
-    );
+    const { server, api, orgPath } = this.requireApi().at();
+    let config: PushConfig;
+    try {
+      config = await fetchPushConfig(api, orgPath, this.settings.nodeName, this.privateKey, this.curve.publicKey);
+    } catch (e) {
+      if (e instanceof ConfigFetchError && !e.permanent && worthAnotherServer(e.status))
+        this.servers.failed(server, errorMessage(e));
+      throw e;
+    }
+    this.servers.learn(config.servers);
     if (config.curveServerKey === null && !this.settings.allowUnencrypted) {
       throw new ConfigFetchError(
         'the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption',
@@ -198,6 +209,7 @@ export class PushClient {
     this.log.info(
       `connected to ${config.heartbeatAddr} and ${config.commandAddr} (${how}), server incarnation ${config.incarnationId}, heartbeat every ${config.intervalMs} ms`,
     );
+    this.resendResults(true);
     // ZeroMQ keeps trying a host it cannot resolve, without a word: say so at each connection (the original client
     // checked the heartbeat host the same way, and only logged).
     void unresolvedEndpoints([config.heartbeatAddr, config.commandAddr]).then((unresolved) => {
@@ -210,10 +222,24 @@ export class PushClient {
     this.tick();
   }
 
-  /** Every interval: our heartbeat, then the server-silence check. */
+  /** Every interval: our heartbeat, the server-silence check, and results unacknowledged for a while again. */
   private tick(): void {
     this.connection?.sendHeartbeat({ type: 'heartbeat', ...this.runner.jobState() });
     this.step({ type: 'tick', at: Date.now() });
+    this.resendResults(false);
+  }
+
+  /** A job answer for the command channel; a result is also kept until the server acknowledges it. */
+  private sendAnswer(answer: JobAnswer): void {
+    this.reports.sent(answer, Date.now());
+    this.connection?.sendCommand(answer);
+  }
+
+  /** Results the server has not acknowledged, again: all on new channels, else once an offline window passed. */
+  private resendResults(connected: boolean): void {
+    const { connection, config } = this;
+    if (connection === undefined || config === undefined) return;
+    this.reports.resend(connection, Date.now(), config.intervalMs * config.offlineThreshold, connected);
   }
 
   private step(event: Parameters<typeof stepLiveness>[1]): void {
@@ -236,7 +262,11 @@ export class PushClient {
         break;
       case 'reconfigure':
         if (effect.reason === 'server_silent') {
-          void this.reconfigure('the server stayed silent', this.backoff(interval, this.silentReconfigures++ - 1));
+          void this.reconfigure(
+            'the server stayed silent',
+            this.backoff(interval, this.silentReconfigures++ - 1),
+            true,
+          );
         } else {
           // Reference 2.8: a random splay below one interval, so a restarted server is not hit by every node at once.
           const wait = this.random() * interval;
@@ -270,6 +300,9 @@ export class PushClient {
       case 'abort':
         void this.runner.abort(m).catch((e: unknown) => this.log.error(`abort failed: ${errorMessage(e)}`));
         break;
+      case 'ack_result':
+        this.reports.acknowledged(m.job_id);
+        break;
       case 'node_in_use': {
         // The server answers, so it is up; it only refuses this process while another one holds the node.
         this.step({ type: 'server_heartbeat', at: Date.now(), incarnation: m.incarnation_id });
@@ -285,12 +318,19 @@ export class PushClient {
     }
   }
 
-  /** Fetches a new config and reconnects, retrying with backoff until it works or the client stops. */
-  private async reconfigure(why: string, firstWait = 0): Promise<void> {
+  /**
+   * Fetches a new config and reconnects, retrying with backoff until it works or the client stops. `silent`: the
+   * server has not been heard for the offline window and more. The member this client asks may be the one that
+   * went silent (a member frozen or cut off takes connections and never answers them), so a silence still there
+   * once the wait is over moves the client to the next member first.
+   */
+  private async reconfigure(why: string, firstWait = 0, silent = false): Promise<void> {
     if (this.reconfiguring || this.stopped) return;
     this.reconfiguring = true;
     try {
       if (firstWait > 0) await this.pause(firstWait);
+      if (silent && this.liveness?.online !== true)
+        this.servers.failed(this.servers.current, 'the server stayed silent');
       for (let attempt = 0; !this.stopped; attempt++) {
         this.log.info(`reconfiguring: ${why}`);
         try {

@@ -18,6 +18,8 @@ export interface PushConfig {
   incarnationId: string;
   maxMessageSkew: number;
   maxBodySize: number;
+  /** The API URLs of the cluster's live members (`server_urls`); empty from a server that lists none. */
+  servers: string[];
 }
 
 /** A config request that failed; `permanent` when asking again cannot help (the server refused the client). */
@@ -73,6 +75,7 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
     incarnationId: c.incarnation_id,
     maxMessageSkew: c.max_message_skew,
     maxBodySize: c.max_body_size,
+    servers: c.server_urls ?? [],
   };
 }
 

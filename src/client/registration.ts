@@ -4,11 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { ApiClient, errorText } from '../auth/api-client.js';
+import { errorText } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
 import { hasCode } from '../lib/thrown.js';
 import { errorMessage, type Logger } from './logger.js';
 import type { ClientSettings } from './options.js';
+import { ServerApi, type OrgRequests, type Servers } from './server-api.js';
 
 /** A start that cannot go on: a missing key, a refused registration. The client exits with code 1. */
 export class StartupError extends Error {
@@ -44,9 +45,10 @@ export async function writeKeyFile(file: string, pem: string): Promise<void> {
 
 /**
  * The client's private key PEM: read from `clientKey`, or, when that file does not exist, obtained by
- * registering the node's client through the validator and saved with mode 0600.
+ * registering the node's client through the validator and saved with mode 0600. The registration goes to the
+ * server of `servers` in use, which a failure another server may not share moves on.
  */
-export async function ensureClientKey(s: ClientSettings, log: Logger): Promise<string> {
+export async function ensureClientKey(s: ClientSettings, servers: Servers, log: Logger): Promise<string> {
   const existing = await readIfExists(s.clientKey);
   if (existing !== undefined) {
     try {
@@ -62,19 +64,14 @@ export async function ensureClientKey(s: ClientSettings, log: Logger): Promise<s
       `no client key at ${s.clientKey} and no validation key at ${s.validationKey} to register with`,
     );
   }
-  let validator: ApiClient;
+  let validator: ServerApi;
   try {
-    validator = new ApiClient({
-      baseUrl: s.origin,
-      userId: s.validationClientName,
-      key: validatorPem,
-      timeoutMs: HTTP_TIMEOUT_MS,
-    });
+    validator = new ServerApi(servers, s.org, { userId: s.validationClientName, key: validatorPem }, HTTP_TIMEOUT_MS);
   } catch (e) {
     throw new StartupError(`${s.validationKey}: ${errorMessage(e)}`, { cause: e });
   }
   log.info(`no client key at ${s.clientKey}: registering client ${s.nodeName} as ${s.validationClientName}`);
-  const res = await validator.request('POST', `${s.orgPath}/clients`, { name: s.nodeName, create_key: true });
+  const res = await validator.request('POST', '/clients', { name: s.nodeName, create_key: true });
   if (res.status === 409) {
     throw new StartupError(
       `client ${s.nodeName} already exists but ${s.clientKey} is missing: delete the client or restore its key`,
@@ -96,9 +93,9 @@ export async function ensureClientKey(s: ClientSettings, log: Logger): Promise<s
  * Creates the node object signed as the node's own client, so the client is named in its ACL. An existing
  * node (409) is fine; any other refusal is logged, as the client can still run jobs from client.rb's whitelist.
  */
-export async function ensureNode(api: ApiClient, s: ClientSettings, log: Logger): Promise<void> {
+export async function ensureNode(api: OrgRequests, s: ClientSettings, log: Logger): Promise<void> {
   try {
-    const res = await api.request('POST', `${s.orgPath}/nodes`, { name: s.nodeName });
+    const res = await api.request('POST', '/nodes', { name: s.nodeName });
     if (res.status === 201) log.info(`created node ${s.nodeName}`);
     else if (res.status !== 409) log.warn(`cannot create node ${s.nodeName}: ${res.status} ${errorText(res.body)}`);
   } catch (e) {

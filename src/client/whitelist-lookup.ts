@@ -1,8 +1,9 @@
 // The whitelist (spec 2.6): job name -> command line, from client.rb and the node attribute push_jobs.whitelist,
 // read again at every commit so a change applies to the next job without a restart (reference 7.4, issue #52).
 import { z } from 'zod';
-import { errorText, type ApiClient } from '../auth/api-client.js';
+import { errorText } from '../auth/api-client.js';
 import { errorMessage, type Logger } from './logger.js';
+import type { OrgRequests } from './server-api.js';
 
 export type Whitelist = ReadonlyMap<string, string>;
 
@@ -51,11 +52,12 @@ export function mergeWhitelists(
 }
 
 /**
- * The whitelist in force now: the node object is read for every commit. When it cannot be read, client.rb's
- * whitelist alone applies and the reason is logged, so a server hiccup does not refuse every job.
+ * The whitelist in force now: the node object is read for every commit (`nodePath` below the organization). When
+ * it cannot be read, client.rb's whitelist alone applies and the reason is logged, so a server hiccup does not
+ * refuse every job.
  */
 export async function currentWhitelist(
-  api: ApiClient,
+  api: OrgRequests,
   nodePath: string,
   fromConfig: Readonly<Record<string, string>>,
   log: Logger,

@@ -29,6 +29,8 @@ export interface PartitionPorts {
 export interface ClusterMemberOptions {
   id: string;
   url: string;
+  /** Where nodes reach this member's API (see Member.api_url). */
+  apiUrl?: string;
   ttlMs?: number;
   log: Logger;
 }
@@ -101,6 +103,7 @@ export class ClusterMember {
       },
     });
     const me: Member = { id, url, host: hostname(), pid: process.pid, started_at: Date.now() };
+    if (opts.apiUrl !== undefined) me.api_url = opts.apiUrl;
     this.members = new Members(
       store.redis,
       store.keyPrefix,

@@ -7,8 +7,16 @@ import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
 
 export const memberSchema = z.object({
   id: z.string(),
-  /** Where this member's API answers (`http://host:port`). */
+  /**
+   * Where the other members reach this one's API (`http://host:port`): with `processes N`, a port of this process's
+   * own, which nodes must not be given (see `api_url`).
+   */
   url: z.string(),
+  /**
+   * Where nodes reach this member's API (api_url, else `http://server_name:api_port`, the port the processes of
+   * one machine share): config answers list the live members' (`server_urls`). Absent from older members.
+   */
+  api_url: z.string().optional(),
   host: z.string(),
   pid: z.number().int(),
   /** When the process started, ms since the epoch. */

@@ -52,7 +52,10 @@ export const gatewayOrderSchema = z.discriminatedUnion('t', [
     t: z.literal('send'),
     ...ordered,
     nodes: z.array(z.string()),
-    message: z.looseObject({ type: z.enum(['commit', 'run', 'abort']), job_id: z.string().nullable() }),
+    message: z.looseObject({
+      type: z.enum(['commit', 'run', 'abort', 'ack_result']),
+      job_id: z.string().nullable(),
+    }),
     vote_by: z.number().optional(),
   }),
   /** A node's session changed (opened, renewed, or moved to another gateway): read it again. */

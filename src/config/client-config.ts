@@ -43,6 +43,39 @@ export const principalNameSchema = z
 
 const pathSchema = z.string().min(1).describe('a file path');
 
+const ONE_OR_MORE = 'expected an http(s) URL ending in /organizations/ORG, or an array of such URLs';
+
+/**
+ * client.rb's server_url: one organization URL, or an array of them (members of one cluster, tried in turn); all
+ * must name the same organization, since the node belongs to one. Read as the list, in its order, each URL once.
+ */
+export const serverUrlsSchema = z.unknown().transform((value, ctx): string[] => {
+  const urls = typeof value === 'string' ? [value] : Array.isArray(value) ? value : undefined;
+  if (urls === undefined || urls.length === 0 || !urls.every((u) => typeof u === 'string')) {
+    ctx.addIssue({ code: 'custom', message: urls?.length === 0 ? `${ONE_OR_MORE}, not an empty one` : ONE_OR_MORE });
+    return z.NEVER;
+  }
+  const split = urls.map((u) => ({ url: u, parts: splitServerUrl(u) }));
+  const bad = split.find((s) => s.parts === null);
+  if (bad !== undefined) {
+    const message =
+      typeof value === 'string'
+        ? 'expected an http(s) URL ending in /organizations/ORG'
+        : `expected an array of http(s) URLs ending in /organizations/ORG (${JSON.stringify(bad.url)} is not one)`;
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  }
+  const orgs = [...new Set(split.map((s) => s.parts?.org))];
+  if (orgs.length > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected URLs that all name one organization (these name ${orgs.join(' and ')})`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(urls)];
+});
+
 // Regular client.rb files may use the regular client's other levels; each maps to the nearest of ours.
 const clientLogLevelSchema = z
   .enum([...logLevels, 'trace', 'fatal', 'auto'])
@@ -51,7 +84,7 @@ const clientLogLevelSchema = z
 
 export const clientConfigSchema = z.object({
   /** Absent when -S gives it. */
-  server_url: serverUrlSchema.optional(),
+  server_url: serverUrlsSchema.optional(),
   node_name: principalNameSchema.default(() => hostname()),
   client_key: pathSchema.default(join(configDir, 'client.pem')),
   validation_client_name: principalNameSchema.optional(),

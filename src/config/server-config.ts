@@ -21,6 +21,17 @@ function isQueueAddress(v: string): boolean {
   return host === '*' || isHost(host) || (/^\[.+\]$/.test(host) && isIP(host.slice(1, -1)) === 6);
 }
 
+/** An http(s) URL with a host and nothing past its path: where nodes reach the API, a prefix allowed. */
+function isApiUrl(v: string): boolean {
+  try {
+    const url = new URL(v);
+    const plain = url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && plain;
+  } catch {
+    return false;
+  }
+}
+
 function isRedisUrl(v: string): boolean {
   if (/^rediss?\+sentinel:\/\/([^@/]*@)?[^/@]+(,[^/@]+)*\/[^/]+(\/\d+)?$/.test(v)) return true;
   try {
@@ -48,6 +59,8 @@ export const serverConfigSchema = z.strictObject({
   queue_listen_address: z.string().refine(isQueueAddress).describe('an address like tcp://HOST').default('tcp://*'),
   api_port: port(10003),
   api_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('0.0.0.0'),
+  // Unset: http://server_name:api_port (see src/server.ts), which a balancer or a TLS proxy in front replaces.
+  api_url: z.string().refine(isApiUrl).describe('an http(s) URL such as https://push.example.com').optional(),
   // Off unless set: the metrics listener is a port of its own, never the public API's.
   metrics_port: z.number().int().min(1).max(65535).describe('a port number from 1 to 65535').optional(),
   metrics_listen_address: z.string().refine(isHost).describe('a host name or IP address').default('127.0.0.1'),
@@ -113,6 +126,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   { name: 'queue_listen_address', default: 'tcp://*', meaning: 'Address the ZeroMQ sockets bind to' },
   { name: 'api_port', default: '10003', meaning: 'HTTP API port' },
   { name: 'api_listen_address', default: '0.0.0.0', meaning: 'Address the HTTP API binds to' },
+  {
+    name: 'api_url',
+    default: 'http://server_name:api_port',
+    meaning: 'URL nodes reach this server’s API at; config answers list every member’s',
+  },
   { name: 'metrics_port', default: 'none', meaning: 'Port of GET /metrics (Prometheus); unset, nothing listens' },
   { name: 'metrics_listen_address', default: '127.0.0.1', meaning: 'Address the metrics port binds to' },
   { name: 'data_dir', default: '.infra-data', meaning: 'Folder for server data, relative to the working folder' },

@@ -1,6 +1,7 @@
 // One simulated node: the push-jobs client's own connection (two signed ZeroMQ channels, CurveZMQ when the
 // config names a server key), answering commit, run and abort as its behaviour says, and telling a sink what
-// happened. Heartbeats are sent by the worker's scheduler, not by a timer per node.
+// happened. Heartbeats are sent by the worker's scheduler, not by a timer per node; a result the server has not
+// acknowledged (ack_result) goes again with them, as the client's does, and on new channels.
 import { randomUUID } from 'node:crypto';
 import { curveKeyPair } from 'zeromq';
 import type { ServerMessage } from '../protocol/messages.js';
@@ -9,6 +10,13 @@ import { GatewayReplayGuard } from '../protocol/replay.js';
 import { Connection, type CurveKeys, type Sender } from '../client/connection.js';
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
+import {
+  acknowledgeResult,
+  holdResult,
+  isResult,
+  resultsToResend,
+  type UnackedResults,
+} from '../client/unacked-results.js';
 import type { NodeBehaviour } from './behaviour.js';
 import type { NodeRecorder } from './node-record.js';
 import { SilenceWatch } from './follow.js';
@@ -51,6 +59,8 @@ export class SimNode {
   /** The last job that asked for this node's vote, and the vote, for a commit asked again. */
   private asked: Asked | null = null;
   private sequence = 0;
+  /** Results sent and not acknowledged yet. */
+  private unacked: UnackedResults = [];
   private sender: Sender;
   private curve: CurveKeys | null;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -66,6 +76,8 @@ export class SimNode {
   readonly watch: SilenceWatch;
   /** With --record: where this node's own record of its jobs goes. */
   record: NodeRecorder | null = null;
+  /** The API server its config came from last, once fetched again (the worker's first one before that). */
+  apiUrl: string | undefined;
 
   constructor(
     readonly name: string,
@@ -111,6 +123,7 @@ export class SimNode {
     this.connect();
     const fresh = this.connection as NodeLink | null;
     for (const answer of carried) fresh?.sendCommand(answer);
+    this.resendResults(true);
   }
 
   connect(): void {
@@ -138,6 +151,7 @@ export class SimNode {
     if (c === null) return false;
     if (c.sendHeartbeat({ type: 'heartbeat', job_state: this.held.state, job_id: this.held.id })) {
       this.lastBeatAt = now();
+      this.resendResults(false);
       return true;
     }
     this.sink.drop('send_skipped');
@@ -169,6 +183,7 @@ export class SimNode {
     this.connection = null;
     this.held = IDLE;
     this.asked = null;
+    this.unacked = [];
   }
 
   private newSender(): Sender {
@@ -186,7 +201,21 @@ export class SimNode {
     if (this.connection === null) return false;
     this.connection.sendCommand(answer);
     this.sink.answered();
+    if (isResult(answer)) this.unacked = holdResult(this.unacked, answer, now()).results;
     return true;
+  }
+
+  /** Results not acknowledged: all again on new channels, else those unacknowledged for an offline window. */
+  private resendResults(connected: boolean): void {
+    const c = this.connection;
+    if (c === null || this.unacked.length === 0) return;
+    const everyMs = this.config.intervalMs * this.config.offlineThreshold;
+    const { results, due } = resultsToResend(this.unacked, now(), everyMs, { connected });
+    this.unacked = results;
+    for (const answer of due) {
+      c.sendCommand(answer);
+      this.sink.answered();
+    }
   }
 
   private later(ms: number, fn: () => void): void {
@@ -217,6 +246,9 @@ export class SimNode {
         return this.run(m.job_id);
       case 'abort':
         return this.abort(m.job_id);
+      case 'ack_result':
+        this.unacked = acknowledgeResult(this.unacked, m.job_id);
+        return;
     }
   }
 

@@ -10,6 +10,7 @@ import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
+import { learnServers, moveOn, newServerPool, worthAnotherServer, type ServerPool } from '../client/server-pool.js';
 import { endpointKey, type FetchOutcome } from './follow.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
@@ -68,8 +69,11 @@ class Worker {
   /** Configs fetched again after silence: waiting, and in flight (at most --api-concurrency / workers). */
   private readonly refetchQueue: SimNode[] = [];
   private refetching = 0;
-  /** Which of init.apiUrls the next fetch goes to: a failed fetch moves on to the next member. */
-  private urlIndex = 0;
+  /**
+   * Where configs are fetched again: the run's servers, then the members the config answers list, as the client
+   * keeps them. A fetch that fails where another member may not, or a node whose server went silent, moves on.
+   */
+  private servers: ServerPool;
   private slots: Slot[] = [];
   private readonly tallies = new Map<string, JobTally>();
   private batch: Omit<Batch, 'jobs'> = Worker.emptyBatch();
@@ -81,7 +85,9 @@ class Worker {
   /** This worker's event-loop delay once its nodes heartbeat (provisioning's key work is not the nodes' lateness). */
   private readonly lag = monitorEventLoopDelay({ resolution: 10 });
 
-  constructor(private readonly init: WorkerInit) {}
+  constructor(private readonly init: WorkerInit) {
+    this.servers = newServerPool(init.apiUrls.length > 0 ? init.apiUrls : [init.baseUrl]);
+  }
 
   private static emptyBatch(): Omit<Batch, 'jobs'> {
     return {
@@ -258,13 +264,15 @@ class Worker {
   }
 
   /**
-   * Fetches the node's config as the client does after silence, from the server the run was given or, once that
-   * fails, the cluster's other members by turns; moves the node when the config names other channels. A failure is
-   * counted, not reported as an error: while a dead process's partitions wait for a new owner, fetches fail.
+   * Fetches the node's config as the client does after silence: from the next member when the node last had its
+   * config from the one in use (that member may be the one that went silent), else from the one in use; moves the
+   * node when the config names other channels. A failure is counted, not reported as an error: while a dead
+   * process's partitions wait for a new owner, fetches fail.
    */
   private async fetchAgain(node: SimNode): Promise<void> {
-    const urls = this.init.apiUrls.length > 0 ? this.init.apiUrls : [this.init.baseUrl];
-    const baseUrl = urls[this.urlIndex % urls.length] as string;
+    // Every node's first config came from the run's first server (provision.ts).
+    this.servers = moveOn(this.servers, node.apiUrl ?? (this.servers.configured[0] as string));
+    const baseUrl = this.servers.current;
     const key = this.clientKey as KeyObject;
     let outcome: FetchOutcome = 'failed';
     let retryAfterMs: number | undefined;
@@ -272,6 +280,8 @@ class Worker {
       const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: 10_000 });
       const orgPath = `/organizations/${encodeURIComponent(this.init.org)}`;
       const config = await fetchPushConfig(api, orgPath, node.name, key, this.curve.publicKey);
+      this.servers = learnServers(this.servers, config.servers, this.random).pool;
+      node.apiUrl = baseUrl;
       const old = node.config;
       if (endpointKey(config) === endpointKey(old) && config.sessionKey.equals(old.sessionKey)) outcome = 'same';
       else if (!this.stopping) {
@@ -281,9 +291,10 @@ class Worker {
         outcome = 'moved';
       }
     } catch (e) {
+      const status = e instanceof ConfigFetchError ? e.status : undefined;
       if (e instanceof ConfigFetchError) retryAfterMs = e.retryAfterMs;
-      // Another member answers while this one may be the one that died.
-      if (retryAfterMs === undefined) this.urlIndex += 1;
+      // Another member answers while this one may be the one that died; one that asks for a wait is waited for.
+      if (retryAfterMs === undefined && worthAnotherServer(status)) this.servers = moveOn(this.servers, baseUrl);
     }
     node.watch.done(now(), outcome, retryAfterMs);
     this.batch.refetches[outcome] += 1;

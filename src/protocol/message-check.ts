@@ -110,6 +110,7 @@ const SERVER_FIELDS: Readonly<Record<ServerMessage['type'], readonly Field[]>> =
   run: [JOB_ID],
   abort: [JOB_ID_OR_NULL],
   node_in_use: [{ key: 'retry_after_ms', check: positive, detail: 'a whole number above 0' }],
+  ack_result: [JOB_ID],
 };
 
 const ENVELOPE_KEYS = ['type', 'org', 'node', 'incarnation_id', 'sequence', 'timestamp'];

@@ -108,12 +108,20 @@ export const nodeInUseSchema = z.strictObject({
 });
 export type NodeInUse = z.infer<typeof nodeInUseSchema>;
 
+/**
+ * The owner of the node's job is done with the node's result for it (`succeeded` or `failed`): the job has stored
+ * it, or runs no more and never will take it. The client stops sending that result again.
+ */
+export const ackResultSchema = z.strictObject({ type: z.literal('ack_result'), ...envelope, job_id: jobId });
+export type AckResult = z.infer<typeof ackResultSchema>;
+
 export const serverMessageSchema = z.discriminatedUnion('type', [
   serverHeartbeatSchema,
   commitSchema,
   runSchema,
   abortSchema,
   nodeInUseSchema,
+  ackResultSchema,
 ]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 

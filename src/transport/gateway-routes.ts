@@ -77,7 +77,8 @@ export class GatewayRoutes {
     };
     // One message object per fan-out: the link makes one order of all its nodes for this gateway.
     this.order(gateway, order, message);
-    if (message.job_id !== null) {
+    // An ack leaves no node holding the job, and is often for a job that is over: no gateway is told of its end.
+    if (message.job_id !== null && message.type !== 'ack_result') {
       const job = jobKey(org, message.job_id);
       let gateways = this.routed.get(job);
       if (!gateways) this.routed.set(job, (gateways = new Set()));
@@ -191,6 +192,18 @@ export class GatewayRoutes {
     return push ? { ...here, ...push } : here;
   }
 
+  /**
+   * The API URLs of the live members that accept nodes (their channels are bound), `own` (this process's)
+   * included, each once and sorted: the cluster's members as a config answer lists them, for clients to try when the
+   * one they ask fails. Members of older versions name none and are left out.
+   */
+  serverUrls(own: string | undefined): string[] {
+    const urls = new Set<string>(own === undefined ? [] : [own]);
+    for (const m of this.cluster.members())
+      if (m.id !== this.me && m.push !== undefined && m.api_url !== undefined) urls.add(m.api_url);
+    return [...urls].sort();
+  }
+
   /** The job is over: the gateways that were sent its messages (or `gateway` alone, which asked) are told. */
   jobOver(org: string, job: string, gateway?: string): void {
     const key = jobKey(org, job);
@@ -218,7 +231,8 @@ export class GatewayRoutes {
       if (!this.fromNewestOwner(o)) continue;
       switch (o.t) {
         case 'send':
-          gateways.sent(o.org, o.message.job_id);
+          // An ack says nothing of whether its job runs (it may be for one that ended).
+          if (o.message.type !== 'ack_result') gateways.sent(o.org, o.message.job_id);
           // The owner built it as an OutboundMessage; the stream's schema checked its type and job.
           for (const node of o.nodes) this.hub.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
           break;

@@ -59,6 +59,7 @@ type HubConfig = Pick<
   | 'redis_url'
   | 'lease_ttl'
   | 'handshake_timeout'
+  | 'api_url'
 >;
 
 type Channel = 'heartbeat' | 'command';
@@ -365,10 +366,12 @@ export class PushHub implements PushTransport {
     const before = this.sessions.gatewayOf(org, node);
     const session = await this.sessions.open(org, node, routes?.choose(org, node), ccpk);
     routes?.sessionOpened(org, node, before, session.gateway);
+    const ownApi = this.config.api_url;
     return {
       key: session.key,
       lifetime: Math.floor((session.expiresAt - this.now()) / 1000),
       gateway: routes ? routes.describe(session.gateway) : this.describe(),
+      servers: routes ? routes.serverUrls(ownApi) : ownApi === undefined ? [] : [ownApi],
     };
   }
 

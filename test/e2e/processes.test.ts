@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { curveKeyPair } from 'zeromq';
 import { serverStatusSchema } from '../../src/api/status-schema.js';
 import { fleet, jobEnd, startJob } from '../support/cluster.js';
 import { until } from '../support/deadline.js';
@@ -64,6 +65,15 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
   const admin = await c.admin();
   const first = await jobEnd(admin, await startJob(admin, 'hello', ['p1', 'p2', 'p3', 'p4']), 30_000);
   t.equal(first.status, 'complete', 'a job runs on nodes spread over the members');
+  const config = await admin.request(
+    'GET',
+    `/organizations/default/pushy/config/p1?ccpk=${encodeURIComponent(curveKeyPair().publicKey)}`,
+  );
+  t.strictSame(
+    (config.body as { server_urls?: unknown }).server_urls,
+    [server.url],
+    'a config answer names the API port the members share, once, never a member’s own port',
+  );
 
   const victim = members[1];
   if (!victim) throw new Error('no second member');

@@ -16,6 +16,7 @@ const config: PushConfig = {
   incarnationId: '6a4c0cf3-2a4e-4b47-9d55-1a3b7b1f0c11',
   maxMessageSkew: 300,
   maxBodySize: 65536,
+  servers: [],
 };
 
 t.test('a channel sends no ZMTP heartbeats: the push-jobs heartbeats tell a silent server', async (t) => {

@@ -171,6 +171,11 @@ t.test('push-jobs API', async (t) => {
       max_message_skew: Number,
       max_body_size: Number,
     });
+    t.strictSame(
+      (own.body as { server_urls?: unknown }).server_urls,
+      [s.url],
+      'one server lists itself alone as the API its nodes may ask',
+    );
 
     const other = await asNode.request('GET', configPath('default', 'cfg-2', ccpk));
     t.equal(other.status, 403);

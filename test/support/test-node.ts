@@ -450,7 +450,9 @@ export class TestNode {
         this.receivedAt.push(Date.now());
         this.watch.heard(Date.now());
         this.events.emit('received', d.message);
-        if (d.message.type !== 'heartbeat' && d.message.type !== 'node_in_use')
+        // An ack_result is the server's answer to this node's own; nothing answers it.
+        const type = d.message.type;
+        if (type !== 'heartbeat' && type !== 'node_in_use' && type !== 'ack_result')
           this.answer(d.message, this.ruleFor(d.message));
       }
     } catch (e) {

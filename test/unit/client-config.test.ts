@@ -39,7 +39,7 @@ t.test('a regular client.rb with push settings is read, other settings are skipp
     ].join('\n'),
   );
   t.strictSame(config, {
-    server_url: 'https://infra.example.com/organizations/acme',
+    server_url: ['https://infra.example.com/organizations/acme'],
     node_name: 'web1.example.com',
     client_key: '/etc/infra/web1.pem',
     validation_client_name: 'acme-validator',
@@ -71,10 +71,46 @@ t.test('the default client.rb lives in /etc/infra on Linux', { skip: process.pla
 
 t.test('server_url is also accepted under its own name; both at once is an error', async (t) => {
   const url = 'http://10.0.0.1:8080/organizations/dev';
-  t.equal(load(t, `server_url "${url}"`).server_url, url);
+  t.strictSame(load(t, `server_url "${url}"`).server_url, [url]);
   t.equal(
     errorText(t, 'chef_server_url "https://h/organizations/a"\nserver_url "https://h/organizations/b"'),
     'client.rb:2: server_url is already set as chef_server_url on line 1',
+  );
+});
+
+t.test('server_url may be an array of URLs of one organization, read in order, each once', async (t) => {
+  const a = 'http://infra-a:10003/organizations/acme';
+  const b = 'https://infra-b.example.com/push/organizations/acme';
+  t.strictSame(load(t, `server_url [\n  "${a}",\n  '${b}', # the second member\n  "${a}",\n]`).server_url, [a, b]);
+  t.strictSame(load(t, `chef_server_url ["${b}"]`).server_url, [b], 'under its other name too');
+});
+
+t.test('a server_url array that cannot work is refused with file, line and reason', async (t) => {
+  const a = 'http://infra-a:10003/organizations/acme';
+  t.equal(
+    errorText(t, `node_name "web1"\nserver_url ["${a}", "http://infra-b:10003/organizations/dev"]`),
+    'client.rb:2: server_url: expected URLs that all name one organization (these name acme and dev), ' +
+      'got ["http://infra-a:10003/organizations/acme", "http://infra...',
+  );
+  t.equal(
+    errorText(t, 'server_url []'),
+    'client.rb:1: server_url: expected an http(s) URL ending in /organizations/ORG, or an array of such URLs, ' +
+      'not an empty one, got []',
+  );
+  t.equal(
+    errorText(t, `chef_server_url ["${a}", "https://infra-b/acme"]`),
+    'client.rb:1: chef_server_url: expected an array of http(s) URLs ending in /organizations/ORG ' +
+      '("https://infra-b/acme" is not one), got ["http://infra-a:10003/organizations/acme", "https://infr...',
+  );
+  t.equal(
+    errorText(t, `server_url ["${a}", 10003]`),
+    'client.rb:1: server_url: expected an http(s) URL ending in /organizations/ORG, or an array of such URLs, ' +
+      'got ["http://infra-a:10003/organizations/acme", 10003]',
+  );
+  t.equal(
+    errorText(t, 'server_url({ "a" => "b" })'),
+    'client.rb:1: server_url: expected an http(s) URL ending in /organizations/ORG, or an array of such URLs, ' +
+      'got {"a" => "b"}',
   );
 });
 

@@ -91,8 +91,7 @@ t.test('the command line overrides client.rb; client.rb paths are taken from its
   });
   const plain = resolveSettings(args([]), fromFile, file, '/home/me');
   t.strictSame(plain, {
-    origin: 'https://infra.example.com',
-    orgPath: '/organizations/acme',
+    servers: ['https://infra.example.com'],
     org: 'acme',
     nodeName: 'from-file',
     clientKey: '/etc/infra/keys/client.pem',
@@ -122,8 +121,7 @@ t.test('the command line overrides client.rb; client.rb paths are taken from its
     '/home/me',
   );
   t.match(overridden, {
-    origin: 'http://10.0.0.1:8080',
-    orgPath: '/infra/organizations/dev',
+    servers: ['http://10.0.0.1:8080/infra'],
     org: 'dev',
     nodeName: 'web2',
     clientKey: '/home/me/my.pem',
@@ -152,4 +150,21 @@ t.test('without a server URL in client.rb or -S the client cannot run', async (t
     new SettingsError('no server: set chef_server_url in /etc/infra/client.rb or pass -S URL'),
   );
   t.equal(resolveSettings(args(['-S', 'https://h/organizations/acme']), config({}), null, '/').org, 'acme');
+});
+
+t.test('server_url may list the members of a cluster; -S names one server and replaces them', async (t) => {
+  const listed = config({
+    server_url: [
+      'http://infra-a:10003/organizations/acme',
+      'https://infra-b.example.com/push/organizations/acme',
+      'http://infra-a:10003/organizations/acme/',
+    ],
+  });
+  const settings = resolveSettings(args([]), listed, null, '/');
+  t.strictSame(settings.servers, ['http://infra-a:10003', 'https://infra-b.example.com/push'], 'in order, each once');
+  t.equal(settings.org, 'acme');
+  t.equal(settings.validationClientName, 'acme-validator');
+  t.strictSame(resolveSettings(args(['-S', 'http://infra-c:10003/organizations/acme']), listed, null, '/').servers, [
+    'http://infra-c:10003',
+  ]);
 });

@@ -48,6 +48,19 @@ t.test('the session key is unwrapped with the client key and times come in milli
     incarnationId: 'f3f8b2d4-0b4e-4c55-9d0a-3d1c1c2f2e11',
     maxMessageSkew: 300,
     maxBodySize: 65536,
+    servers: [],
+  });
+});
+
+t.test('a cluster’s config names its members’ API URLs; an older server’s names none', async (t) => {
+  const pair = await keyPair(0);
+  const key = readPrivateKey(pair.privateKeyPem);
+  const wrapped = encryptSessionKey(newSessionKey(), pair.publicKeyPem);
+  const urls = ['http://infra-a:10003', 'http://infra-b:10003'];
+  t.strictSame(readPushConfig(body(wrapped, { server_urls: urls }), key).servers, urls);
+  t.strictSame(readPushConfig(body(wrapped), key).servers, [], 'none listed: the client keeps client.rb’s');
+  t.throws(() => readPushConfig(body(wrapped, { server_urls: 'http://infra-a:10003' }), key), {
+    message: /server_urls/,
   });
 });
 

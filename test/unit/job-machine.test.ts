@@ -201,10 +201,29 @@ t.test('running table: one case per cell', async (t) => {
         t.equal(s.status, 'running');
         if (bucket !== 'ready') run(s, nodeEvent('ack_run', 'a'));
         if (bucket === 'terminal') run(s, nodeEvent('succeeded', 'a'));
-        checkCell(t, s, event, runningTable[event][bucket], 'running');
+        // The terminal node here succeeded: the same result again is a duplicate, ahead of the table.
+        const expect = bucket === 'terminal' && event === 'succeeded' ? DUPLICATE : runningTable[event][bucket];
+        checkCell(t, s, event, expect, 'running');
       });
     }
   }
+});
+
+t.test('a result sent again is a duplicate: nothing moves or is told, while running or once finished', async (t) => {
+  const s = started(['a', 'b']);
+  run(s, nodeEvent('ack_commit', 'a'), nodeEvent('ack_commit', 'b'), nodeEvent('ack_run', 'a'));
+  run(s, nodeEvent('ack_run', 'b'), { type: 'failed', node: 'a', at: T0 + 5000, exit_status: 3 });
+  const again = run(s, { type: 'failed', node: 'a', at: T0 + 6000, exit_status: 3 });
+  t.same(types(again), ['ignored'], 'no persist, no send');
+  t.same(reasons(again), ['duplicate_answer']);
+  t.same(notes(again), [], 'the feed does not say the client died');
+  t.equal(s.exit_status.a, 3);
+  run(s, nodeEvent('succeeded', 'b'));
+  t.equal(s.status, 'complete');
+  const late = run(s, nodeEvent('succeeded', 'b', T0 + 9000));
+  t.same([types(late), reasons(late), notes(late)], [['ignored'], ['duplicate_answer'], []], 'once finished too');
+  const other = run(s, nodeEvent('succeeded', 'a', T0 + 9000));
+  t.same(notes(other), ['run_complete a:client_died_while_running'], 'another result than the one held is late');
 });
 
 t.test('a terminal node never moves', async (t) => {

@@ -15,6 +15,7 @@ const config: PushConfig = {
   incarnationId: '11111111-1111-1111-1111-111111111111',
   maxMessageSkew: 900,
   maxBodySize: 65536,
+  servers: [],
 };
 
 /** Checks `due` once a clock step over [from, to) and returns the first time it said yes, or null. */

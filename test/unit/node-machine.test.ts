@@ -218,21 +218,35 @@ t.test(
   },
 );
 
-t.test('answers: one about a live job goes on to it; a refusal of an unknown job is only ignored', async (t) => {
-  const a = available();
-  const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known', sequence: 1500 });
-  t.equal(live.state, a, 'no move');
-  t.same(live.effects, [FORWARD]);
-  const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown', sequence: 1500 });
-  t.equal(late.state, a, 'a node refusing a job it does not hold needs no reset');
-  t.same(late.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }]);
-  const abortedLive = stepNode(inRehab(), { ...aborted(T0 + 1500), job: 'known' });
-  t.same(
-    abortedLive.effects,
-    [availabilityChanged('up', true, T0 + I), FORWARD],
-    'aborted ends rehab and reaches its job',
-  );
-});
+t.test(
+  'answers: one about a live job goes on to it; a refusal or a result of an unknown job resets nothing',
+  async (t) => {
+    const a = available();
+    const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known', sequence: 1500 });
+    t.equal(live.state, a, 'no move');
+    t.same(live.effects, [FORWARD]);
+    const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown', sequence: 1500 });
+    t.equal(late.state, a, 'a node refusing a job it does not hold needs no reset');
+    t.same(late.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }]);
+    for (const result of ['succeeded', 'failed'] as const) {
+      const resent = stepNode(a, { type: 'answer', at: T0 + 1500, answer: result, job: 'unknown', sequence: 1500 });
+      t.equal(resent.state, a, `${result} for a job that runs no more resets nothing: the client is idle`);
+      t.same(
+        resent.effects,
+        [{ type: 'ignored', reason: 'answer_for_unknown_job' }, { type: 'ack_result' }],
+        `${result} for a job that runs no more is acknowledged, so its client stops sending it`,
+      );
+    }
+    const dropped = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_run', job: 'unknown', sequence: 1500 });
+    t.same(dropped.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }], 'only results are acknowledged');
+    const abortedLive = stepNode(inRehab(), { ...aborted(T0 + 1500), job: 'known' });
+    t.same(
+      abortedLive.effects,
+      [availabilityChanged('up', true, T0 + I), FORWARD],
+      'aborted ends rehab and reaches its job',
+    );
+  },
+);
 
 t.test("an event without a time breaks an invariant and throws (the actor's crash policy takes over)", async (t) => {
   t.throws(() => stepNode(available(), tick(Number.NaN)), RangeError);

@@ -47,6 +47,7 @@ const VALID_SERVER: Record<string, Body> = {
   run: { type: 'run', ...envelope, job_id },
   abort: { type: 'abort', ...envelope, job_id: null },
   node_in_use: { type: 'node_in_use', ...envelope, retry_after_ms: 29000 },
+  ack_result: { type: 'ack_result', ...envelope, job_id },
 };
 
 interface Direction {
@@ -140,6 +141,8 @@ t.test('hand-picked edges of server messages', async (t) => {
   agree({ ...run, job_id: null }, 'a run without a job');
   agree({ ...abort, job_id: 'a'.repeat(65) }, 'an abort of an id too long');
   agree({ ...VALID_SERVER.node_in_use, retry_after_ms: 0 }, 'retry at once');
+  agree({ ...VALID_SERVER.ack_result, job_id: null }, 'an ack of no result');
+  agree({ ...VALID_SERVER.ack_result, exit_status: 0 }, 'an ack that repeats the result');
   agree({ ...run, type: 'ack_run' }, 'a client message type');
   agree({ ...run, sequence: -1 }, 'a negative sequence');
   agree({ ...run, timestamp: 'yesterday' }, 'a timestamp that is no HTTP-date');

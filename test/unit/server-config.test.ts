@@ -297,6 +297,7 @@ t.test('the README table documents every setting in schema order with its defaul
     t.ok(doc.meaning.length > 0 && doc.meaning.length <= 80, `${doc.name} has a short meaning`);
     const machineDependent = [
       'server_name',
+      'api_url',
       'redis_url',
       'redis_min_replicas',
       'metrics_port',
@@ -323,6 +324,17 @@ t.test('the settings table in README.md says what SERVER_SETTINGS_DOC says, row 
     rows,
     SERVER_SETTINGS_DOC.map((d) => ({ ...d })),
   );
+});
+
+t.test('api_url names where nodes reach the API, a prefix allowed; anything else is refused', async (t) => {
+  t.equal(loadText(t, '').config.api_url, undefined, 'unset: the server makes it from server_name and api_port');
+  t.equal(loadText(t, 'api_url "https://push.example.com/infra"').config.api_url, 'https://push.example.com/infra');
+  const expected = 'expected an http(s) URL such as https://push.example.com';
+  for (const bad of ['push.example.com', 'ftp://push.example.com', 'https://push.example.com/?a=1'])
+    t.equal(
+      errorText(t, `api_url ${JSON.stringify(bad)}`),
+      `push-jobs-server.rb:1: api_url: ${expected}, got ${JSON.stringify(bad)}`,
+    );
 });
 
 t.test('metrics are off unless metrics_port is set; a bad metrics setting names file, line and setting', async (t) => {
