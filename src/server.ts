@@ -424,6 +424,9 @@ function joinNodeLink(
     owns: (org) => member.serves(partitionOf(org)),
     epochOf: (org) => member.leases.validEpoch(partitionOf(org)),
   });
+  // Back from a pause past its registration: the owners counted this gateway gone and watch its nodes themselves,
+  // so every node still connected here says where it is, and they stop.
+  member.onRegistrationLapsed(() => gateways.rollCallAll());
   let alive = new Set(member.members.members().map((m) => m.id));
   member.onMembersChanged((members) => {
     const now = new Set(members.map((m) => m.id));

@@ -78,6 +78,7 @@ export class ClusterMember {
   /** Which live members may be handed partitions (hysteresis for members that come and go). */
   private readonly settling: SettlingMembers;
   private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
+  private readonly lapseListeners: Array<() => void> = [];
 
   constructor(
     private readonly store: RedisStore,
@@ -116,12 +117,21 @@ export class ClusterMember {
       (sent, lapsed) => {
         if (lapsed && this.leases.partitions().length > 0)
           log.warn('this server’s registration had lapsed (paused, or cut off from Redis): its leases are checked');
+        if (lapsed) for (const listener of this.lapseListeners) listener();
         return this.leases.registered(sent, lapsed);
       },
       () => this.leases.clock(),
     );
     store.fenceWith(this.leases);
     this.settling = new SettlingMembers(SETTLE_TTLS * this.leases.ttlMs, FORGET_LEFT_MS);
+  }
+
+  /**
+   * Calls `listener` when this member's registration is renewed after it had lapsed (it was paused, or cut off from
+   * Redis, past its time to live): the others counted it gone meanwhile, and owners watch the nodes it holds.
+   */
+  onRegistrationLapsed(listener: () => void): void {
+    this.lapseListeners.push(listener);
   }
 
   /** Calls `listener` with the live members whenever a member joins or leaves. */
