@@ -21,6 +21,7 @@ import { partitionName, partitionOf, type Partition } from '../store/partitions.
 import { isFenced, withScripts, type RedisClient, type ScriptCommands } from '../store/redis-scripts.js';
 import {
   gatewayEntrySchema,
+  gatewayOrderSchema,
   inboxEntrySchema,
   type GatewayOrder,
   type InboxEntry,
@@ -410,8 +411,17 @@ export class NodeLink {
           from = id;
           if (fields === null) continue;
           const entry = gatewayEntrySchema.safeParse(parseField(fields));
-          if (entry.success) this.handlers.orders(entry.data.orders);
-          else this.skip('gateway', id);
+          if (!entry.success) {
+            this.skip('gateway', id);
+            continue;
+          }
+          const orders: GatewayOrder[] = [];
+          for (const raw of entry.data.orders) {
+            const order = gatewayOrderSchema.safeParse(raw);
+            if (order.success) orders.push(order.data);
+            else this.skip('gateway', id);
+          }
+          if (orders.length > 0) this.handlers.orders(orders);
         }
         // This gateway is its stream's one reader: what it has handled goes.
         if (entries.length > 0)

@@ -212,6 +212,12 @@ export class GatewayRoutes {
     for (const g of gateways ?? []) this.order(g, { t: 'jobs_over', org, jobs: [job] });
   }
 
+  /** The organization is not owned here any more: which gateways its jobs' messages went to is forgotten. */
+  forgetOrg(org: string): void {
+    const prefix = jobKey(org, '');
+    for (const key of this.routed.keys()) if (key.startsWith(prefix)) this.routed.delete(key);
+  }
+
   /** The owner's record of a node, for the gateway whose actor of it started from an older one. */
   nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {
     const { status, updated_at, incarnation } = record;

@@ -471,12 +471,14 @@ export class PushHub implements PushTransport {
       return;
     }
     // The nodes stay: their next message finds their actor at this gateway, made from the records as stored now.
+    this.routes?.forgetOrg(org);
     this.peers.delete(org);
     gateways.forgetOrg(org);
     void gateways.load(org);
   }
 
   closeOrg(org: string): void {
+    this.routes?.forgetOrg(org);
     this.routes?.cluster.gateways.forgetOrg(org);
     this.sessions.forgetOrg(org);
     this.owners.forgetOrg(org);

@@ -265,6 +265,21 @@ t.test('an inbox entry that does not parse is skipped, counted and acknowledged'
   t.pass('acknowledged');
 });
 
+t.test('an order a gateway does not know is skipped, and the others of its entry still apply', async (t) => {
+  const redis = new Redis(await testRedisUrl());
+  t.teardown(() => redis.quit());
+  const prefix = uniquePrefix();
+  const gateway = linkOn(t, redis, prefix, 'gw');
+  const orders = [
+    { t: 'from_a_newer_member', org: 'acme', epoch: 1 },
+    { t: 'roll_call', org: 'acme', epoch: 1 },
+  ];
+  await redis.xadd(gatewayKey(prefix, 'gw'), '*', 'e', JSON.stringify({ owner: 'owner', orders }));
+  await until('the known order to be heard', async () => (gateway.heard.orders.length > 0 ? true : undefined), WAIT_MS);
+  t.same(gateway.heard.orders, [{ t: 'roll_call', org: 'acme', epoch: 1 }], 'the roll call applies');
+  t.equal(gateway.link.skipped, 1, 'the unknown order is counted');
+});
+
 t.test('a link started on a client without an offline queue (as the store makes) logs no failed read', async (t) => {
   const redis = new Redis(await testRedisUrl(), { enableOfflineQueue: false });
   t.teardown(() => redis.quit());
