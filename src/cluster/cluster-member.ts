@@ -75,6 +75,8 @@ export class ClusterMember {
   private readonly owners = new Map<Partition, CachedOwner>();
   private leaving = false;
   private ticks = 0;
+  /** Set when Redis answers again: the next tick looks for leases to repair at once. */
+  private repairDue = false;
   /** Which live members may be handed partitions (hysteresis for members that come and go). */
   private readonly settling: SettlingMembers;
   private readonly membersListeners: Array<(members: readonly Member[]) => void> = [];
@@ -152,7 +154,11 @@ export class ClusterMember {
     this.members.start();
     // Back from a reconnection (Redis restarted or failed over): renewed at once, not at the next turn of the timer,
     // since this member's partitions answer 503 until its registration is renewed.
-    this.store.redis.on('ready', () => this.members.renewNow());
+    this.store.redis.on('ready', () => {
+      this.members.renewNow();
+      // A release refused while Redis was away left its lease naming this member: let go at the next tick.
+      this.repairDue = true;
+    });
     this.leases.start(LEASE_CHECK_EVERY_MS);
   }
 
@@ -280,14 +286,10 @@ export class ClusterMember {
       settled: this.settling.settled(live, this.leases.clock()),
       maxReleases: RELEASES_PER_TICK,
     });
-    for (const p of plan.release) await this.letGo(p, true);
-    if (this.ticks++ % REPAIR_EVERY_TICKS === 0) {
-      const freed = await this.leases.repair();
-      if (freed.length > 0)
-        this.opts.log.warn('leases naming this server that it did not hold were let go', {
-          partitions: freed.map(partitionName),
-        });
-    }
+    // A hand-over stores what the partition accepted and lets its lease go: not while its lease is in doubt
+    // (Redis away, say), when neither could be done and the lease would be left naming this member.
+    for (const p of plan.release) if (this.leases.tokenFor(p) !== undefined) await this.letGo(p, true);
+    if (this.ticks++ % REPAIR_EVERY_TICKS === 0 || this.repairDue) await this.repair();
     for (const p of plan.acquire) {
       if (this.leaving || !(await this.leases.acquire(p))) continue;
       try {
@@ -302,6 +304,16 @@ export class ClusterMember {
         await this.leases.release(p);
       }
     }
+  }
+
+  /** Lets go of leases that name this member while it holds none (Leases.repair). */
+  private async repair(): Promise<void> {
+    this.repairDue = false;
+    const freed = await this.leases.repair();
+    if (freed.length > 0)
+      this.opts.log.warn('leases naming this server that it did not hold were let go', {
+        partitions: freed.map(partitionName),
+      });
   }
 
   /** Stops serving the partition; with `settle`, what it accepted is stored before its lease is let go. */
