@@ -38,5 +38,6 @@ export function configBody(
     max_message_skew: d.max_message_skew,
     max_body_size: d.max_body_size,
     ...(grant.servers.length === 0 ? {} : { server_urls: [...grant.servers] }),
+    ...(grant.gatewayServer === undefined ? {} : { gateway_url: grant.gatewayServer }),
   };
 }

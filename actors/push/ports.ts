@@ -61,6 +61,12 @@ export interface SessionGrant {
    * server's alone otherwise, each once.
    */
   servers: readonly string[];
+  /**
+   * The API URL of the member that is the node's gateway, as its nodes use it (the config answer's `gateway_url`):
+   * a node whose gateway goes silent knows whether the server it asks is that member. Undefined on one process, or
+   * when that member names none.
+   */
+  gatewayServer?: string;
 }
 
 /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */

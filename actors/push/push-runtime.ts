@@ -50,6 +50,11 @@ export const JOB_LINGER_MS = 5000;
  * `offline_threshold` running out, and its unanswered rehab abort resent as soon after an interval.
  */
 export const SWEEPS_PER_INTERVAL = 20;
+/**
+ * What a node's client may take beyond its silence to reach another member once its gateway is gone: two config
+ * requests going unanswered (push-jobs-client gives each five seconds) before one that is.
+ */
+const RECONFIGURE_ALLOWANCE_MS = 10_000;
 /** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
 const RECONNECT_MS_PER_NODE = 10;
 
@@ -325,11 +330,14 @@ export class PushRuntime {
 
   /**
    * Members left: the nodes that were up behind them are watched here, as after a restart, until they connect to
-   * another gateway (their clients fetch their config again) or their silence marks them down.
+   * another gateway (their clients fetch their config again) or their silence marks them down. They are given what
+   * their clients take to find another member: the silence they wait out (twice the offline window), the time the
+   * cluster's partitions take to settle, and config requests that go unanswered by members frozen or gone. A node
+   * running a command is counted `crashed` only once that has passed.
    */
   private watchNodesOf(gone: ReadonlySet<string>): void {
     const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
-    const grace = heartbeat_interval * offline_threshold + takeover_grace_ms;
+    const grace = 2 * heartbeat_interval * offline_threshold + takeover_grace_ms + RECONFIGURE_ALLOWANCE_MS;
     for (const [node, record] of this.data.records) {
       const gateway = this.ports.transport.gatewayOf(this.org, node);
       if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeFollower(node, grace);

@@ -111,5 +111,10 @@ export const pushConfigSchema = z.object({
    * servers send none, and older clients ignore it (the object is not strict).
    */
   server_urls: z.array(z.string()).optional(),
+  /**
+   * The API base URL of the member the node connects to (its gateway), as listed in `server_urls`: when that member
+   * goes silent, a client that asks it moves to another before it fetches its config again.
+   */
+  gateway_url: z.string().optional(),
 });
 export type PushConfigBody = z.infer<typeof pushConfigSchema>;

@@ -19,7 +19,11 @@ import { worthAnotherServer } from './server-pool.js';
 import { ResultReports } from './result-reports.js';
 import { currentWhitelist } from './whitelist-lookup.js';
 
-const HTTP_TIMEOUT_MS = 10_000;
+/**
+ * A request the server has not answered by then goes to the next member: a member frozen (SIGSTOP, a stalled host)
+ * takes connections and never answers them, and a node waiting the longer for it is counted down meanwhile.
+ */
+const HTTP_TIMEOUT_MS = 5000;
 /** Config retries double from one interval up to this. */
 const MAX_BACKOFF_MS = 60_000;
 /** Before the first config the interval is unknown; retries start here. */
@@ -320,16 +324,17 @@ export class PushClient {
 
   /**
    * Fetches a new config and reconnects, retrying with backoff until it works or the client stops. `silent`: the
-   * server has not been heard for the offline window and more. The member this client asks may be the one that
-   * went silent (a member frozen or cut off takes connections and never answers them), so a silence still there
-   * once the wait is over moves the client to the next member first.
+   * server has not been heard for the offline window and more. When the member this client asks is the one that
+   * went silent, its gateway (a member frozen or cut off takes connections and never answers them), a silence still
+   * there once the wait is over moves the client to the next member first; a balancer, or another member, is asked
+   * as before, and moved off only if it fails too.
    */
   private async reconfigure(why: string, firstWait = 0, silent = false): Promise<void> {
     if (this.reconfiguring || this.stopped) return;
     this.reconfiguring = true;
     try {
       if (firstWait > 0) await this.pause(firstWait);
-      if (silent && this.liveness?.online !== true)
+      if (silent && this.liveness?.online !== true && this.servers.asks(this.config?.gatewayServer))
         this.servers.failed(this.servers.current, 'the server stayed silent');
       for (let attempt = 0; !this.stopped; attempt++) {
         this.log.info(`reconfiguring: ${why}`);

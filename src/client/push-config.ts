@@ -18,6 +18,8 @@ export interface PushConfig {
   incarnationId: string;
   maxMessageSkew: number;
   maxBodySize: number;
+  /** The API URL of the member that is this node's gateway (`gateway_url`), when the server names it. */
+  gatewayServer?: string;
   /** The API URLs of the cluster's live members (`server_urls`); empty from a server that lists none. */
   servers: string[];
 }
@@ -76,6 +78,7 @@ export function readPushConfig(body: unknown, privateKey: KeyObject): PushConfig
     maxMessageSkew: c.max_message_skew,
     maxBodySize: c.max_body_size,
     servers: c.server_urls ?? [],
+    ...(c.gateway_url === undefined ? {} : { gatewayServer: c.gateway_url }),
   };
 }
 

@@ -5,7 +5,15 @@ import type { KeyObject } from 'node:crypto';
 import { ApiClient, type ApiResponse } from '../auth/api-client.js';
 import { readPrivateKey } from '../auth/rsa-keys.js';
 import { errorMessage, type Logger } from './logger.js';
-import { learnServers, moveOn, newServerPool, serversOf, worthAnotherServer, type ServerPool } from './server-pool.js';
+import {
+  asksGateway,
+  learnServers,
+  moveOn,
+  newServerPool,
+  serversOf,
+  worthAnotherServer,
+  type ServerPool,
+} from './server-pool.js';
 
 /** The servers of one client process and the one in use (the shell around ServerPool, which logs its moves). */
 export class Servers {
@@ -29,6 +37,11 @@ export class Servers {
   /** Every server known, in the order they are tried. */
   all(): string[] {
     return serversOf(this.pool);
+  }
+
+  /** Whether the server asked now is the member named `gateway` (see asksGateway). */
+  asks(gateway: string | undefined): boolean {
+    return asksGateway(this.pool, gateway);
   }
 
   /** A request to `from` failed (`why`) where another may not: the next server is used from now on. */

@@ -75,6 +75,15 @@ export function moveOn(pool: ServerPool, from: string): ServerPool {
 }
 
 /**
+ * Whether the server the pool asks now is the member `gateway` names (the config answer's `gateway_url`): when that
+ * gateway goes silent, the pool moves off it before the next config request. Unknown (a server that names none):
+ * counted as the same, as a client configured with one member's URL most often connects to it.
+ */
+export function asksGateway(pool: ServerPool, gateway: string | undefined): boolean {
+  return gateway === undefined || normalBaseUrl(gateway) === pool.current;
+}
+
+/**
  * Whether a request that failed may work on another member: no answer (the connection failed or timed out),
  * 408, 429 or a 5xx. Any other refusal (401, 403, 404...) would be the same everywhere: the client stays.
  */

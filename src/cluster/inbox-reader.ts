@@ -108,12 +108,16 @@ export class InboxReader {
     }
     // Also trims each inbox, which a partition with few acknowledgements would not reach TRIM_EVERY_ACKS for.
     this.reclaimer = setInterval(() => {
-      for (const p of this.served)
-        this.claim(p, RECLAIM_IDLE_MS)
-          .then(() => this.trim(p))
-          .catch((e: unknown) =>
-            this.log.warn('claiming unacknowledged inbox entries failed', { error: messageOf(e) }),
-          );
+      void Promise.allSettled(
+        [...this.served].map((p) => this.claim(p, RECLAIM_IDLE_MS).then(() => this.trim(p))),
+      ).then((passes) => {
+        const failed = passes.filter((r) => r.status === 'rejected');
+        if (failed.length > 0)
+          this.log.warn('claiming unacknowledged inbox entries failed; the next pass tries again', {
+            partitions: failed.length,
+            error: messageOf(failed[0]?.reason),
+          });
+      });
     }, RECLAIM_EVERY_MS);
     this.reclaimer.unref();
   }

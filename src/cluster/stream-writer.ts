@@ -125,7 +125,12 @@ export class StreamWriter {
     if (held) this.retryLater();
     else if (this.holding) {
       this.holding = false;
-      this.log.info('what was held while Redis was away is written');
+      const wrote = [...ordered, ...appended].some((r) => r.status === 'fulfilled');
+      this.log.info(
+        wrote
+          ? 'what was held while Redis was away is written'
+          : 'what was held while Redis was away is let go: its organizations’ leases are in doubt',
+      );
     }
     if (!held && appended.length > 0 && this.inboxLost) {
       this.inboxLost = false;

@@ -204,6 +204,12 @@ export class GatewayRoutes {
     return [...urls].sort();
   }
 
+  /** The API URL of member `id` as its nodes use it (`own`: this process's), if it names one. */
+  serverUrlOf(id: string | undefined, own: string | undefined): string | undefined {
+    if (id === undefined || id === this.me) return own;
+    return this.cluster.members().find((m) => m.id === id)?.api_url;
+  }
+
   /** The job is over: the gateways that were sent its messages (or `gateway` alone, which asked) are told. */
   jobOver(org: string, job: string, gateway?: string): void {
     const key = jobKey(org, job);

@@ -367,11 +367,13 @@ export class PushHub implements PushTransport {
     const session = await this.sessions.open(org, node, routes?.choose(org, node), ccpk);
     routes?.sessionOpened(org, node, before, session.gateway);
     const ownApi = this.config.api_url;
+    const gatewayServer = routes?.serverUrlOf(session.gateway, ownApi);
     return {
       key: session.key,
       lifetime: Math.floor((session.expiresAt - this.now()) / 1000),
       gateway: routes ? routes.describe(session.gateway) : this.describe(),
       servers: routes ? routes.serverUrls(ownApi) : ownApi === undefined ? [] : [ownApi],
+      ...(gatewayServer === undefined ? {} : { gatewayServer }),
     };
   }
 

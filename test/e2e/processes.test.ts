@@ -74,6 +74,11 @@ t.test('processes 3 starts three members sharing the API port, and one killed co
     [server.url],
     'a config answer names the API port the members share, once, never a member’s own port',
   );
+  t.equal(
+    (config.body as { gateway_url?: unknown }).gateway_url,
+    server.url,
+    'and names it as the gateway’s: the members share it',
+  );
 
   const victim = members[1];
   if (!victim) throw new Error('no second member');

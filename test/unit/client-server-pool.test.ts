@@ -2,6 +2,7 @@
 // when the server in use fails in a way another member may not share.
 import t from 'tap';
 import {
+  asksGateway,
   learnServers,
   moveOn,
   newServerPool,
@@ -96,4 +97,11 @@ t.test('base URLs compare by origin and path', async (t) => {
   t.equal(normalBaseUrl('https://infra:443/push//'), 'https://infra/push');
   t.equal(normalBaseUrl('http://infra/?q=1'), null);
   t.equal(normalBaseUrl('not a url'), null);
+});
+
+t.test('a silent gateway moves the pool off the server asked only when that server is the gateway', async (t) => {
+  const pool = newServerPool(['http://balancer:10003']);
+  t.equal(asksGateway(pool, 'http://a:10003'), false, 'a balancer is not the silent member: it is asked again');
+  t.equal(asksGateway(pool, 'http://balancer:10003/'), true, 'the member asked is the gateway');
+  t.equal(asksGateway(pool, undefined), true, 'a server that names no gateway: counted as the one asked');
 });
