@@ -66,7 +66,7 @@ return redis.call('HGET', KEYS[1], ARGV[1])
 // plus one, or Redis's clock in microseconds when that is higher, so epochs keep rising even after Redis lost its
 // counter. A lease has no time to live: it lasts as long as its member's registration (MEMBER_BEAT), which is what
 // every member renews, so holding 65 partitions costs no more than holding one.
-const LEASE_TAKE = `
+const TAKE = `
 if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return false end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -74,6 +74,8 @@ local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
 redis.call('SET', KEYS[2], string.format('%d', epoch))
 local token = string.format('%d', epoch) .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token)
+`;
+const LEASE_TAKE = `${TAKE}
 return token
 `;
 
@@ -97,14 +99,7 @@ return 0
 // the holder expected (empty: none), ttl ms. LEASE_TAKE on a Redis Cluster, where the holder of a partition renews its
 // registration in the partition's own slot (PARTITION_BEAT): the taker is registered there in the same script, so no
 // other member finds the new holder unregistered and takes the lease from it.
-const LEASE_TAKE_REGISTERED = `
-if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return false end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
-redis.call('SET', KEYS[2], string.format('%d', epoch))
-local token = string.format('%d', epoch) .. ':' .. ARGV[1]
-redis.call('SET', KEYS[1], token)
+const LEASE_TAKE_REGISTERED = `${TAKE}
 local ms = math.floor(now / 1000)
 redis.call('ZADD', KEYS[3], ms + tonumber(ARGV[3]), ARGV[1])
 redis.call('SET', KEYS[4], ms)

@@ -50,17 +50,7 @@ const DROP = /^dropped message \((\w+)\): (.*?)(?:; (\d+) more \w+ drops not log
 
 /** Parses a whole client.log; lines it cannot read are skipped (a line cut by a kill, stderr text). */
 export function parseClientLog(node: string, text: string): ClientRecord {
-  const record: ClientRecord = {
-    node,
-    jobs: {},
-    drops: {},
-    firstDrops: {},
-    reconfigures: [],
-    starts: [],
-    connections: [],
-    offline: [],
-    otherWarnings: [],
-  };
+  const record = emptyRecord(node);
   for (const line of text.split('\n')) {
     const m = LINE.exec(line);
     if (m === null) continue;
@@ -116,4 +106,19 @@ function clientStep(record: ClientRecord, at: number, message: string): boolean 
   else if (/^no heartbeat from the server for /.test(message)) record.offline.push(at);
   else return false;
   return true;
+}
+
+/** A node's record before anything of it was read. */
+export function emptyRecord(node: string): ClientRecord {
+  return {
+    node,
+    jobs: {},
+    drops: {},
+    firstDrops: {},
+    reconfigures: [],
+    starts: [],
+    connections: [],
+    offline: [],
+    otherWarnings: [],
+  };
 }

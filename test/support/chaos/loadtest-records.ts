@@ -2,7 +2,7 @@
 // into the records a real client's log gives (client-records.ts), so that one checker judges both fleets. A line
 // that does not pass the schema is skipped: one cut by a kill at the end of the run.
 import { nodeRecordLineSchema, type NodeRecordLine } from '../../../src/loadtest/node-record.js';
-import type { ClientRecord, NodeJobRecord } from './client-records.js';
+import { emptyRecord, type ClientRecord, type NodeJobRecord } from './client-records.js';
 
 export function parseLoadtestRecords(text: string, nodes: readonly string[]): Record<string, ClientRecord> {
   const records: Record<string, ClientRecord> = {};
@@ -21,20 +21,6 @@ export function parseLoadtestRecords(text: string, nodes: readonly string[]): Re
     apply((records[line.node] ??= emptyRecord(line.node)), line, raw);
   }
   return records;
-}
-
-function emptyRecord(node: string): ClientRecord {
-  return {
-    node,
-    jobs: {},
-    drops: {},
-    firstDrops: {},
-    reconfigures: [],
-    starts: [],
-    connections: [],
-    offline: [],
-    otherWarnings: [],
-  };
 }
 
 function apply(r: ClientRecord, line: NodeRecordLine, raw: string): void {
