@@ -417,12 +417,19 @@ function joinNodeLink(
     (event) => link.event(partitionOf(event.org), event),
     (org, node, message) => hub.sendHere(org, node, message),
   );
+  const partitions = new Map<string, number>();
+  const partitionOfOrg = (org: string): number => {
+    let p = partitions.get(org);
+    if (p === undefined) partitions.set(org, (p = partitionOf(org)));
+    return p;
+  };
   hub.useCluster({
     link,
     gateways,
     members: () => member.members.members(),
     owns: (org) => member.serves(partitionOf(org)),
-    epochOf: (org) => member.leases.validEpoch(partitionOf(org)),
+    // Asked for every message an owner sends: each organization's partition is hashed once.
+    epochOf: (org) => member.leases.validEpoch(partitionOfOrg(org)),
   });
   // Back from a pause past its registration: the owners counted this gateway gone and watch its nodes themselves,
   // so every node still connected here says where it is, and they stop.
