@@ -6,8 +6,9 @@
 // _MEMBERS (3), _NODES (6), _REDIS (single | sentinel | cluster), _BALANCER (1; 0: each node names one member),
 // _KINDS (kill,pause and the Redis kind's own fault), _DURATIONS (`kill:10000,pause:3000-20000`, in ms),
 // _OFFSET (`2000` or `500-3000`: from the long job's start to the fault), _LEASE_TTL (5), _HEARTBEAT_MS (1000),
-// _KEEP (a folder the history, the members' and the clients' logs are copied to), _SIMULATED (a count: that many
-// simulated nodes of infra-loadtest, with --record, instead of real clients; every job's command runs 8 s).
+// _LOG_LEVEL (the members' and clients' logs: info, or debug to follow each message), _KEEP (a folder the history,
+// the members' and the clients' logs are copied to), _SIMULATED (a count: that many simulated nodes of
+// infra-loadtest, with --record, instead of real clients; every job's command runs 8 s).
 // The simulated nodes keep no replay guard across their connections, so only real clients show its drops.
 import { randomInt } from 'node:crypto';
 import { cp } from 'node:fs/promises';
@@ -34,6 +35,9 @@ const KINDS = parseKinds(env('KINDS') ?? `kill,pause,${OWN_FAULT[REDIS]}`);
 const BALANCER = env('BALANCER') !== '0';
 const LEASE_TTL_S = Number(env('LEASE_TTL') ?? 5);
 const HEARTBEAT_MS = Number(env('HEARTBEAT_MS') ?? 1000);
+const LOG_LEVEL = env('LOG_LEVEL');
+if (LOG_LEVEL !== undefined && LOG_LEVEL !== 'debug' && LOG_LEVEL !== 'info')
+  throw new Error('INFRA_BENCH_CHAOS_LOG_LEVEL is debug or info');
 
 function offset(): MsRange | undefined {
   const text = env('OFFSET');
@@ -57,6 +61,7 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
     offset: offset(),
     leaseTtlS: LEASE_TTL_S,
     heartbeatMs: HEARTBEAT_MS,
+    ...(LOG_LEVEL === undefined ? {} : { logLevel: LOG_LEVEL }),
     // The long job outlives the voting and spans the fault's start; run_timeout leaves it room to finish after it.
     long: { commandLine: 'sleep 8', runTimeoutS: 30, votingTimeoutS: 10 },
     short: { commandLine: 'echo chaos', runTimeoutS: 20, votingTimeoutS: 10 },

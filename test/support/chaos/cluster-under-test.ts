@@ -31,6 +31,8 @@ export interface ClusterOptions {
   whitelist: Record<string, string>;
   /** Simulated nodes (infra-loadtest) instead of real clients, every command running `runMs`. */
   simulated?: { runMs: number };
+  /** The members' and the clients' log level (info by default): debug to follow one node's messages. */
+  logLevel?: 'debug' | 'info';
 }
 
 export interface Member {
@@ -74,6 +76,7 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
     heartbeat_interval: o.heartbeatMs,
     server_name: '127.0.0.1',
     queue_listen_address: 'tcp://127.0.0.1',
+    log_level: o.logLevel ?? 'info',
   };
   // Started together: one sets the cluster up (its keys land in the shared data_dir), the others wait for it.
   const servers = await Promise.all(
@@ -126,6 +129,7 @@ export async function startClusterUnderTest(scope: TeardownScope, o: ClusterOpti
           count: o.nodes,
           whitelist: o.whitelist,
           admin: await admin(entry, 10_000),
+          ...(o.logLevel === undefined ? {} : { logLevel: o.logLevel }),
         })
       : await startSimulatedFleet(scope, {
           serverUrl: entry,

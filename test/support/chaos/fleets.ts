@@ -27,6 +27,8 @@ export interface ClientFleetOptions {
   count: number;
   whitelist: Record<string, string>;
   admin: ApiClient;
+  /** The clients' log level: info by default (every job step and drop, without a line per message received). */
+  logLevel?: 'debug' | 'info';
 }
 
 export async function startClientFleet(scope: TeardownScope, o: ClientFleetOptions): Promise<FleetUnderTest> {
@@ -40,8 +42,7 @@ export async function startClientFleet(scope: TeardownScope, o: ClientFleetOptio
         dir: o.dir,
         names: [name],
         whitelist: () => o.whitelist,
-        // Info: every job step and drop is there, without a line per message received.
-        logLevel: 'info',
+        logLevel: o.logLevel ?? 'info',
       }),
     ),
   ).then((each) => each.flat());

@@ -37,6 +37,8 @@ export interface ChaosOptions {
   short: JobSettings;
   /** Simulated nodes (infra-loadtest) instead of real clients: `nodes` of them, each command running `runMs`. */
   simulated?: { runMs: number };
+  /** The members' and the clients' log level (info by default). */
+  logLevel?: 'debug' | 'info';
   /** The run's folder; the history is written there as history.json, with the members' logs. */
   dir: string;
   log(line: string): void;
@@ -78,6 +80,7 @@ export async function runChaos(scope: TeardownScope, o: ChaosOptions): Promise<C
     heartbeatMs: o.heartbeatMs,
     whitelist: { long: o.long.commandLine, short: o.short.commandLine },
     ...(o.simulated ? { simulated: o.simulated } : {}),
+    ...(o.logLevel === undefined ? {} : { logLevel: o.logLevel }),
   });
   for (const f of plan)
     if (!['kill', 'pause', ...c.redis.kinds].includes(f.kind))
