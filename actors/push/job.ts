@@ -57,6 +57,8 @@ export function keptRenderingMs(nodes: number): number {
 /** setTimeout takes at most 2^31-1 ms; longer deadlines are reached in several waits. */
 const MAX_TIMER_MS = 2_147_483_647;
 const SAVE_RETRY_MS = 500;
+/** A job whose saves keep failing says so once in this long. */
+const SAVE_FAILURE_LOG_EVERY_MS = 30_000;
 
 // Rendered in the actors, as is spawnJob's kept rendering: it reads JobState, which src/http and src/api may not import.
 /** GET .../pushy/jobs/ID (spec 2.4). */
@@ -142,9 +144,16 @@ export function spawnJob(
   const body = (state: JobState) => (rendered ??= jobJson(state, names));
   let storedAnswer: { version: number; status: JobState['status']; at: number; reply: Reply } | undefined;
   // The machine steps the state in place, so this one object is the job's state for the actor's whole life.
+  // A save refused is tried twice a second, for as long as Redis is away or the lease in doubt: said once in a while.
+  let failureLoggedAt = -Infinity;
   const saver = new JobSaver(() => initial, {
     write: (save) => writeJob(store, org, initial.id, save),
-    failed: (error) => ports.log.error('saving a job failed; retrying', { org, job: initial.id, error }),
+    failed: (error) => {
+      const at = ports.now();
+      if (at - failureLoggedAt < SAVE_FAILURE_LOG_EVERY_MS) return;
+      failureLoggedAt = at;
+      ports.log.error('saving a job failed; retrying', { org, job: initial.id, error });
+    },
     retryMs: SAVE_RETRY_MS,
   });
 
