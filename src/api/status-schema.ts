@@ -76,12 +76,14 @@ export type PushLag = z.infer<typeof pushLagSchema>;
 
 /**
  * A node's two connections: open now, refused in their handshake by reason (a Curve key no live session names,
- * past handshake_timeout, a failed handshake), and closed after it (gone, silent, or a message past the size limit).
+ * past handshake_timeout, a failed handshake), closed after it (gone, silent, or a message past the size limit), and
+ * held now: handshakes waiting a moment for a session to name their Curve key (a node that just moved here).
  */
 const zmqConnectionsSchema = z.object({
   open: z.int().nonnegative(),
   refused: z.record(z.string(), z.int().nonnegative()),
   closed_after_handshake: z.int().nonnegative(),
+  held: z.int().nonnegative().optional(),
 });
 
 /**

@@ -2,6 +2,7 @@
 // each bound to the node's session and admitted while that session lives. They are saved in the session record,
 // so whichever process of a cluster loads a node's session admits the node's connections too.
 import { z } from 'zod';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { curveKeyBytes } from '../protocol/z85.js';
 
 /**
@@ -33,8 +34,36 @@ interface Bound {
 export class AdmittedKeys {
   private readonly byNode = new Map<string, Bound>();
   private readonly byKey = new Map<string, Set<string>>();
+  /** Handshakes waiting for their key to be named (see named), by key in hex. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  /**
+   * Resolves once a session names `key` (32 raw bytes), or after `ms`. A gateway hears of a node's session from the
+   * node's owner a moment after the owner answered the node's config request, and the node connects at once: its
+   * handshake waits for the session rather than be refused (a client whose handshake was refused does not try
+   * that connection again).
+   */
+  named(key: Buffer, ms: number): Promise<void> {
+    const hex = key.toString('hex');
+    if (this.byKey.has(hex)) return Promise.resolve();
+    return new Promise((resolve) => {
+      let waiters = this.waiting.get(hex);
+      if (waiters === undefined) this.waiting.set(hex, (waiters = new Set()));
+      const done = () => {
+        cancel();
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiting.get(hex) === waiters) this.waiting.delete(hex);
+        resolve();
+      };
+      const cancel = this.timers.after(ms, done, { unref: true });
+      waiters.add(done);
+    });
+  }
 
   /** The node's session now names `keys` (Z85) and lives until `expiresAt`; the keys it named before are let go. */
   bind(org: string, node: string, keys: readonly string[], expiresAt: number): void {
@@ -50,6 +79,7 @@ export class AdmittedKeys {
         this.byKey.set(key, nodes);
       }
       nodes.add(id);
+      for (const done of [...(this.waiting.get(key) ?? [])]) done();
     }
   }
 

@@ -22,6 +22,8 @@ export interface ZmqConnections {
    * no reason), so they are told apart from the others only by the count going up while the nodes stay.
    */
   closed_after_handshake: number;
+  /** Handshakes waiting now for a session to name their Curve key (PeerGate): nodes that just moved here. */
+  held: number;
 }
 
 export class ConnectionWatch {
@@ -81,6 +83,7 @@ export class ConnectionWatch {
       open: Math.max(0, this.accepted - this.disconnected),
       refused: { ...this.refused },
       closed_after_handshake: Math.max(0, this.disconnected - closedInHandshake),
+      held: 0,
     };
   }
 }

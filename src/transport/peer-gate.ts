@@ -8,6 +8,14 @@ import { ConnectionWatch, type ZmqConnections } from './connection-watch.js';
 import { registerZapDomain } from './zap.js';
 
 /**
+ * How long a handshake of a Curve key no session names yet waits for one to (AdmittedKeys.named), at most: within
+ * the handshake timeout, and long enough for a node's owner to tell its gateway of the session it just opened.
+ */
+const UNKNOWN_KEY_HOLD_MS = 2000;
+/** Handshakes held at once at most: past that, an unknown key is refused at once (a flood of forged keys). */
+const MAX_HELD_HANDSHAKES = 1000;
+
+/**
  * Added to the largest frame the protocol allows: a Curve MESSAGE command wraps each frame in about 33 bytes
  * (command name, flags, nonce, MAC), and frame lengths are counted as libzmq reads them off the wire.
  */
@@ -22,6 +30,8 @@ export class PeerGate {
   readonly admitted: AdmittedKeys;
   private readonly connections = new ConnectionWatch();
   private unregister: (() => void) | undefined;
+  /** Handshakes waiting for their key to be named now. */
+  private held = 0;
   /** Resolved once the hub has read the sessions it starts with (see opened). */
   private readonly ready: Promise<void>;
   private markReady: () => void = () => undefined;
@@ -59,9 +69,15 @@ export class PeerGate {
 
   /** Admits from now on only the Curve keys that live sessions name; called before the routers bind. */
   async admitNamedKeysOnly(): Promise<void> {
+    const holdMs = Math.min(UNKNOWN_KEY_HOLD_MS, (this.settings.handshake_timeout * 1000) / 2);
     this.unregister ??= await registerZapDomain(this.domain, async (key) => {
       await this.ready;
-      const refusal = this.admitted.refusal(key);
+      let refusal = this.admitted.refusal(key);
+      if (refusal === 'curve_key_unknown' && this.held < MAX_HELD_HANDSHAKES) {
+        this.held += 1;
+        await this.admitted.named(key, holdMs).finally(() => (this.held -= 1));
+        refusal = this.admitted.refusal(key);
+      }
       if (refusal !== undefined) this.connections.refuse(refusal);
       return refusal;
     });
@@ -72,7 +88,7 @@ export class PeerGate {
   }
 
   figures(): ZmqConnections {
-    return this.connections.figures();
+    return { ...this.connections.figures(), held: this.held };
   }
 
   close(): void {

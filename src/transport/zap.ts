@@ -2,7 +2,7 @@
 // inproc://zeromq.zap.01, in the sockets' context, about every CURVE handshake before it completes. One handler
 // serves the process (an inproc address is bound once per context), and it passes each request to the decision of
 // the socket's ZAP domain: every hub of the process (tests start several) sets a domain of its own.
-import { Reply } from 'zeromq';
+import { Router } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
 import { bindRetrying } from './bind-retrying.js';
 
@@ -11,12 +11,13 @@ const ZAP_VERSION = '1.0';
 
 /**
  * Undefined admits the key; a string refuses it and says why. A promise holds the answer back (the handshake
- * waits, within its handshake timeout): a hub that has not read its sessions yet cannot tell.
+ * waits, within its handshake timeout): a hub that has not read its sessions yet cannot tell, and a gateway waits a
+ * moment for the session of a key it does not know. Requests are answered as their decisions come, not in turn.
  */
 export type ZapDecision = (clientKey: Buffer, peerAddress: string) => string | undefined | Promise<string | undefined>;
 
 const domains = new Map<string, ZapDecision>();
-let handler: Promise<Reply> | undefined;
+let handler: Promise<Router> | undefined;
 
 /**
  * Sends every CURVE handshake of sockets whose `zapDomain` is `domain` to `decide`, from now until the returned
@@ -43,8 +44,10 @@ export async function registerZapDomain(domain: string, decide: ZapDecision): Pr
   };
 }
 
-async function bindHandler(): Promise<Reply> {
-  const socket = new Reply({ linger: 0 });
+async function bindHandler(): Promise<Router> {
+  // A ROUTER, not a REP: each handshake's session asks from a pipe of its own, so one answer held back (a key being
+  // waited for) holds up no other handshake.
+  const socket = new Router({ linger: 0 });
   try {
     // A handler closed a moment ago may still hold the address, while libzmq's reaper lets it go.
     await bindRetrying(socket, ZAP_ENDPOINT);
@@ -56,10 +59,20 @@ async function bindHandler(): Promise<Reply> {
   return socket;
 }
 
-/** Answers requests one by one, as a REP socket must, until the socket is closed. */
-async function serve(socket: Reply): Promise<void> {
+/**
+ * Answers each request ([routing id, empty delimiter, request...], as a REQ peer sends it) once its decision comes,
+ * until the socket is closed.
+ */
+async function serve(socket: Router): Promise<void> {
+  // A socket takes one send at a time: the answers leave in the order their decisions came.
+  let sending: Promise<void> = Promise.resolve();
   try {
-    for await (const frames of socket) await socket.send(await answer(frames));
+    for await (const [peer, delimiter, ...request] of socket) {
+      if (peer === undefined || delimiter === undefined) continue;
+      void answer(request).then((reply) => {
+        sending = sending.then(() => socket.send([peer, delimiter, ...reply])).catch(() => undefined);
+      });
+    }
   } catch {
     // Closed: the last hub of the process has stopped.
   }

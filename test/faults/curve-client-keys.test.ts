@@ -63,6 +63,30 @@ t.test('a Curve key never named in a config request is refused; the named one wo
   await poll('the node up on the other process', async () => ((await stateOf(b)).status === 'up' ? true : undefined));
 });
 
+t.test('a node that connects a moment before its session names its Curve key is admitted once it does', async (t) => {
+  const s = await startTestServer(t, 'file', FAST);
+  const node = await registerNode(s.admin, s.url, 'early');
+  // A new process of the node's client: a Curve key of its own, not named yet. It connects at once, as a node does
+  // right after its owner answered the config request its gateway has not heard of yet.
+  const curve = curveKeyPair();
+  const early = new TestNode(s, 'early', 'default', node.sessionKey, node.config, {}, node.clientKeyPem, false, curve);
+  t.teardown(() => early.stop());
+  early.resumeHeartbeats();
+  const { connections } = s.running.hub.status();
+  await poll('its handshake to reach the server', () => {
+    const now = s.running.hub.status().connections;
+    return now.held > 0 || now.refused.curve_key_unknown > connections.refused.curve_key_unknown ? true : undefined;
+  });
+  const asNode = s.as('early', node.clientKeyPem);
+  const path = `/organizations/default/pushy/config/early?ccpk=${encodeURIComponent(curve.publicKey)}`;
+  t.equal((await asNode.request('GET', path)).status, 200, 'its config request names the key, a moment later');
+  await early.ready();
+  const stateOf = async () =>
+    (await s.admin.request('GET', '/organizations/default/pushy/node_states/early')).body as { status: string };
+  t.equal((await stateOf()).status, 'up', 'the held handshake was admitted: the node is up');
+  t.equal(s.running.hub.status().connections.refused.curve_key_unknown, 0, 'nothing was refused');
+});
+
 t.test('with curve_encryption false nothing changes: no ccpk is asked for, and no key is checked', async (t) => {
   const s = await startTestServer(t, 'file', { ...FAST, curve_encryption: false });
   const pair = await keyPair(0);

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { AdmittedKeys, CLIENT_KEYS_PER_SESSION, withClientKey } from '../../src/transport/admitted-keys.js';
 import { answer } from '../../src/transport/zap.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { curveKeyBytes, z85Decode } from '../../src/protocol/z85.js';
 
 /** Curve public keys as zeromq's curveKeyPair() writes them (Z85), made once for these tests. */
@@ -59,4 +60,23 @@ t.test('ZAP refuses a domain no hub registered, and credentials that are not a C
     'no such domain',
   );
   t.same(text(await answer(request('', Buffer.alloc(3)))).slice(2, 3), ['400'], 'not a Curve key');
+});
+
+t.test('a handshake of a key no session names yet waits for one, a moment at most', async (t) => {
+  const clock = new ManualClock();
+  const keys = new AdmittedKeys(() => 1000, clock);
+  const [a, b] = KEYS;
+  const raw = (k: string) => curveKeyBytes(k) as Buffer;
+  let named = false;
+  const waiting = keys.named(raw(a), 2000).then(() => (named = true));
+  keys.bind('org', 'web1', [a], 5000);
+  await waiting;
+  t.equal(named, true, 'it goes on as soon as a session names the key');
+  t.equal(keys.refusal(raw(a)), undefined, 'which is then admitted');
+  let gaveUp = false;
+  const never = keys.named(raw(b), 2000).then(() => (gaveUp = true));
+  await clock.until('the wait to run out', () => gaveUp);
+  await never;
+  t.equal(keys.refusal(raw(b)), 'curve_key_unknown', 'a key no session names is refused once the wait is over');
+  t.ok(clock.now() >= 2000, 'after the wait');
 });
