@@ -108,7 +108,9 @@ export class PushClient {
     if (pem === undefined) return;
     this.privateKey = readPrivateKey(pem);
     this.api = new ServerApi(this.servers, s.org, { userId: s.nodeName, key: this.privateKey }, HTTP_TIMEOUT_MS);
-    await ensureNode(this.api.trying(Infinity), s, this.log);
+    const api = this.api;
+    await this.retrying('no node object yet', () => ensureNode(api.trying(Infinity), s, this.log));
+    if (this.stopped) return;
     const config = await this.retrying('cannot get the push-jobs config', () => this.fetchConfig());
     if (config !== undefined) this.connect(config);
   }

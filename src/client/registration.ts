@@ -91,14 +91,20 @@ export async function ensureClientKey(s: ClientSettings, servers: Servers, log: 
 
 /**
  * Creates the node object signed as the node's own client, so the client is named in its ACL. An existing
- * node (409) is fine; any other refusal is logged, as the client can still run jobs from client.rb's whitelist.
+ * node (409) is fine. A failure that may pass (no answer, 408, 429, a 5xx such as a cluster's 503 while the
+ * organization moves between members) throws a plain Error, which the caller retries: without the node object the
+ * node's whitelist attribute is never read. A refusal is logged, as the client can still run jobs from client.rb's
+ * whitelist.
  */
 export async function ensureNode(api: OrgRequests, s: ClientSettings, log: Logger): Promise<void> {
+  let res;
   try {
-    const res = await api.request('POST', '/nodes', { name: s.nodeName });
-    if (res.status === 201) log.info(`created node ${s.nodeName}`);
-    else if (res.status !== 409) log.warn(`cannot create node ${s.nodeName}: ${res.status} ${errorText(res.body)}`);
+    res = await api.request('POST', '/nodes', { name: s.nodeName });
   } catch (e) {
-    log.warn(`cannot create node ${s.nodeName}: ${errorMessage(e)}`);
+    throw new Error(`cannot create node ${s.nodeName}: ${errorMessage(e)}`, { cause: e });
   }
+  if (res.status === 201) log.info(`created node ${s.nodeName}`);
+  else if (res.status === 408 || res.status === 429 || res.status >= 500)
+    throw new Error(`cannot create node ${s.nodeName}: ${res.status} ${errorText(res.body)}`);
+  else if (res.status !== 409) log.warn(`cannot create node ${s.nodeName}: ${res.status} ${errorText(res.body)}`);
 }
