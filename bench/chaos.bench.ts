@@ -14,6 +14,7 @@ import { randomInt } from 'node:crypto';
 import { cp } from 'node:fs/promises';
 import { REDIS_KINDS, type RedisKind } from '../test/support/chaos/history.js';
 import { parseDurations, parseKinds, type FaultKind, type MsRange } from '../test/support/chaos/nemesis.js';
+import { backLine } from '../test/support/chaos/report.js';
 import { runChaos } from '../test/support/chaos/runner.js';
 import { INVARIANTS } from '../test/support/chaos/checker.js';
 import { report, runInTempDir, scope } from './support.js';
@@ -90,6 +91,7 @@ runInTempDir('infra-bench-chaos-', async (dir) => {
   report(`nodes not available at the end (${seedText})`, notes.stuck.length === 0 ? 'none' : notes.stuck.join(', '), {
     setup,
   });
+  report(`nodes away when a fault was healed, and the slowest back (${seedText})`, backLine(notes.back), { setup });
   const byName = INVARIANTS.map((i) => `${i} ${violations.filter((v) => v.invariant === i).length}`).join(', ');
   report(`violations by invariant (${seedText})`, byName, { setup });
 });

@@ -2,7 +2,7 @@
 // it, the violation named with what the node and the server each said; and the notes on quorum failures and drops.
 import t from 'tap';
 import type { ClientRecord, NodeJobRecord } from '../support/chaos/client-records.js';
-import { checkHistory, type Bounds, type Invariant } from '../support/chaos/checker.js';
+import { checkHistory, nodesBack, type Bounds, type Invariant } from '../support/chaos/checker.js';
 import type { FaultEvent, History, NodeLists, Sample } from '../support/chaos/history.js';
 import type { Fault } from '../support/chaos/nemesis.js';
 
@@ -276,6 +276,20 @@ t.test('node_not_back: a node unavailable through the bound after a fault is hea
     [],
     'the run ended before the bound: nothing to judge',
   );
+});
+
+t.test('the nodes away when a fault is healed, and how long each takes to be available again', async (t) => {
+  const f = fault();
+  const faults = events(f, 2, 12);
+  const n2 = (availability: 'available' | 'unavailable') => ({
+    n1: { status: 'up' as const, availability: 'available' as const },
+    n2: { status: availability === 'available' ? ('up' as const) : ('down' as const), availability },
+  });
+  const samples = [sample(12, { nodes: n2('unavailable') }), sample(18, { nodes: n2('available') }), sample(40)];
+  t.same(nodesBack(history({ faults, samples })), [{ round: 0, node: 'n2', ms: 6000 }], 'n2, 6 s after the healing');
+  const never = [sample(12, { nodes: n2('unavailable') }), sample(30, { nodes: n2('unavailable') })];
+  t.same(nodesBack(history({ faults, samples: never })), [{ round: 0, node: 'n2', ms: null }], 'never back');
+  t.same(nodesBack(history({ faults, samples: [sample(12, { nodes: n2('available') })] })), [], 'none away');
 });
 
 t.test('partition_unowned: served by no live member past the bound, Redis up, every live member heard', async (t) => {

@@ -71,6 +71,17 @@ export interface Notes {
   refused: Array<{ round: number; role: string; answer: string }>;
   /** Nodes not available in the last sample. */
   stuck: string[];
+  /**
+   * Each node not available when a fault was healed, and how long after the healing it was first seen available
+   * again (null: not in the run): the measured side of invariant 4.
+   */
+  back: NodeBack[];
+}
+
+export interface NodeBack {
+  round: number;
+  node: string;
+  ms: number | null;
 }
 
 export interface CheckResult {
@@ -326,5 +337,22 @@ function notesOf(h: History): Notes {
     }));
   const final = h.samples.filter((s) => s.nodes !== null).at(-1)?.nodes;
   const stuck = h.settings.nodes.filter((n) => final?.[n]?.availability !== 'available');
-  return { quorumFailed, drops, refused, stuck };
+  return { quorumFailed, drops, refused, stuck, back: nodesBack(h) };
+}
+
+/** For each healed fault, the nodes not available at the first sample after it, and when each was seen again. */
+export function nodesBack(h: History): NodeBack[] {
+  const withNodes = h.samples.filter((s) => s.nodes !== null);
+  const out: NodeBack[] = [];
+  for (const end of h.faults) {
+    if (end.phase !== 'end' || end.error !== undefined) continue;
+    const after = withNodes.filter((s) => s.at >= end.at);
+    const first = after[0];
+    for (const node of h.settings.nodes) {
+      if (first === undefined || first.nodes?.[node]?.availability === 'available') continue;
+      const seen = after.find((s) => s.nodes?.[node]?.availability === 'available');
+      out.push({ round: end.fault.round, node, ms: seen === undefined ? null : seen.at - end.at });
+    }
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 // What a chaos run prints: a Markdown table of its rounds (the fault and what it hit, each job's end and node
 // counts as GET showed them last), then the violations by invariant with their details, then the notes.
-import { INVARIANTS, type Bounds, type Notes, type Violation } from './checker.js';
+import { INVARIANTS, type Bounds, type NodeBack, type Notes, type Violation } from './checker.js';
 import type { JobView, Submission } from './history.js';
 import { describeFault, type Fault } from './nemesis.js';
 
@@ -75,6 +75,24 @@ export function violationsText(violations: readonly Violation[], notes: Notes, b
       out.push(`- ${d.node}: ${d.count} ${d.reason}, the first connected to ${d.gateway} (${d.line})`);
   }
   for (const r of notes.refused) out.push(`- round ${r.round + 1} ${r.role} job not created: ${r.answer}`);
+  out.push(`nodes not available when a fault was healed: ${backLine(notes.back)}`);
   out.push(`nodes not available at the end: ${notes.stuck.length === 0 ? 'none' : notes.stuck.join(', ')}`);
   return out.join('\n');
+}
+
+/** How many nodes were away when a fault was healed, and the slowest to be available again. */
+export function backLine(back: readonly NodeBack[]): string {
+  if (back.length === 0) return 'none';
+  const never = back.filter((b) => b.ms === null);
+  const slowest = back.reduce<NodeBack | undefined>(
+    (m, b) => (b.ms !== null && (m?.ms ?? -1) < b.ms ? b : m),
+    undefined,
+  );
+  const parts = [`${back.length}`];
+  if (slowest?.ms != null)
+    parts.push(
+      `the slowest available again ${(slowest.ms / 1000).toFixed(1)} s after (round ${slowest.round + 1}, ${slowest.node})`,
+    );
+  if (never.length > 0) parts.push(`${never.length} never available again in the run`);
+  return parts.join('; ');
 }
