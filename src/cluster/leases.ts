@@ -11,7 +11,8 @@
 // hold it, so this one stops writing before it could have passed.
 //
 // On a Redis Cluster each lease is backed instead by its holder's registration in the partition's own slot
-// (registrationPerPartition), renewed there for each lease held: a failover of the global slot's master would
+// (registrationPerPartition), where every member renews its registration too (a slot judges a silent holder by its
+// other members' beats, as the global registrations are judged): a failover of the global slot's master would
 // otherwise stop every partition, where now it stops only those whose data that master holds as well.
 //
 // After a renewal that finds the registration had lapsed (the process was paused, or cut off from Redis), every
@@ -42,9 +43,9 @@ export interface LeaseEvents {
 export interface LeaseOptions {
   ttlMs?: number;
   /**
-   * A Redis Cluster: each lease is backed by its holder's registration in the partition's own slot, renewed there
-   * (PARTITION_BEAT) a third of the time to live apart, instead of by the one registration in the global slot. A
-   * failover of one slot's master then stops only the partitions whose data it holds too.
+   * A Redis Cluster: each lease is backed by its holder's registration in the partition's own slot, which every
+   * member renews there (PARTITION_BEAT) a third of the time to live apart, instead of by the one registration in the
+   * global slot. A failover of one slot's master then stops only the partitions whose data it holds too.
    */
   registrationPerPartition?: boolean;
   /** A monotonic clock in ms (tests step it). */
@@ -220,9 +221,11 @@ export class Leases implements Fencing {
   }
 
   /**
-   * A Redis Cluster: renews this process's registration in the slot of each partition it holds (one round at a
-   * time). A registration that had lapsed there has its lease checked; one whose slot does not answer lapses on its
-   * own, and the others go on.
+   * A Redis Cluster: renews this process's registration in the slot of every partition (one round at a time), held
+   * or not. Every member registers in every slot, as in the global one, so that a slot hears its members beat while
+   * its holder is silent (paused, or gone), and judges the holder by that, not by a silence of Redis. A lease held
+   * whose registration had lapsed there is checked; one whose slot does not answer lapses on its own, and the others
+   * go on.
    */
   beat(): Promise<void> {
     this.beating ??= this.beatAll().finally(() => (this.beating = undefined));
@@ -232,16 +235,17 @@ export class Leases implements Fencing {
   private async beatAll(): Promise<void> {
     const lostData: Partition[] = [];
     await Promise.all(
-      [...this.held].map(async ([partition, held]) => {
+      ALL_PARTITIONS.map(async (partition) => {
         const sent = this.now();
+        const held = this.held.get(partition);
         const registry = this.registrationOf(partition);
         let lapsed: number;
         try {
           lapsed = await this.redis.partitionBeat(registry.expiry, registry.heard, this.member, this.ttlMs);
         } catch {
-          return; // its slot's master is away: this lease lapses on its own
+          return; // its slot's master is away: a lease there lapses on its own
         }
-        if (this.held.get(partition) !== held) return;
+        if (held === undefined || this.held.get(partition) !== held) return;
         if (lapsed === 0) held.validUntil = Math.max(held.validUntil, this.validFrom(sent));
         else await this.check(partition, held, sent, lostData);
       }),

@@ -179,9 +179,10 @@ table.insert(answer, 1, lapsed)
 return answer
 `;
 
-// KEYS: a partition's member expiry set, when a member was last heard there. ARGV: member id, ttl ms. A partition's
-// holder renews its registration in the partition's slot (a Redis Cluster): MEMBER_BEAT's expiry, with no description
-// and no list of members, counting a silence of Redis the same way. Answers 1 when the registration had lapsed.
+// KEYS: a partition's member expiry set, when a member was last heard there. ARGV: member id, ttl ms. On a Redis
+// Cluster every member renews its registration in each partition's slot: MEMBER_BEAT's expiry, with no description
+// and no list of members, counting a silence of Redis the same way (the slot hears every member, so a silent holder
+// is judged by the others' beats). Answers 1 when the registration had lapsed.
 const PARTITION_BEAT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -4,6 +4,7 @@
 // it, and writes and jobs go on.
 import t from 'tap';
 import {
+  clusterOf,
   createThroughEach,
   everyPartitionServed,
   fleet,
@@ -106,3 +107,38 @@ t.test(
     );
   },
 );
+
+t.test('SIGSTOP of a member past its lease on a Redis Cluster: the others take its partitions', async (t) => {
+  const redis = await startRedisCluster(t);
+  const c = await startCluster(t, 3, redis.url);
+  const statuses = await until('every partition to be served', everyPartitionServed(c), 30_000);
+  const at = statuses.findIndex((s) => (s?.partitions ?? 0) > 0);
+  const frozen = c.servers[at] as (typeof c.servers)[0];
+  const its = statuses[at]?.held ?? [];
+  const others = c.servers.filter((s) => s !== frozen);
+  process.kill(frozen.pid, 'SIGSTOP');
+  t.teardown(() => {
+    try {
+      process.kill(frozen.pid, 'SIGCONT');
+    } catch {
+      // gone already
+    }
+  });
+  // Each partition's slot hears the other members beat while its holder is silent, and lets them take its lease.
+  await until(
+    'the frozen member’s partitions to be served by the others',
+    async () => {
+      const held = new Set((await Promise.all(others.map(clusterOf))).flatMap((s) => s?.held ?? []));
+      return its.every((p) => held.has(p)) ? true : undefined;
+    },
+    20_000,
+  );
+  t.pass(`the ${its.length} partitions of the frozen member are served by the others`);
+  const name = 'while-frozen';
+  const admin = await c.admin(others[0] as (typeof c.servers)[0]);
+  t.equal(
+    (await admin.request('POST', '/organizations/default/nodes', { name })).status,
+    201,
+    'and an organization answers writes',
+  );
+});
