@@ -46,16 +46,30 @@ export interface NodeState extends Readonly<NodeRecord> {
 export type JobHeld = 'none' | 'known' | 'unknown';
 
 /**
+ * How far behind this server is in hearing its nodes now (ms), in two parts that count differently. `backlog`:
+ * heartbeats have waited unread this long; a server wedged behind them for good must still find dead nodes, so it
+ * stretches the offline window by LAG_ALLOWANCE_WINDOWS windows at most. `stall`: the process stood still this long
+ * a moment ago (its event loop held up, or the process paused: SIGSTOP, a frozen VM); no node could be heard then,
+ * so all of it counts, and for as long as it lasted only, as the meter holds it (src/transport/lag-meter.ts).
+ */
+export interface ServerLag {
+  readonly backlog: number;
+  readonly stall: number;
+}
+
+export const NO_LAG: ServerLag = Object.freeze({ backlog: 0, stall: 0 });
+
+/**
  * `sequence`: the message's place in what its client sent, on either channel; a heartbeat sent before the client's
- * latest answer may name a job that answer ended. `lag`: how far behind the server reads heartbeats now (ms).
+ * latest answer may name a job that answer ended. `lag`: how far behind the server hears its nodes now.
  */
 export type NodeEvent =
-  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number; lag: number }
+  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number; lag: ServerLag }
   /**
-   * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server reads
-   * heartbeats now (ms); silence within it may be the server's doing, so it lengthens the offline window.
+   * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server hears its
+   * nodes now; silence within it may be the server's doing, so it lengthens the offline window.
    */
-  | { type: 'tick'; at: number; lag: number }
+  | { type: 'tick'; at: number; lag: ServerLag }
   | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld; sequence: number };
 
 export type NodeEffect =
@@ -177,7 +191,7 @@ export function nodeRecord(state: NodeState): NodeRecord {
 export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
   // Times come from the server's clock; one that is not a number is a bug upstream, never a peer's input.
   if (!Number.isFinite(event.at)) throw new RangeError(`node ${state.node_name}: ${event.type} without a time`);
-  if (event.type === 'tick' && !Number.isFinite(event.lag))
+  if (event.type === 'tick' && !(Number.isFinite(event.lag.backlog) && Number.isFinite(event.lag.stall)))
     throw new RangeError(`node ${state.node_name}: tick without a lag`);
   switch (event.type) {
     case 'heartbeat': {
@@ -204,7 +218,7 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
  * Whether a `tick` at `at` with the server `lag` ms behind would do anything: mark the node down, count a down
  * the lag defers (once per silence), or resend its rehab abort.
  */
-export function tickDue(state: NodeState, at: number, lag: number): boolean {
+export function tickDue(state: NodeState, at: number, lag: ServerLag): boolean {
   if (state.status === 'down') return false;
   const silence = silenceOf(state, at, lag);
   return (
@@ -215,10 +229,10 @@ export function tickDue(state: NodeState, at: number, lag: number): boolean {
 }
 
 /**
- * A node silent past `offline_threshold` intervals is down, unless the server itself was `lag` ms behind: its
- * heartbeats may be waiting unread, so the window grows by the lag, up to LAG_ALLOWANCE_WINDOWS windows more.
+ * A node silent past `offline_threshold` intervals is down, unless the server itself was behind: its heartbeats may
+ * be waiting unread, or the server stood still while they came, so the window grows by the lag (ServerLag).
  */
-function silenceOf(state: NodeState, at: number, lag: number): 'none' | 'deferred' | 'down' {
+function silenceOf(state: NodeState, at: number, lag: ServerLag): 'none' | 'deferred' | 'down' {
   const { heartbeat_interval, offline_threshold } = state.config;
   const window = offline_threshold * heartbeat_interval;
   const silent = at - state.last_heartbeat_at;
@@ -226,9 +240,13 @@ function silenceOf(state: NodeState, at: number, lag: number): 'none' | 'deferre
   return silent > window + allowanceOf(state.config, lag) ? 'down' : 'deferred';
 }
 
-/** How much of the server's lag stretches the node's clocks: all of it, up to LAG_ALLOWANCE_WINDOWS windows. */
-function allowanceOf(config: NodeConfig, lag: number): number {
-  return lag > 0 ? Math.min(lag, LAG_ALLOWANCE_WINDOWS * config.offline_threshold * config.heartbeat_interval) : 0;
+/**
+ * How much of the server's lag stretches the node's clocks: a backlog up to LAG_ALLOWANCE_WINDOWS windows, a stall
+ * all of it, whichever is more.
+ */
+function allowanceOf(config: NodeConfig, lag: ServerLag): number {
+  const cap = LAG_ALLOWANCE_WINDOWS * config.offline_threshold * config.heartbeat_interval;
+  return Math.max(0, Math.min(lag.backlog, cap), lag.stall);
 }
 
 /** In rehab, its abort unanswered for an interval. */
@@ -236,7 +254,7 @@ function resendDue(state: NodeState, at: number): boolean {
   return state.rehab && at - state.abort_sent_at >= state.config.heartbeat_interval;
 }
 
-function heartbeat(state: NodeState, at: number, from: string, lag: number): NodeStep {
+function heartbeat(state: NodeState, at: number, from: string, lag: ServerLag): NodeStep {
   if (from !== state.incarnation) return incarnation(state, at, from, lag);
   if (state.status === 'up') {
     state.last_heartbeat_at = at;
@@ -271,7 +289,7 @@ function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>)
  * Gaps are read on the server's clock: while it reads heartbeats `lag` ms behind, a gap that long may be its own,
  * so the limit grows by the lag as the offline window does, or no node could come up during a backlog.
  */
-function beatWhileDown(state: NodeState, at: number, lag: number, before: readonly NodeEffect[]): NodeStep {
+function beatWhileDown(state: NodeState, at: number, lag: ServerLag, before: readonly NodeEffect[]): NodeStep {
   const { heartbeat_interval, online_threshold } = state.config;
   const gap = at - state.last_heartbeat_at;
   if (state.streak > 0 && gap * 2 < heartbeat_interval) return done(state, state, before);
@@ -282,7 +300,7 @@ function beatWhileDown(state: NodeState, at: number, lag: number, before: readon
 }
 
 /** Reference 2.8: a heartbeat from another client process means the client restarted. */
-function incarnation(state: NodeState, at: number, to: string, lag: number): NodeStep {
+function incarnation(state: NodeState, at: number, to: string, lag: ServerLag): NodeStep {
   const from = state.incarnation;
   const next: NodeState = { ...state, incarnation: to, streak: 0, last_heartbeat_at: at, answered_through: 0 };
   if (from === null)

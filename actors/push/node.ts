@@ -5,7 +5,16 @@
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
-import { isAvailable, stepNode, tickDue, type JobHeld, type NodeEffect, type NodeState } from './node-machine.js';
+import {
+  isAvailable,
+  NO_LAG,
+  stepNode,
+  tickDue,
+  type JobHeld,
+  type NodeEffect,
+  type NodeState,
+  type ServerLag,
+} from './node-machine.js';
 import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
 
 /** `sequence`: the message's place in what its client sent (see NodeEvent). */
@@ -13,7 +22,7 @@ export type NodeMsg =
   /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
   | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number }
   /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
-  | { type: 'tick'; at: number; lag: number }
+  | { type: 'tick'; at: number; lag: ServerLag }
   | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number };
 
 export interface AvailabilityChange {
@@ -64,7 +73,7 @@ export class NodeFollower {
   }
 
   /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
-  tickDue(at: number, lag: number): boolean {
+  tickDue(at: number, lag: ServerLag): boolean {
     return tickDue(this.state, at, lag);
   }
 
@@ -96,7 +105,7 @@ export class NodeFollower {
               job: this.held(msg.job),
               sequence: msg.sequence,
               // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
-              lag: state.status === 'down' ? this.ports.transport.lag(msg.at) : 0,
+              lag: state.status === 'down' ? this.ports.transport.lag(msg.at) : NO_LAG,
             })
           : stepNode(state, {
               type: 'answer',
@@ -165,7 +174,7 @@ export class NodeFollower {
  * a rehab abort to resend. A node with nothing due costs a read of a few fields, not a step of its machine, and all
  * share one tick message.
  */
-export function sweepNodes(actors: Iterable<NodeFollower>, at: number, lag: number): void {
+export function sweepNodes(actors: Iterable<NodeFollower>, at: number, lag: ServerLag): void {
   let tick: NodeMsg | undefined;
   for (const actor of actors) if (actor.tickDue(at, lag)) actor.tell((tick ??= { type: 'tick', at, lag }));
 }

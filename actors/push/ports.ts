@@ -7,7 +7,7 @@ import type { NodeAnswerType } from '../../src/protocol/messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
 import type { JobOptions } from './job-model.js';
-import type { NodeRecord } from './node-machine.js';
+import type { NodeRecord, ServerLag } from './node-machine.js';
 
 /** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
 export type OutboundMessage =
@@ -102,9 +102,10 @@ export interface PushTransport {
   nodeDown(org: string, node: string): void;
   /**
    * How far behind this server reads node heartbeats at `at` (ms, never negative): heartbeats waiting unread, or an
-   * event loop held up. A node's silence within it may be the server's doing, so it does not count toward `down`.
+   * event loop held up (the process paused). A node's silence within it may be the server's doing, so it does not
+   * count toward `down`.
    */
-  lag(at: number): number;
+  lag(at: number): ServerLag;
   /** A node silent past the offline window was kept `up` because the server lagged (counted for GET /_status). */
   downDeferred(org: string, node: string): void;
   /** A node silent past the offline window and the server's lag was marked down (counted for GET /_status). */

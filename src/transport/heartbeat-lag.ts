@@ -2,6 +2,7 @@
 // timer that probes the event loop, what the heartbeat reader last said of its channel, and the downs counted with
 // the lag allowed for (deferred) or past it (marked).
 import type { PushLag } from '../api/status-schema.js';
+import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
 import { LagMeter } from './lag-meter.js';
 
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
@@ -57,8 +58,8 @@ export class HeartbeatLag {
   }
 
   /** The lag at `at` (ms, never negative): see PushTransport.lag. */
-  lag(at: number): number {
-    return this.meter?.lagAt(at, !this.readerIdle) ?? 0;
+  lag(at: number): ServerLag {
+    return this.meter?.lagAt(at, !this.readerIdle) ?? NO_LAG;
   }
 
   downDeferred(): void {

@@ -35,7 +35,7 @@ import { SessionKeys } from './session-keys.js';
 import { nodeKey, Unsent, type Outgoing } from './unsent.js';
 import { ServerHeartbeats } from './server-heartbeats.js';
 import { recoverVote, type AwaitedVote } from '../../actors/push/vote-recovery.js';
-import type { NodeRecord } from '../../actors/push/node-machine.js';
+import type { NodeRecord, ServerLag } from '../../actors/push/node-machine.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { GatewayRoutes, type HubCluster } from './gateway-routes.js';
 import { PeerGate } from './peer-gate.js';
@@ -414,7 +414,7 @@ export class PushHub implements PushTransport {
     };
   }
 
-  lag(at: number): number {
+  lag(at: number): ServerLag {
     return this.heartbeatLag.lag(at);
   }
 

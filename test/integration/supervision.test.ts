@@ -11,6 +11,7 @@ import type { OrgOp } from '../../actors/org/handlers.js';
 import { newOrgWrites } from '../../actors/org/new-org.js';
 import { persistWrites } from '../../actors/org/org-store.js';
 import { newJob } from '../../actors/push/job-machine.js';
+import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
 import { loadJob } from '../../actors/push/job-store.js';
 import type { OutboundMessage, PushTransport } from '../../actors/push/ports.js';
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
@@ -61,8 +62,8 @@ class RecordingTransport implements PushTransport {
   rollCall(): void {}
   nodeState(): void {}
   nodeDown(): void {}
-  lag(): number {
-    return 0;
+  lag(): ServerLag {
+    return NO_LAG;
   }
   downDeferred(): void {}
   downMarked(): void {}

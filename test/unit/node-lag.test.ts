@@ -6,15 +6,19 @@ import {
   LAG_ALLOWANCE_WINDOWS,
   newNode,
   stepNode,
-  tickDue,
+  tickDue as tickDueAt,
   type NodeConfig,
   type NodeEffect,
   type NodeEvent,
   type NodeState,
   type NodeStep,
+  type ServerLag,
 } from '../../actors/push/node-machine.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+/** A lag of heartbeats waiting unread (a backlog), in ms, or as given. */
+const lagOf = (lag: number | ServerLag): ServerLag => (typeof lag === 'number' ? { backlog: lag, stall: 0 } : lag);
+const tickDue = (state: NodeState, at: number, lag: number | ServerLag): boolean => tickDueAt(state, at, lagOf(lag));
 const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 const WINDOW = 3 * I;
@@ -25,10 +29,10 @@ const hb = (at: number, lag = 0): NodeEvent => ({
   incarnation: 'inc-1',
   job: 'none',
   sequence: at - T0,
-  lag,
+  lag: lagOf(lag),
 });
 const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
-const tick = (at: number, lag: number): NodeEvent => ({ type: 'tick', at, lag });
+const tick = (at: number, lag: number | ServerLag): NodeEvent => ({ type: 'tick', at, lag: lagOf(lag) });
 
 function run(state: NodeState, ...events: NodeEvent[]): NodeStep {
   let step: NodeStep = { state, effects: [] };
@@ -90,6 +94,26 @@ t.test('lag never defers a down past LAG_ALLOWANCE_WINDOWS windows more', async 
   t.equal(stepNode(available(), tick(LAST + bound + 1, wedged)).state.status, 'down', 'past it: down');
   t.ok(tickDue(available(), LAST + bound + 1, wedged), 'and the sweep ticks it');
 });
+
+t.test(
+  'a stall of the server (paused past the cap) defers a down by all of its length; a backlog does not',
+  async (t) => {
+    const stall = 20 * I; // SIGSTOP for 20 s: more than LAG_ALLOWANCE_WINDOWS windows
+    t.ok(stall > LAG_ALLOWANCE_WINDOWS * WINDOW, 'the stall is past the cap');
+    const at = LAST + stall + WINDOW;
+    const paused = stepNode(available(), tick(at, { backlog: 0, stall }));
+    t.equal(paused.state.status, 'up', 'silent for the stall and a window: still up');
+    t.same(paused.effects, [DEFERRED], 'and counted as deferred');
+    t.equal(stepNode(available(), tick(at + 1, { backlog: 0, stall })).state.status, 'down', 'one ms more: down');
+    t.equal(stepNode(available(), tick(at, stall)).state.status, 'down', 'a backlog as long stretches by the cap only');
+    const both = { backlog: LAG_ALLOWANCE_WINDOWS * WINDOW, stall: 1000 };
+    t.equal(
+      stepNode(available(), tick(LAST + WINDOW * (1 + LAG_ALLOWANCE_WINDOWS), both)).state.status,
+      'up',
+      'the larger part counts',
+    );
+  },
+);
 
 t.test('a heartbeat ends the silence: the next silence deferred is reported again', async (t) => {
   const first = stepNode(available(), tick(LAST + WINDOW + 500, 1000)).state;

@@ -5,16 +5,20 @@ import {
   newNode,
   nodeRecord,
   nodeRecordSchema,
-  tickDue,
+  tickDue as tickDueAt,
   stepNode,
   type NodeConfig,
   type NodeEffect,
   type NodeEvent,
   type NodeState,
   type NodeStep,
+  type ServerLag,
 } from '../../actors/push/node-machine.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+/** A lag of heartbeats waiting unread (a backlog), in ms, or as given. */
+const lagOf = (lag: number | ServerLag): ServerLag => (typeof lag === 'number' ? { backlog: lag, stall: 0 } : lag);
+const tickDue = (state: NodeState, at: number, lag: number | ServerLag): boolean => tickDueAt(state, at, lagOf(lag));
 const I = 1000;
 const config: NodeConfig = { heartbeat_interval: I, offline_threshold: 3, online_threshold: 2 };
 
@@ -27,10 +31,10 @@ const hb = (at: number, incarnation = 'inc-1'): Beat => ({
   incarnation,
   job: 'none',
   sequence: at - T0,
-  lag: 0,
+  lag: lagOf(0),
 });
 const aborted = (at: number): Answer => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
-const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag });
+const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag: lagOf(lag) });
 
 /** Steps each event in turn, feeding each result's state to the next; returns the last step. */
 function run(state: NodeState, ...events: NodeEvent[]): NodeStep {
