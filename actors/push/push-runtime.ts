@@ -21,7 +21,8 @@ import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from '
 import { isFinished } from '../../src/push/job-states.js';
 import { newNode } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
-import { RECONNECT_GRACE_MAX_MS, type PushPorts } from './ports.js';
+import type { PushPorts } from './ports.js';
+import { gatewayGoneGrace, restoredNodeGrace } from './node-graces.js';
 import type { NodeAvailability, PushData, StoredNodeRecord } from './push-data.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 
@@ -50,13 +51,6 @@ export const JOB_LINGER_MS = 5000;
  * `offline_threshold` running out, and its unanswered rehab abort resent as soon after an interval.
  */
 export const SWEEPS_PER_INTERVAL = 20;
-/**
- * What a node's client may take beyond its silence to reach another member once its gateway is gone: two config
- * requests going unanswered (push-jobs-client gives each five seconds) before one that is.
- */
-const RECONFIGURE_ALLOWANCE_MS = 10_000;
-/** After a restart, each node restored `up` adds this to the time the fleet has to be heard again, up to the most. */
-const RECONNECT_MS_PER_NODE = 10;
 
 /**
  * How often finished jobs past job_retention_days are looked for (or every half retention period, when shorter),
@@ -107,16 +101,9 @@ export class PushRuntime {
    * must notice the restart and reconnect first.
    */
   resume(inFlight: readonly JobState[]): void {
-    const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
     this.upFromJobs(inFlight);
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
-    // The whole fleet reconnects at once, and CurveZMQ handshakes come up a few hundred a second: a node is
-    // given one offline window plus its share of the reconnection before its silence counts, and in a cluster the
-    // time its client takes to find the new owner.
-    const grace =
-      heartbeat_interval * offline_threshold +
-      takeover_grace_ms +
-      Math.min(RECONNECT_GRACE_MAX_MS, up.length * RECONNECT_MS_PER_NODE);
+    const grace = restoredNodeGrace(this.ports.transport.settings, up.length);
     for (const node of up) this.nodeFollower(node, grace);
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
     this.ports.transport.rollCall(this.org);
@@ -336,8 +323,7 @@ export class PushRuntime {
    * running a command is counted `crashed` only once that has passed.
    */
   private watchNodesOf(gone: ReadonlySet<string>): void {
-    const { heartbeat_interval, offline_threshold, takeover_grace_ms = 0 } = this.ports.transport.settings;
-    const grace = 2 * heartbeat_interval * offline_threshold + takeover_grace_ms + RECONFIGURE_ALLOWANCE_MS;
+    const grace = gatewayGoneGrace(this.ports.transport.settings);
     for (const [node, record] of this.data.records) {
       const gateway = this.ports.transport.gatewayOf(this.org, node);
       if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeFollower(node, grace);
