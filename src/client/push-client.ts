@@ -18,12 +18,8 @@ import { ServerApi, Servers } from './server-api.js';
 import { worthAnotherServer } from './server-pool.js';
 import { ResultReports } from './result-reports.js';
 import { currentWhitelist } from './whitelist-lookup.js';
+import { HTTP_TIMEOUT_MS } from './server-pool.js';
 
-/**
- * A request the server has not answered by then goes to the next member: a member frozen (SIGSTOP, a stalled host)
- * takes connections and never answers them, and a node waiting the longer for it is counted down meanwhile.
- */
-const HTTP_TIMEOUT_MS = 5000;
 /** Config retries double from one interval up to this. */
 const MAX_BACKOFF_MS = 60_000;
 /** Before the first config the interval is unknown; retries start here. */

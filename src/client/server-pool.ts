@@ -4,6 +4,12 @@
 // no balancer is needed for a node to outlive the member it was configured with.
 import { parseHttpUrl } from '../config/client-config.js';
 
+/**
+ * A request the server has not answered by then goes to the next member: a member frozen (SIGSTOP, a stalled host)
+ * takes connections and never answers them, and a node waiting the longer for it is counted down meanwhile.
+ */
+export const HTTP_TIMEOUT_MS = 5000;
+
 export interface ServerPool {
   /** Base URLs (`https://host[:port][/prefix]`) from client.rb or -S, in their order. */
   readonly configured: readonly string[];

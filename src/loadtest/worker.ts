@@ -10,7 +10,14 @@ import { messageOf } from '../lib/thrown.js';
 import { parentMessageSchema, type Batch, type JobTally, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
-import { learnServers, moveOn, newServerPool, worthAnotherServer, type ServerPool } from '../client/server-pool.js';
+import {
+  HTTP_TIMEOUT_MS,
+  learnServers,
+  moveOn,
+  newServerPool,
+  worthAnotherServer,
+  type ServerPool,
+} from '../client/server-pool.js';
 import { endpointKey, type FetchOutcome } from './follow.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
@@ -277,7 +284,8 @@ class Worker {
     let outcome: FetchOutcome = 'failed';
     let retryAfterMs: number | undefined;
     try {
-      const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: 10_000 });
+      // As long as the client waits: a frozen member holds the fetch that long, and then the next is asked.
+      const api = new ApiClient({ baseUrl, userId: node.name, key, timeoutMs: HTTP_TIMEOUT_MS });
       const orgPath = `/organizations/${encodeURIComponent(this.init.org)}`;
       const config = await fetchPushConfig(api, orgPath, node.name, key, this.curve.publicKey);
       this.servers = learnServers(this.servers, config.servers, this.random).pool;
