@@ -9,7 +9,7 @@ import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collectio
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
-import type { OutboundMessage, PushPorts } from './ports.js';
+import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
 import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
 
 /**
@@ -76,6 +76,11 @@ export class GatewayNodes {
     o.nodes.set(node, actor);
     this.report({ t: 'attached', org, node, change: actor.availability() });
     return actor;
+  }
+
+  /** A node's answer this process read as the organization's owner, its lease in doubt: for the owner, as ours. */
+  relay(org: string, node: string, at: number, message: NodeAnswerMessage): void {
+    this.report({ t: 'answer', org, node, at, message });
   }
 
   /** The read of the organization's node records under way, if any (a node's message waits for it). */

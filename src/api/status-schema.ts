@@ -42,6 +42,8 @@ export const clusterStatusSchema = z.object({
       backlogged: z.int().nonnegative(),
       stale_orders: z.int().nonnegative(),
       unsent_lease_in_doubt: z.int().nonnegative(),
+      /** Node answers this member read as the owner with its lease in doubt, handed to the owner's inbox. */
+      answers_relayed_lease_in_doubt: z.int().nonnegative(),
     })
     .optional(),
 });

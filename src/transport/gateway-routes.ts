@@ -3,7 +3,7 @@
 // process as a gateway. The sockets, signing and delivery stay in push-hub.ts; this file only routes.
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
 import type { NodeRecord } from '../../actors/push/node-machine.js';
-import type { OutboundMessage, PushDescription } from '../../actors/push/ports.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
 import type { Member } from '../cluster/members.js';
 import type { NodeLink } from '../cluster/node-link.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
@@ -51,6 +51,8 @@ export class GatewayRoutes {
   staleOrders = 0;
   /** Messages to nodes not sent: this process's lease on their organization was in doubt (GET /_status). */
   unsentInDoubt = 0;
+  /** Node answers read as the owner while its lease was in doubt, handed to the owner's inbox (GET /_status). */
+  answersRelayed = 0;
 
   constructor(
     /** This process's member id. */
@@ -92,6 +94,18 @@ export class GatewayRoutes {
    * Its job and node actors run until the partition is let go; from the moment the lease is in doubt, nothing they
    * would send leaves (another member may own the organization already, and its jobs' nodes are not theirs).
    */
+  /**
+   * A node's answer read by this process as the organization's owner, while its lease is in doubt: handed to the
+   * owner's inbox as a gateway's answer (true), for whichever member holds the lease to apply. False while the lease
+   * is sure: this process's own actors take it.
+   */
+  relayed(org: string, node: string, at: number, message: NodeAnswerMessage): boolean {
+    if (this.cluster.epochOf(org) !== undefined) return false;
+    this.cluster.gateways.relay(org, node, at, message);
+    this.answersRelayed += 1;
+    return true;
+  }
+
   mayAct(org: string): boolean {
     if (this.cluster.epochOf(org) !== undefined) return true;
     this.unsentInDoubt += 1;

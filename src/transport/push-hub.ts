@@ -96,6 +96,8 @@ interface Peer {
    */
   lastBeat: number;
   actor: NodeFollower;
+  /** The actor is this process's own, as the organization's owner (not a gateway's follower). */
+  owned: boolean;
   /**
    * The commits written to the node, by job, until the node answers one, is sent on for its job, or its vote is
    * over; undefined when none waits (most nodes, most of the time).
@@ -378,8 +380,13 @@ export class PushHub implements PushTransport {
   }
 
   /** The orders this gateway refused as stale, and what it did not send while a lease was in doubt (a cluster). */
-  orderFigures(): { stale_orders: number; unsent_lease_in_doubt: number } {
-    return { stale_orders: this.routes?.staleOrders ?? 0, unsent_lease_in_doubt: this.routes?.unsentInDoubt ?? 0 };
+  orderFigures(): { stale_orders: number; unsent_lease_in_doubt: number; answers_relayed_lease_in_doubt: number } {
+    const r = this.routes;
+    return {
+      stale_orders: r?.staleOrders ?? 0,
+      unsent_lease_in_doubt: r?.unsentInDoubt ?? 0,
+      answers_relayed_lease_in_doubt: r?.answersRelayed ?? 0,
+    };
   }
 
   gatewayOf(org: string, node: string): string | undefined {
@@ -641,7 +648,12 @@ export class PushHub implements PushTransport {
       peer.actor.tell({ type: 'heartbeat', at, incarnation, job, sequence });
     } else {
       if (m.job_id !== null) answered(peer, m.job_id);
-      peer.actor.tell({ type: 'answer', at, message: answerOf(m), sequence: m.sequence });
+      const message = answerOf(m);
+      // While this process's lease on the organization is in doubt (woken from a pause, cut off from Redis), its job
+      // actors can store nothing and another member may own it already: the answer goes to the owner's inbox, as a
+      // gateway's would, and is applied by whichever member holds the lease.
+      if (peer.owned && this.routes?.relayed(m.org, m.node, at, message)) return;
+      peer.actor.tell({ type: 'answer', at, message, sequence: m.sequence });
     }
   }
 
@@ -667,13 +679,14 @@ export class PushHub implements PushTransport {
     let nodes = this.peers.get(org);
     const known = nodes?.get(node);
     if (known) return known;
-    const actor = this.system?.nodeFollower(org, node) ?? this.routes?.cluster.gateways.nodeFollower(org, node);
+    const own = this.system?.nodeFollower(org, node);
+    const actor = own ?? this.routes?.cluster.gateways.nodeFollower(org, node);
     if (!actor) return undefined;
     if (!nodes) {
       nodes = new Map();
       this.peers.set(org, nodes);
     }
-    const peer: Peer = { identity: undefined, lastBeat: 0, actor, awaiting: undefined };
+    const peer: Peer = { identity: undefined, lastBeat: 0, actor, owned: own !== undefined, awaiting: undefined };
     nodes.set(node, peer);
     return peer;
   }

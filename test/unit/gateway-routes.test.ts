@@ -2,7 +2,7 @@
 // the newest owner's epoch it has heard, and an owner whose lease is in doubt orders and sends nothing.
 import t from 'tap';
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
-import type { OutboundMessage, PushDescription } from '../../actors/push/ports.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
 import type { NodeLink } from '../../src/cluster/node-link.js';
 import type { GatewayOrder } from '../../src/cluster/node-link-messages.js';
 import { GatewayRoutes, type HubCluster } from '../../src/transport/gateway-routes.js';
@@ -18,7 +18,12 @@ function routes(me: string, gatewayOfNode = 'other') {
   const sentHere: Array<{ node: string; message: OutboundMessage }> = [];
   const lease: { epoch: number | undefined } = { epoch: undefined };
   const link = { order: (gateway: string, order: GatewayOrder) => written.push({ gateway, order }) };
-  const gateways = { sent: () => undefined, over: () => undefined };
+  const relayed: Array<{ node: string; message: NodeAnswerMessage }> = [];
+  const gateways = {
+    sent: () => undefined,
+    over: () => undefined,
+    relay: (_org: string, node: string, _at: number, message: NodeAnswerMessage) => relayed.push({ node, message }),
+  };
   const cluster: HubCluster = {
     link: link as unknown as NodeLink,
     gateways: gateways as unknown as GatewayNodes,
@@ -49,7 +54,7 @@ function routes(me: string, gatewayOfNode = 'other') {
     forgetPeer: () => undefined,
     describe: () => ({}) as PushDescription,
   };
-  return { r: new GatewayRoutes(me, cluster, sessions, hub, quietLogger()), written, sentHere, lease };
+  return { r: new GatewayRoutes(me, cluster, sessions, hub, quietLogger()), written, sentHere, lease, relayed };
 }
 
 const send = (epoch: number, message: OutboundMessage): GatewayOrder => ({
@@ -102,3 +107,19 @@ t.test('an owner’s message for a node of another gateway carries its epoch', a
   t.equal(r.sendElsewhere('acme', 'n1', commit, 1000), true, 'handed to the node’s gateway');
   t.same(written, [{ gateway: 'other', order: { ...send(42, commit), vote_by: 1000 } }]);
 });
+
+t.test(
+  'a node’s answer read while the lease is in doubt goes to the owner’s inbox, not to this owner’s jobs',
+  async (t) => {
+    const { r, lease, relayed } = routes('me', 'me');
+    const result: NodeAnswerMessage = { type: 'succeeded', job_id: 'j1', exit_status: 0 };
+    lease.epoch = 7;
+    t.notOk(r.relayed('acme', 'n1', 1000, result), 'the lease sure: this process’s own job takes it');
+    t.same(relayed, []);
+    // Woken from a pause past the lease: another member may own acme now, and this one's jobs can store nothing.
+    lease.epoch = undefined;
+    t.ok(r.relayed('acme', 'n1', 2000, result), 'in doubt: handed on');
+    t.same(relayed, [{ node: 'n1', message: result }], 'as a gateway’s answer, for whichever member holds the lease');
+    t.equal(r.answersRelayed, 1, 'and counted');
+  },
+);
