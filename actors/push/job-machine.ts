@@ -137,6 +137,10 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
     case 'restored':
       restore(d, event.available);
       break;
+    case 'node_reached':
+      // Still undecided while voting: asked again where it is now. A node that got the first commit acks it again.
+      if (s.status === 'voting' && s.nodes[event.node] === 'new') d.commit.push(event.node);
+      break;
     case 'voting_timeout':
       if (s.status !== 'voting' || event.at !== s.voting_deadline) return ignore(d, 'stale_timer');
       for (const node in s.nodes) apply(d, node, VOTING.voting_timeout[voteBucket(s, node)]);

@@ -48,6 +48,11 @@ export type JobEvent =
   | { type: 'start'; at: number; available: ReadonlySet<string> }
   | { type: NodeAnswer; at: number; node: string; exit_status?: number; output?: boolean }
   | { type: 'node_down'; at: number; node: string }
+  /**
+   * The node was heard at a gateway it had not been heard at (it moved, or came back): a commit sent to it before
+   * may have gone to the channels it left.
+   */
+  | { type: 'node_reached'; at: number; node: string }
   | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
   | { type: 'abort'; at: number }
   | { type: 'restored'; at: number; available: ReadonlySet<string> }

@@ -25,6 +25,7 @@ export type JobMsg =
    */
   | { type: 'answer'; node: string; message: NodeAnswerMessage; stored?: (saved: Promise<void>) => void }
   | { type: 'node_down'; node: string }
+  | { type: 'node_reached'; node: string }
   | { type: 'timer'; timer: 'voting' | 'run'; at: number }
   | { type: 'abort'; replyTo: Ref<Reply> }
   /**
@@ -255,6 +256,9 @@ export function spawnJob(
       }
       case 'node_down':
         step(state, { type: 'node_down', at, node: msg.node });
+        break;
+      case 'node_reached':
+        step(state, { type: 'node_reached', at, node: msg.node });
         break;
       case 'timer':
         step(state, { type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });

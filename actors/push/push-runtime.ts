@@ -170,7 +170,17 @@ export class PushRuntime {
       send: (n, message) => this.ports.transport.send(this.org, n, message),
     });
     this.nodes.set(node, actor);
+    // Asked for by the transport (graceMs 0): the node was just heard here, where it was not followed before.
+    if (graceMs === 0) this.reached(node);
     return actor;
+  }
+
+  /**
+   * The node was just heard at a gateway it was not heard at before (this process, or another's 'attached'): a job
+   * still waiting for its vote asks it again there, as a commit sent before may have gone to channels it left.
+   */
+  private reached(node: string): void {
+    for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_reached', node });
   }
 
   /**
@@ -269,6 +279,7 @@ export class PushRuntime {
           if (known?.status === 'up' && e.change.status === 'down')
             transport.nodeState(this.org, e.node, gateway, known);
           else this.nodeChanged(e.node, e.change, gateway);
+          this.reached(e.node);
           break;
         }
         case 'availability':

@@ -691,3 +691,15 @@ t.test('persist names what changed: the job-level fields, and each node that mov
   const last = run(s, nodeEvent('ack_commit', 'b'), nodeEvent('ack_commit', 'c'));
   t.same(last[0], { type: 'persist', job: true, nodes: ['c'] }, 'the vote that starts the run: that node and the job');
 });
+
+t.test('a node reached at another gateway while voting and undecided is asked again; otherwise nothing', async (t) => {
+  const s = started(['a', 'b']);
+  const reached = (node: string): JobEvent => ({ type: 'node_reached', at: T0 + 500, node });
+  t.match(run(s, reached('a')), [{ type: 'send', message: 'commit', nodes: ['a'] }], 'undecided: the commit again');
+  run(s, nodeEvent('ack_commit', 'a'));
+  t.same(run(s, reached('a')), [], 'a vote given: nothing');
+  t.same(run(s, reached('nobody')), [], 'a node not in the job: nothing');
+  run(s, nodeEvent('ack_commit', 'b'));
+  t.equal(s.status, 'running');
+  t.same(run(s, reached('b')), [], 'running: nothing');
+});
