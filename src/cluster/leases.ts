@@ -68,7 +68,8 @@ export class Leases implements Fencing {
   private timer: NodeJS.Timeout | undefined;
   private beater: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
-  private beating: Promise<void> | undefined;
+  /** Each partition's beat in flight (a Redis Cluster): one slot's at a time. */
+  private readonly beating = new Map<Partition, Promise<void>>();
 
   constructor(
     private readonly redis: RedisClient & ScriptCommands,
@@ -176,7 +177,7 @@ export class Leases implements Fencing {
    * checks runs (it may be taking a lease again); the next call looks again.
    */
   async repair(): Promise<Partition[]> {
-    if (this.renewing !== undefined || this.beating !== undefined) return [];
+    if (this.renewing !== undefined || this.beating.size > 0) return [];
     const freed: Partition[] = [];
     await Promise.all(
       ALL_PARTITIONS.filter((p) => !this.held.has(p)).map(async (p) => {
@@ -209,7 +210,7 @@ export class Leases implements Fencing {
     clearInterval(this.beater);
     this.timer = undefined;
     this.beater = undefined;
-    await Promise.all([this.renewing, this.beating]);
+    await Promise.all([this.renewing, ...this.beating.values()]);
     if (release) await Promise.allSettled(this.partitions().map((p) => this.release(p)));
     if (this.opts.closeWhenStopped) await this.redis.quit().catch(() => undefined);
   }
@@ -221,36 +222,38 @@ export class Leases implements Fencing {
   }
 
   /**
-   * A Redis Cluster: renews this process's registration in the slot of every partition (one round at a time), held
-   * or not. Every member registers in every slot, as in the global one, so that a slot hears its members beat while
+   * A Redis Cluster: renews this process's registration in the slot of every partition (one beat at a time in each
+   * slot), held or not. Every member registers in every slot, as in the global one, so that a slot hears its members beat while
    * its holder is silent (paused, or gone), and judges the holder by that, not by a silence of Redis. A lease held
    * whose registration had lapsed there is checked; one whose slot does not answer lapses on its own, and the others
    * go on.
    */
   beat(): Promise<void> {
-    this.beating ??= this.beatAll().finally(() => (this.beating = undefined));
-    return this.beating;
+    const lostData: Partition[] = [];
+    // Each slot's beat on its own: one whose master is away (a failover under way) holds up no other slot's renewal.
+    const round = ALL_PARTITIONS.filter((p) => !this.beating.has(p)).map((partition) => {
+      const beat = this.beatIn(partition, lostData).finally(() => this.beating.delete(partition));
+      this.beating.set(partition, beat);
+      return beat;
+    });
+    return Promise.all(round).then(() => {
+      if (lostData.length > 0) this.opts.events?.dataLost?.(lostData);
+    });
   }
 
-  private async beatAll(): Promise<void> {
-    const lostData: Partition[] = [];
-    await Promise.all(
-      ALL_PARTITIONS.map(async (partition) => {
-        const sent = this.now();
-        const held = this.held.get(partition);
-        const registry = this.registrationOf(partition);
-        let lapsed: number;
-        try {
-          lapsed = await this.redis.partitionBeat(registry.expiry, registry.heard, this.member, this.ttlMs);
-        } catch {
-          return; // its slot's master is away: a lease there lapses on its own
-        }
-        if (held === undefined || this.held.get(partition) !== held) return;
-        if (lapsed === 0) held.validUntil = Math.max(held.validUntil, this.validFrom(sent));
-        else await this.check(partition, held, sent, lostData);
-      }),
-    );
-    if (lostData.length > 0) this.opts.events?.dataLost?.(lostData);
+  private async beatIn(partition: Partition, lostData: Partition[]): Promise<void> {
+    const sent = this.now();
+    const held = this.held.get(partition);
+    const registry = this.registrationOf(partition);
+    let lapsed: number;
+    try {
+      lapsed = await this.redis.partitionBeat(registry.expiry, registry.heard, this.member, this.ttlMs);
+    } catch {
+      return; // its slot's master is away: a lease there lapses on its own
+    }
+    if (held === undefined || this.held.get(partition) !== held) return;
+    if (lapsed === 0) held.validUntil = Math.max(held.validUntil, this.validFrom(sent));
+    else await this.check(partition, held, sent, lostData);
   }
 
   private async renewAll(): Promise<void> {
