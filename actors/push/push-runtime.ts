@@ -104,7 +104,7 @@ export class PushRuntime {
     this.upFromJobs(inFlight);
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
     const grace = restoredNodeGrace(this.ports.transport.settings, up.length);
-    for (const node of up) this.nodeFollower(node, grace);
+    for (const node of up) this.follow(node, grace);
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
     this.ports.transport.rollCall(this.org);
     for (const job of inFlight)
@@ -138,8 +138,20 @@ export class PushRuntime {
     }
   }
 
-  /** The actor of a node, spawned on its first authenticated message (never for unverified input). */
-  nodeFollower(node: string, graceMs = 0): NodeFollower {
+  /**
+   * The actor of a node, spawned on its first authenticated message here (never for unverified input): the node was
+   * just heard at this gateway, where it was not followed before.
+   */
+  nodeFollower(node: string): NodeFollower {
+    const live = this.nodes.get(node);
+    if (live) return live;
+    const actor = this.follow(node, 0);
+    this.reached(node);
+    return actor;
+  }
+
+  /** A node followed here, its silence counted from `graceMs` from now (or its actor already). */
+  private follow(node: string, graceMs: number): NodeFollower {
     const live = this.nodes.get(node);
     if (live) return live;
     const saved = this.data.records.get(node);
@@ -170,8 +182,6 @@ export class PushRuntime {
       send: (n, message) => this.ports.transport.send(this.org, n, message),
     });
     this.nodes.set(node, actor);
-    // Asked for by the transport (graceMs 0): the node was just heard here, where it was not followed before.
-    if (graceMs === 0) this.reached(node);
     return actor;
   }
 
@@ -337,7 +347,7 @@ export class PushRuntime {
     const grace = gatewayGoneGrace(this.ports.transport.settings);
     for (const [node, record] of this.data.records) {
       const gateway = this.ports.transport.gatewayOf(this.org, node);
-      if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.nodeFollower(node, grace);
+      if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.follow(node, grace);
     }
   }
 

@@ -15,10 +15,9 @@ import type { ClientSettings } from './options.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from './push-config.js';
 import { ensureClientKey, ensureNode, StartupError } from './registration.js';
 import { ServerApi, Servers } from './server-api.js';
-import { worthAnotherServer } from './server-pool.js';
+import { HTTP_TIMEOUT_MS, worthAnotherServer } from './server-pool.js';
 import { ResultReports } from './result-reports.js';
 import { currentWhitelist } from './whitelist-lookup.js';
-import { HTTP_TIMEOUT_MS } from './server-pool.js';
 
 /** Config retries double from one interval up to this. */
 const MAX_BACKOFF_MS = 60_000;

@@ -223,10 +223,10 @@ export class Leases implements Fencing {
 
   /**
    * A Redis Cluster: renews this process's registration in the slot of every partition (one beat at a time in each
-   * slot), held or not. Every member registers in every slot, as in the global one, so that a slot hears its members beat while
-   * its holder is silent (paused, or gone), and judges the holder by that, not by a silence of Redis. A lease held
-   * whose registration had lapsed there is checked; one whose slot does not answer lapses on its own, and the others
-   * go on.
+   * slot), held or not. Every member registers in every slot, as in the global one, so that a slot hears its members
+   * beat while its holder is silent (paused, or gone), and judges the holder by that, not by a silence of Redis. A
+   * lease held whose registration had lapsed there is checked; one whose slot does not answer lapses on its own, and
+   * the others go on.
    */
   beat(): Promise<void> {
     const lostData: Partition[] = [];

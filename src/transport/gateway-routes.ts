@@ -90,11 +90,6 @@ export class GatewayRoutes {
   }
 
   /**
-   * Whether this process may act for the organization now: it holds the lease on its partition and surely still does.
-   * Its job and node actors run until the partition is let go; from the moment the lease is in doubt, nothing they
-   * would send leaves (another member may own the organization already, and its jobs' nodes are not theirs).
-   */
-  /**
    * A node's answer read by this process as the organization's owner, while its lease is in doubt: handed to the
    * owner's inbox as a gateway's answer (true), for whichever member holds the lease to apply. False while the lease
    * is sure: this process's own actors take it.
@@ -106,6 +101,11 @@ export class GatewayRoutes {
     return true;
   }
 
+  /**
+   * Whether this process may act for the organization now: it holds the lease on its partition and surely still does.
+   * Its job and node actors run until the partition is let go; from the moment the lease is in doubt, nothing they
+   * would send leaves (another member may own the organization already, and its jobs' nodes are not theirs).
+   */
   mayAct(org: string): boolean {
     if (this.cluster.epochOf(org) !== undefined) return true;
     this.unsentInDoubt += 1;
