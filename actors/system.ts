@@ -17,7 +17,7 @@ import { persistWrites } from './org/org-store.js';
 import { OrgRegistry } from './org-registry.js';
 import type { NodeFollower } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
-import type { PushPorts, PushTransport } from './push/ports.js';
+import type { PushParts, PushPorts } from './push/ports.js';
 import type { NodeEvent } from '../src/cluster/node-link-messages.js';
 import {
   failBare,
@@ -139,7 +139,7 @@ export function ask<M, R>(ref: Ref<M>, build: (replyTo: Ref<R>) => M, timeoutMs 
   return query(ref, build, timeoutMs) as Promise<R>;
 }
 
-export async function startSystem(store: Store, transport: PushTransport, opts: SystemOptions): Promise<InfraSystem> {
+export async function startSystem(store: Store, pushParts: PushParts, opts: SystemOptions): Promise<InfraSystem> {
   const now = opts.now ?? Date.now;
   const { counters, log } = opts;
   const reporter: CrashReporter = {
@@ -193,19 +193,21 @@ export async function startSystem(store: Store, transport: PushTransport, opts: 
   });
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
-  const push: PushPorts = { transport, store, now, reporter, counters, log, feeds };
+  const { transport, sessions, settings, lag, cluster } = pushParts;
+  const push: PushPorts = { transport, settings, lag, cluster, store, now, reporter, counters, log, feeds };
   const orgPorts: OrgPorts = {
     store,
     now,
     users,
     push,
+    pushSessions: sessions,
     principals,
     deleted: (name: string) => {
       dispatch(root, { type: 'org_deleted', name });
     },
   };
   // The root actor, spawned below, is the parent of every organization's actor.
-  const registry = new OrgRegistry({ store, transport, users, principals, feeds, orgPorts, parent: () => root });
+  const registry = new OrgRegistry({ store, sessions, users, principals, feeds, orgPorts, parent: () => root });
 
   const createOrg = async (msg: Extract<RootMsg, { type: 'create_org' }>, self: Ref<RootMsg>): Promise<Reply> => {
     if (!msg.ctx.requestor.superuser) return forbidden('create');

@@ -75,7 +75,7 @@ async function run(kind: string, store: Store): Promise<string> {
   const config = { ...serverConfigSchema.parse({}), server_heartbeat_port: 0, command_port: 0 };
   const t0 = Date.now();
   const log = createLogger({ level: 'warn', format: 'text' });
-  const system = await startSystem(store, new PushHub(config, store, log), { counters: new Counters(), log });
+  const system = await startSystem(store, new PushHub(config, store, log).parts(), { counters: new Counters(), log });
   const loadMs = Date.now() - t0;
   const org = system.org('bench');
   if (!org) throw new Error('no organization');

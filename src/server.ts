@@ -36,6 +36,7 @@ import { ClusterMember, type PartitionPorts } from './cluster/cluster-member.js'
 import { forwarding } from './cluster/forward.js';
 import { RedisOrgFeed } from './feeds/redis-org-feed.js';
 import { NodeLink } from './cluster/node-link.js';
+import { PushClusterSlot } from './cluster/push-cluster.js';
 import type { InboxEntry, NodeEvent } from './cluster/node-link-messages.js';
 import { GatewayNodes } from '../actors/push/gateway-nodes.js';
 import { GLOBAL, ORGS, SETUP_DONE } from './store/collections.js';
@@ -212,7 +213,8 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
       member.members.describe({ heartbeat_addr, command_addr, incarnation_id });
       await member.members.beat();
     }
-    const system = await startSystem(store, hub, {
+    const cluster = new PushClusterSlot();
+    const system = await startSystem(store, hub.parts(cluster), {
       counters,
       log: logger.child({ component: 'actors' }),
       feeds: { keepAliveMs: config.keep_alive_time * 1000, orgExpirationMs: config.org_feed_expiration * 1000 },
@@ -232,7 +234,7 @@ export async function startServer(config: ServerConfig, opts: StartOptions = {})
     started.system = system;
     metrics?.jobs.watch(system.feeds);
     const orgFeed = member && redisStore ? keepOrgFeeds(system, member, redisStore, config, logger) : undefined;
-    if (member && redisStore) started.link = joinNodeLink(member, redisStore, hub, system, logger);
+    if (member && redisStore) started.link = joinNodeLink(member, redisStore, hub, system, cluster, logger);
     await hub.attach(system);
     // A Redis restarted without its data: everything the server holds is written again before it counts as whole.
     watched.onLost(async () => {
@@ -398,6 +400,7 @@ function joinNodeLink(
   store: RedisStore,
   hub: PushHub,
   system: InfraSystem,
+  slot: PushClusterSlot,
   logger: Logger,
 ): JoinedLink {
   const link: NodeLink = new NodeLink(
@@ -415,7 +418,7 @@ function joinNodeLink(
   const gateways: GatewayNodes = new GatewayNodes(
     system.pushPorts,
     (event) => link.event(partitionOf(event.org), event),
-    (org, node, message) => hub.sendHere(org, node, message),
+    (org, node, message) => hub.local.send(org, node, message),
   );
   const partitions = new Map<string, number>();
   const partitionOfOrg = (org: string): number => {
@@ -423,7 +426,7 @@ function joinNodeLink(
     if (p === undefined) partitions.set(org, (p = partitionOf(org)));
     return p;
   };
-  hub.useCluster({
+  const routes = hub.useCluster({
     link,
     gateways,
     members: () => member.members.members(),
@@ -431,6 +434,7 @@ function joinNodeLink(
     // Asked for every message an owner sends: each organization's partition is hashed once.
     epochOf: (org) => member.leases.validEpoch(partitionOfOrg(org)),
   });
+  slot.plug(routes);
   // Back from a pause past its registration: the owners counted this gateway gone and watch its nodes themselves,
   // so every node still connected here says where it is, and they stop.
   member.onRegistrationLapsed(() => gateways.rollCallAll());

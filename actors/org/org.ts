@@ -4,7 +4,7 @@
 import { dispatch, query, type Ref } from 'nact';
 import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
-import type { PushPorts } from '../push/ports.js';
+import type { PushPorts, PushSessions } from '../push/ports.js';
 import { batchable, WriteBatcher } from './write-batch.js';
 import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
@@ -41,6 +41,8 @@ export interface OrgPorts {
   /** Called once the organization's data is gone from the store. */
   deleted: (name: string) => void;
   push: PushPorts;
+  /** The transport's sessions of the organization, forgotten once it is deleted. */
+  pushSessions: PushSessions;
 }
 
 /** What the registry keeps of an organization: its actor, and the way in for the push-jobs transport. */
@@ -113,7 +115,7 @@ export function spawnOrg(
         push.dropPending(); // nothing of a deleted organization may be written after its data is dropped
         await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(log, e));
         dispatch(ports.users, { type: 'org_deleted', org: name });
-        transport.closeOrg(name);
+        ports.pushSessions.closeOrg(name);
         ports.push.feeds.orgDeleted(name);
         ports.deleted(name);
         return false;
@@ -161,7 +163,7 @@ export function spawnOrg(
       decide(state, msg.ctx, msg.op, {
         now: ports.now(),
         push: {
-          voting_timeout: transport.settings.voting_timeout,
+          voting_timeout: ports.push.settings.voting_timeout,
           max_body_size,
           incarnation_id,
           curve: curve_public_key !== null,
@@ -277,9 +279,9 @@ export function spawnOrg(
   );
   let resumed = false;
   // Ticks drive the write-behind of node states and purges; sweeps, node silence and rehab resends.
-  const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), transport.settings.heartbeat_interval);
+  const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), ports.push.settings.heartbeat_interval);
   ticker.unref();
-  const sweeper = setInterval(() => push.sweep(), transport.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
+  const sweeper = setInterval(() => push.sweep(), ports.push.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
   sweeper.unref();
   return {
     ref: self,

@@ -42,7 +42,7 @@ export class GatewayNodes {
     /** Writes to a node connected here (not through the owner's transport: this process does not own it). */
     private readonly sendHere: (org: string, node: string, message: OutboundMessage) => void,
   ) {
-    const { heartbeat_interval } = ports.transport.settings;
+    const { heartbeat_interval } = ports.settings;
     this.sweeper = setInterval(() => this.sweep(), heartbeat_interval / SWEEPS_PER_INTERVAL);
     this.sweeper.unref();
   }
@@ -60,7 +60,7 @@ export class GatewayNodes {
       return undefined;
     }
     const saved = o.records.get(node);
-    const config = this.ports.transport.settings;
+    const config = this.ports.settings;
     const at = this.ports.now();
     const actor = new NodeFollower(
       newNode(saved ? { node_name: node, config, at, saved } : { node_name: node, config, at }),
@@ -141,7 +141,7 @@ export class GatewayNodes {
     const actor = o?.nodes.get(node);
     if (!o || !actor) return;
     o.records?.set(node, record);
-    const config = this.ports.transport.settings;
+    const config = this.ports.settings;
     actor.restart(newNode({ node_name: node, config, at: this.ports.now(), saved: record }));
   }
 
@@ -181,7 +181,7 @@ export class GatewayNodes {
 
   private sweep(): void {
     const at = this.ports.now();
-    const lag = this.ports.transport.lag(at);
+    const lag = this.ports.lag.lag(at);
     for (const o of this.orgs.values()) sweepNodes(o.nodes.values(), at, lag);
   }
 

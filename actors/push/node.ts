@@ -105,7 +105,7 @@ export class NodeFollower {
               job: this.held(msg.job),
               sequence: msg.sequence,
               // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
-              lag: state.status === 'down' ? this.ports.transport.lag(msg.at) : NO_LAG,
+              lag: state.status === 'down' ? this.ports.lag.lag(msg.at) : NO_LAG,
             })
           : stepNode(state, {
               type: 'answer',
@@ -129,7 +129,7 @@ export class NodeFollower {
     for (const e of effects) {
       switch (e.type) {
         case 'availability_changed':
-          if (e.status === 'down') ports.transport.downMarked(org, name);
+          if (e.status === 'down') ports.lag.downMarked(org, name);
           owner.availability(name, {
             status: e.status,
             available: e.available,
@@ -151,7 +151,7 @@ export class NodeFollower {
           owner.send(name, { type: 'abort', job_id: null });
           break;
         case 'down_deferred':
-          ports.transport.downDeferred(org, name);
+          ports.lag.downDeferred(org, name);
           break;
         case 'forward':
           if (answer && answer.message.job_id !== null) owner.answer(name, answer.at, answer.message);

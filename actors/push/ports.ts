@@ -1,5 +1,6 @@
 // What push-jobs actors need from outside the tree, given to them at spawn: the transport that signs and writes
 // to nodes and hands out session keys, the store, the clock, and where crashes and ignored events are counted.
+import type { PushCluster } from '../../src/cluster/push-cluster.js';
 import type { FeedHub } from '../../src/feeds/feed-hub.js';
 import type { Counters } from '../../src/lib/counters.js';
 import type { Logger } from '../../src/lib/logger.js';
@@ -7,7 +8,7 @@ import type { NodeAnswerType } from '../../src/protocol/messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
 import type { JobOptions } from './job-model.js';
-import type { NodeRecord, ServerLag } from './node-machine.js';
+import type { ServerLag } from './node-machine.js';
 
 /** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
 export type OutboundMessage =
@@ -80,9 +81,8 @@ export interface PushDescription {
   server_name: string;
 }
 
-/** What the push-jobs transport offers the actors. */
+/** What the push-jobs transport offers the actors: the one way to a node, and the key a node connects with. */
 export interface PushTransport {
-  readonly settings: PushSettings;
   /**
    * Signs and writes one message to a node on the command channel; a node not connected misses it. A commit
    * carries `voteBy`, when its job stops counting votes: until then it is written again to a node that is heard
@@ -100,6 +100,12 @@ export interface PushTransport {
    * a commit written once it came back would ask it to vote in a job that no longer counts its vote.
    */
   nodeDown(org: string, node: string): void;
+  /** This process's channels as nodes reach them. */
+  describe(): PushDescription;
+}
+
+/** How far behind this server reads node heartbeats, and what a node's silence was judged against it. */
+export interface ServerLagMeter {
   /**
    * How far behind this server reads node heartbeats at `at` (ms, never negative): heartbeats waiting unread, or an
    * event loop held up (the process paused). A node's silence within it may be the server's doing, so it does not
@@ -110,6 +116,10 @@ export interface PushTransport {
   downDeferred(org: string, node: string): void;
   /** A node silent past the offline window and the server's lag was marked down (counted for GET /_status). */
   downMarked(org: string, node: string): void;
+}
+
+/** The transport's sessions and connections of each organization, as organizations come and go in this process. */
+export interface PushSessions {
   /**
    * Loads the organization's stored session keys: this process serves it from now on, and its nodes' messages
    * verify without a new config. Called before the organization is reachable, so no key opened here is replaced.
@@ -120,27 +130,6 @@ export interface PushTransport {
    * deleted, so a new one of that name starts clean, or released, and another process serves it now.
    */
   closeOrg(org: string): void;
-  describe(): PushDescription;
-  /**
-   * The member id of the node's gateway in a cluster (this process's own id included); undefined on one process,
-   * and for a node whose session was never opened.
-   */
-  gatewayOf(org: string, node: string): string | undefined;
-  /**
-   * Whether `gateway` speaks for the node: it is the node's gateway of record, or that one is gone and the node was
-   * heard at `gateway` since (which is recorded). A gateway the node left may hold its actor for a while, and that
-   * actor's silence is not the node's.
-   */
-  heardAt(org: string, node: string, gateway: string): boolean;
-  /**
-   * The job runs no more: gateways that were sent its messages (or only `gateway`, which asked about it) reset a
-   * node that still says it holds it.
-   */
-  jobOver(org: string, job: string, gateway?: string): void;
-  /** Tells the node's gateway the owner's record of it: the gateway's actor started from an older one. */
-  nodeState(org: string, node: string, gateway: string, record: NodeRecord): void;
-  /** The organization was adopted here: every other gateway says which of its nodes it holds, and how they are. */
-  rollCall(org: string): void;
   /**
    * The organization is served by another process now, but its nodes stay connected here: their messages go to
    * the new owner through this process's gateway.
@@ -148,9 +137,20 @@ export interface PushTransport {
   releaseOrg(org: string): void;
 }
 
-/** Everything a job or node follower is given at spawn. */
+/** What the push-jobs parts of a process give the actor tree at start (see PushPorts). */
+export interface PushParts {
+  transport: PushTransport;
+  sessions: PushSessions;
+  settings: PushSettings;
+  lag: ServerLagMeter;
+  cluster: PushCluster;
+}
+
 export interface PushPorts {
   transport: PushTransport;
+  settings: PushSettings;
+  lag: ServerLagMeter;
+  cluster: PushCluster;
   store: Store;
   now: () => number;
   reporter: CrashReporter;

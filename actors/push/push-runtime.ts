@@ -103,10 +103,10 @@ export class PushRuntime {
   resume(inFlight: readonly JobState[]): void {
     this.upFromJobs(inFlight);
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
-    const grace = restoredNodeGrace(this.ports.transport.settings, up.length);
+    const grace = restoredNodeGrace(this.ports.settings, up.length);
     for (const node of up) this.follow(node, grace);
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
-    this.ports.transport.rollCall(this.org);
+    this.ports.cluster.rollCall(this.org);
     for (const job of inFlight)
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
   }
@@ -155,7 +155,7 @@ export class PushRuntime {
     const live = this.nodes.get(node);
     if (live) return live;
     const saved = this.data.records.get(node);
-    const config = this.ports.transport.settings;
+    const config = this.ports.settings;
     const at = this.ports.now() + graceMs;
     const initial = newNode(
       saved
@@ -201,7 +201,7 @@ export class PushRuntime {
   sweep(): void {
     if (this.nodes.size === 0) return;
     const at = this.ports.now();
-    sweepNodes(this.nodes.values(), at, this.ports.transport.lag(at));
+    sweepNodes(this.nodes.values(), at, this.ports.lag.lag(at));
   }
 
   /** When the node's last heartbeat arrived, if it has been heard since this server started. */
@@ -232,7 +232,7 @@ export class PushRuntime {
           const forget = () => this.retired.delete(job);
           job.stored().then(forget, forget);
         }
-        this.ports.transport.jobOver(this.org, msg.id);
+        this.ports.cluster.jobOver(this.org, msg.id);
         break;
       }
       case 'node_availability':
@@ -266,13 +266,13 @@ export class PushRuntime {
 
   /**
    * Applies what a gateway heard, in order; resolves once it is stored. Only the gateway that speaks for the node
-   * counts (see PushTransport.heardAt). A node a gateway holds is no longer watched here (see watchNodesOf).
+   * counts (see PushCluster.heardAt). A node a gateway holds is no longer watched here (see watchNodesOf).
    */
   private fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void> {
-    const { transport } = this.ports;
+    const { transport, cluster } = this.ports;
     const stored: Array<Promise<unknown>> = [];
     for (const e of events) {
-      if (!transport.heardAt(this.org, e.node, gateway)) {
+      if (!cluster.heardAt(this.org, e.node, gateway)) {
         this.ports.counters.inc('node_ignored', 'not_its_gateway');
         continue;
       }
@@ -286,8 +286,7 @@ export class PushRuntime {
           const known = this.data.records.get(e.node);
           // A gateway that just heard the node made its actor from the stored record, which may be older than this
           // owner's (node states are written behind; a job in flight vouches for its nodes): this record stands.
-          if (known?.status === 'up' && e.change.status === 'down')
-            transport.nodeState(this.org, e.node, gateway, known);
+          if (known?.status === 'up' && e.change.status === 'down') cluster.nodeState(this.org, e.node, gateway, known);
           else this.nodeChanged(e.node, e.change, gateway);
           this.reached(e.node);
           break;
@@ -319,7 +318,7 @@ export class PushRuntime {
           break;
         }
         case 'holds':
-          if (!this.jobs.has(e.job)) transport.jobOver(this.org, e.job, gateway);
+          if (!this.jobs.has(e.job)) cluster.jobOver(this.org, e.job, gateway);
           break;
       }
     }
@@ -344,9 +343,9 @@ export class PushRuntime {
    * running a command is counted `crashed` only once that has passed.
    */
   private watchNodesOf(gone: ReadonlySet<string>): void {
-    const grace = gatewayGoneGrace(this.ports.transport.settings);
+    const grace = gatewayGoneGrace(this.ports.settings);
     for (const [node, record] of this.data.records) {
-      const gateway = this.ports.transport.gatewayOf(this.org, node);
+      const gateway = this.ports.cluster.gatewayOf(this.org, node);
       if (record.status === 'up' && gateway !== undefined && gone.has(gateway)) this.follow(node, grace);
     }
   }
@@ -390,7 +389,7 @@ export class PushRuntime {
    * found a full batch runs again on the next tick.
    */
   private purge(now: number): void {
-    const days = this.ports.transport.settings.job_retention_days;
+    const days = this.ports.settings.job_retention_days;
     if (days === 0 || this.purging !== null) return;
     const before = now - days * DAY_MS;
     const expired: string[] = [];
@@ -541,10 +540,10 @@ export class PushRuntime {
 
   /** The config endpoint's answer: where to connect, and a session key only `requesterKey` can read. */
   answerWithConfig(node: string, requesterKey: string, replyTo: Ref<Reply>, ccpk?: string): void {
-    const { transport } = this.ports;
+    const { transport, settings } = this.ports;
     this.answerLater(replyTo, async () => {
       const grant = await transport.openSession(this.org, node, ccpk);
-      return ok(configBody(this.org, node, grant, transport.settings, requesterKey));
+      return ok(configBody(this.org, node, grant, settings, requesterKey));
     });
   }
 

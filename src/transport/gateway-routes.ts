@@ -1,16 +1,18 @@
 // The hub's side of a cluster: where a job message for a node goes (this process's sockets, or the stream of the
 // member that is the node's gateway), which gateway a node's config names, and what an owner's orders ask of this
-// process as a gateway. The sockets, signing and delivery stay in push-hub.ts; this file only routes.
+// process as a gateway; it answers the actors' questions of the cluster (PushCluster). The sockets, signing and
+// delivery stay in the transport's other rooms; this file only routes, and hands to them.
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
-import type { NodeRecord } from '../../actors/push/node-machine.js';
 import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
 import type { Member } from '../cluster/members.js';
 import type { NodeLink } from '../cluster/node-link.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { preferredGateway } from '../cluster/ownership.js';
+import type { OwnersRecord, PushCluster } from '../cluster/push-cluster.js';
 import type { Logger } from '../lib/logger.js';
 import { partitionOf, type Partition } from '../store/partitions.js';
 import type { GatewayChoice, SessionKeys } from './session-keys.js';
+import type { Orphans } from './verify.js';
 
 /**
  * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node followers
@@ -33,16 +35,17 @@ export interface HubCluster {
 /** An order as an owner makes it, before it is stamped with the epoch of its lease. */
 type Unstamped = GatewayOrder extends infer O ? (O extends GatewayOrder ? Omit<O, 'epoch'> : never) : never;
 
-/** What the routes ask of the hub they route for. */
-export interface RoutedHub {
+/** This process's own side of the transport, which the routes hand messages to. */
+export interface Here {
   /** Writes a job message to a node connected to this process (or keeps it until the node is heard). */
-  sendHere(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
-  /** The node's connection here is not its own any more: its next message here finds no actor. */
-  forgetPeer(org: string, node: string): void;
-  describe(): PushDescription;
+  send: { send(org: string, node: string, message: OutboundMessage, voteBy?: number): void };
+  /** The node's connection here is not its own any more: its next message here finds its follower anew. */
+  peers: { forget(org: string, node: string): void };
+  /** This process's channels as nodes reach them. */
+  channels: { describe(): PushDescription };
 }
 
-export class GatewayRoutes {
+export class GatewayRoutes implements PushCluster, Orphans {
   /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
   private readonly routed = new Map<string, Set<string>>();
   /** The newest owner's epoch this gateway heard orders from, by partition: older ones are refused. */
@@ -59,7 +62,7 @@ export class GatewayRoutes {
     private readonly me: string,
     readonly cluster: HubCluster,
     private readonly sessions: SessionKeys,
-    private readonly hub: RoutedHub,
+    private readonly here: Here,
     private readonly log: Logger,
   ) {}
 
@@ -159,7 +162,7 @@ export class GatewayRoutes {
   sessionOpened(org: string, node: string, before: string | undefined, after: string | undefined): void {
     for (const gateway of new Set([before, after]))
       if (gateway !== undefined && gateway !== this.me) this.order(gateway, { t: 'session', org, node });
-    if (before === this.me && after !== this.me) this.hub.forgetPeer(org, node);
+    if (before === this.me && after !== this.me) this.here.peers.forget(org, node);
   }
 
   /**
@@ -170,6 +173,10 @@ export class GatewayRoutes {
     const key = this.sessions.adoptOrphan(org, node, (g) => this.isLive(g));
     if (key !== undefined && this.cluster.owns(org)) this.moved(org, node, this.me);
     return key;
+  }
+
+  gatewayOf(org: string, node: string): string | undefined {
+    return this.sessions.gatewayOf(org, node);
   }
 
   /** Whether the member is alive (this process always is). */
@@ -201,7 +208,7 @@ export class GatewayRoutes {
 
   /** The channels of a member as nodes reach them: this process's own, or another's as it registered them. */
   describe(id: string | undefined): PushDescription {
-    const here = this.hub.describe();
+    const here = this.here.channels.describe();
     const push = id === undefined || id === this.me ? undefined : this.cluster.members().find((m) => m.id === id)?.push;
     return push ? { ...here, ...push } : here;
   }
@@ -239,7 +246,7 @@ export class GatewayRoutes {
   }
 
   /** The owner's record of a node, for the gateway whose actor of it started from an older one. */
-  nodeState(org: string, node: string, gateway: string, record: NodeRecord): void {
+  nodeState(org: string, node: string, gateway: string, record: OwnersRecord): void {
     const { status, updated_at, incarnation } = record;
     this.order(gateway, { t: 'node_state', org, node, record: { status, updated_at, incarnation } });
   }
@@ -260,13 +267,13 @@ export class GatewayRoutes {
           // An ack says nothing of whether its job runs (it may be for one that ended).
           if (o.message.type !== 'ack_result') gateways.sent(o.org, o.message.job_id);
           // The owner built it as an OutboundMessage; the stream's schema checked its type and job.
-          for (const node of o.nodes) this.hub.sendHere(o.org, node, o.message as OutboundMessage, o.vote_by);
+          for (const node of o.nodes) this.here.send.send(o.org, node, o.message as OutboundMessage, o.vote_by);
           break;
         case 'session':
           void this.sessions.reload(o.org, o.node).then(
             () => {
               if (this.sessions.gatewayOf(o.org, o.node) === this.me) return;
-              this.hub.forgetPeer(o.org, o.node);
+              this.here.peers.forget(o.org, o.node);
               gateways.forgetNode(o.org, o.node);
             },
             (error: unknown) => this.log.warn('reading a node session failed', { org: o.org, error }),

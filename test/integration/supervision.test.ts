@@ -14,6 +14,7 @@ import { newJob } from '../../actors/push/job-machine.js';
 import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
 import { loadJob } from '../../actors/push/job-store.js';
 import type { OutboundMessage, PushTransport } from '../../actors/push/ports.js';
+import { SOLE_PROCESS } from '../../src/cluster/push-cluster.js';
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
 import { ask, startSystem, type InfraSystem } from '../../actors/system.js';
 import { jobSchema } from '../../src/api/push-jobs.js';
@@ -34,14 +35,15 @@ const superuser: RequestContext = {
   authPublicKey: '',
 };
 
+const SETTINGS = {
+  voting_timeout: 60,
+  heartbeat_interval: INTERVAL,
+  offline_threshold: 3,
+  online_threshold: 2,
+  job_retention_days: 30,
+};
+
 class RecordingTransport implements PushTransport {
-  readonly settings = {
-    voting_timeout: 60,
-    heartbeat_interval: INTERVAL,
-    offline_threshold: 3,
-    online_threshold: 2,
-    job_retention_days: 30,
-  };
   readonly sent: Array<{ node: string; message: OutboundMessage }> = [];
   send(_org: string, node: string, message: OutboundMessage): void {
     this.sent.push({ node, message });
@@ -49,24 +51,7 @@ class RecordingTransport implements PushTransport {
   openSession(): never {
     throw new Error('no sessions here');
   }
-  async openOrg(): Promise<void> {}
-  closeOrg(): void {}
-  releaseOrg(): void {}
-  gatewayOf(): undefined {
-    return undefined;
-  }
-  jobOver(): void {}
-  heardAt(): boolean {
-    return true;
-  }
-  rollCall(): void {}
-  nodeState(): void {}
   nodeDown(): void {}
-  lag(): ServerLag {
-    return NO_LAG;
-  }
-  downDeferred(): void {}
-  downMarked(): void {}
   describe() {
     return {
       heartbeat_addr: 'tcp://127.0.0.1:1',
@@ -79,6 +64,14 @@ class RecordingTransport implements PushTransport {
     };
   }
 }
+
+/** The transport's other ports, which these actors use without a node connected. */
+const QUIET = {
+  sessions: { openOrg: async () => {}, closeOrg: () => {}, releaseOrg: () => {} },
+  settings: SETTINGS,
+  lag: { lag: (): ServerLag => NO_LAG, downDeferred: () => {}, downMarked: () => {} },
+  cluster: SOLE_PROCESS,
+};
 
 async function setup(t: Test) {
   const dir = await mkdtemp(join(tmpdir(), 'infra-supervision-'));
@@ -94,7 +87,7 @@ async function setup(t: Test) {
     await rm(dir, { recursive: true, force: true });
   });
   const start = async () => {
-    system = await startSystem(store, transport, { counters, log: logger });
+    system = await startSystem(store, { transport, ...QUIET }, { counters, log: logger });
     system.resumePush(); // as the push-jobs hub does before it reads
     return system;
   };

@@ -49,12 +49,12 @@ function routes(me: string, gatewayOfNode = 'other') {
     epochOf: () => lease.epoch,
   };
   const sessions = { gatewayOf: () => gatewayOfNode } as unknown as SessionKeys;
-  const hub = {
-    sendHere: (_org: string, node: string, message: OutboundMessage) => sentHere.push({ node, message }),
-    forgetPeer: () => undefined,
-    describe: () => ({}) as PushDescription,
+  const here = {
+    send: { send: (_org: string, node: string, message: OutboundMessage) => void sentHere.push({ node, message }) },
+    peers: { forget: () => undefined },
+    channels: { describe: () => ({}) as PushDescription },
   };
-  return { r: new GatewayRoutes(me, cluster, sessions, hub, quietLogger()), written, sentHere, lease, relayed };
+  return { r: new GatewayRoutes(me, cluster, sessions, here, quietLogger()), written, sentHere, lease, relayed };
 }
 
 const send = (epoch: number, message: OutboundMessage): GatewayOrder => ({
