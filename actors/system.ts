@@ -2,6 +2,7 @@
 // and one actor per organization this process serves (org-registry.ts), those named at start restored from the
 // store before the first request is taken. Every actor is supervised (shared/supervision.ts); crashes are logged
 // and counted here.
+import { realTimers, type Timers } from '../src/lib/timers.js';
 import { dispatch, query, start, stop, type Ref } from 'nact';
 import { FeedHub, type FeedSettings } from '../src/feeds/feed-hub.js';
 import type { Counters } from '../src/lib/counters.js';
@@ -95,6 +96,8 @@ export interface InfraSystem {
 
 export interface SystemOptions {
   now?: () => number;
+  /** The push actors' timers (default: Node's). */
+  timers?: Timers;
   /** Where `actor_crashes`, `job_ignored` and `node_ignored` are counted. */
   counters: Counters;
   log: Logger;
@@ -194,7 +197,8 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
   const { transport, sessions, settings, lag, cluster } = pushParts;
-  const push: PushPorts = { transport, settings, lag, cluster, store, now, reporter, counters, log, feeds };
+  const timers = opts.timers ?? realTimers;
+  const push: PushPorts = { transport, settings, lag, cluster, store, now, timers, reporter, counters, log, feeds };
   const orgPorts: OrgPorts = {
     store,
     now,
@@ -313,7 +317,7 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
       return true;
     },
     gatewaysGone: (gateways) => {
-      for (const [, { ref }] of registry.entries()) dispatch(ref, { type: 'gateways_gone', gateways });
+      for (const [, handle] of registry.entries()) handle.gatewaysGone(gateways);
     },
     nodeCounts: () =>
       [...registry.entries()].flatMap(([org, handle]) => handle.nodeCounts().map((c) => ({ org, ...c }))),

@@ -1,18 +1,17 @@
 // One organization actor: every org-scoped request enters here, is decided by a pure handler (handlers.ts),
-// persisted, applied, then answered. Requests never see a change the store does not hold. The organization's
-// push-jobs children report here too.
+// persisted, applied, then answered. Requests never see a change the store does not hold. Push-jobs requests,
+// once authorized, go on to the organization's push supervisor, its one child.
 import { dispatch, query, type Ref } from 'nact';
 import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
 import type { PushPorts, PushSessions } from '../push/ports.js';
 import { batchable, WriteBatcher } from './write-batch.js';
-import { PushRuntime, SWEEPS_PER_INTERVAL, type PushReport } from '../push/push-runtime.js';
+import { spawnPushSupervisor, type PushSupervisor } from '../push/push-supervisor.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeFollower } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
-import { httpDate } from '../../src/lib/dates.js';
-import { fail, internalError, ok, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
+import { fail, internalError, storeFailure, type Reply, type RequestContext } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import type { UsersMsg } from '../users/users.js';
 import { decide, type OrgOp } from './handlers.js';
@@ -29,8 +28,7 @@ export type OrgMsg =
   /** The store lost what it held: everything the organization holds is written again; answers whether it was. */
   | { type: 'write_back'; replyTo: Ref<boolean> }
   /** Another process is to serve the organization: what was asked before is answered and stored, then it stops. */
-  | { type: 'release'; replyTo: Ref<true> }
-  | PushReport;
+  | { type: 'release'; replyTo: Ref<true> };
 
 export interface OrgPorts {
   store: Store;
@@ -59,6 +57,8 @@ export interface OrgHandle {
   resume(): void;
   /** Applies what a gateway heard from the organization's nodes; resolves once it is stored. */
   fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void>;
+  /** Members of the cluster left: the nodes they were the gateway of are watched here until they connect elsewhere. */
+  gatewaysGone(gateways: ReadonlySet<string>): void;
   stop(): Promise<void>;
   /**
    * Resolves once everything asked of the organization before is answered, its jobs are stopped and all of it is
@@ -79,8 +79,6 @@ export function spawnOrg(
   ports: OrgPorts,
 ): OrgHandle {
   const name = initial.org.name;
-  // The runtime reaches the actor through this; it runs only once the actor below exists.
-  const push = new PushRuntime(name, initial.push, ports.push, () => self);
   const { transport } = ports.push;
   const log = ports.push.log.child({ org: name });
 
@@ -101,27 +99,19 @@ export function spawnOrg(
   });
 
   /** Runs one effect; true when it answered the request itself. */
-  const perform = async (
-    effect: OrgEffect,
-    ctx: RequestContext,
-    replyTo: Ref<Reply>,
-    reply: Reply,
-  ): Promise<boolean> => {
+  const perform = async (effect: OrgEffect, ctx: RequestContext, replyTo: Ref<Reply>): Promise<boolean> => {
     switch (effect.type) {
       case 'associate':
         dispatch(ports.users, { type: 'association', org: name, username: effect.username, member: effect.member });
         return false;
       case 'drop_org':
-        push.dropPending(); // nothing of a deleted organization may be written after its data is dropped
+        await push.drop(); // nothing of a deleted organization may be written after its data is dropped
         await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(log, e));
         dispatch(ports.users, { type: 'org_deleted', org: name });
         ports.pushSessions.closeOrg(name);
         ports.push.feeds.orgDeleted(name);
         ports.deleted(name);
         return false;
-      case 'start_job':
-        push.saveNewJob(effect.job, replyTo, reply);
-        return true;
       case 'answer_with_user': {
         const readBy = effect.readBy === undefined ? {} : { readBy: effect.readBy };
         dispatch(ports.users, {
@@ -133,23 +123,9 @@ export function spawnOrg(
         });
         return true;
       }
-      case 'answer_from_job':
-        push.answerFromJob(effect.id, effect.request, replyTo);
+      case 'push':
+        dispatch(push.ref, { type: 'request', request: effect.request, requesterKey: ctx.authPublicKey, replyTo });
         return true;
-      case 'answer_with_output':
-        push.answerWithOutput(effect.id, effect.node, effect.channel, replyTo);
-        return true;
-      case 'answer_with_config':
-        push.answerWithConfig(effect.node, ctx.authPublicKey, replyTo, effect.ccpk);
-        return true;
-      case 'answer_with_heartbeats': {
-        const heard = (node: string) => {
-          const at = push.lastHeartbeat(node);
-          return at === undefined ? null : httpDate(at);
-        };
-        dispatch(replyTo, ok(effect.rows.map((row) => ({ ...row, last_heartbeat: heard(row.node_name) }))));
-        return true;
-      }
     }
   };
 
@@ -196,7 +172,7 @@ export function spawnOrg(
     try {
       if (out.writes) await persistAndApply(state, out.writes);
       let answered = false;
-      for (const effect of out.effects ?? []) answered = (await perform(effect, ctx, replyTo, out.reply)) || answered;
+      for (const effect of out.effects ?? []) answered = (await perform(effect, ctx, replyTo)) || answered;
       if (!answered) dispatch(replyTo, out.reply);
     } catch (e) {
       dispatch(replyTo, storeFailure(log, e));
@@ -223,8 +199,7 @@ export function spawnOrg(
         try {
           await batcher.drain();
           await persistWrites(ports.store, name, allWrites(state), { places, before: new Map() });
-          await push.writeBack();
-          dispatch(msg.replyTo, true);
+          dispatch(msg.replyTo, await push.writeBack());
         } catch (e) {
           log.error('writing the organization back failed', { error: e });
           dispatch(msg.replyTo, false);
@@ -232,31 +207,12 @@ export function spawnOrg(
         break;
       case 'release':
         released = true;
-        clearInterval(ticker);
-        clearInterval(sweeper);
         try {
           await batcher.drain();
           await push.release();
         } finally {
           dispatch(msg.replyTo, true);
         }
-        break;
-      case 'job_stored':
-        // Deleted while the job was being stored: the job never starts.
-        if (state.deleted) dispatch(msg.replyTo, fail(404, `organization '${name}' does not exist.`));
-        else push.report(msg);
-        break;
-      case 'gateway_events':
-        if (released) msg.stored(Promise.reject(new Error('released')));
-        else push.report(msg);
-        break;
-      case 'node_availability':
-      case 'gateways_gone':
-      case 'job_saved':
-      case 'job_finished':
-      case 'job_retired':
-      case 'push_tick':
-        push.report(msg);
         break;
     }
     return state;
@@ -277,40 +233,26 @@ export function spawnOrg(
     { name: `org-${name}`, initial, receive, onCrash },
     ports.push.reporter,
   );
+  const push: PushSupervisor = spawnPushSupervisor(self, name, initial.push, ports.push);
   let resumed = false;
-  // Ticks drive the write-behind of node states and purges; sweeps, node silence and rehab resends.
-  const ticker = setInterval(() => dispatch(self, { type: 'push_tick' }), ports.push.settings.heartbeat_interval);
-  ticker.unref();
-  const sweeper = setInterval(() => push.sweep(), ports.push.settings.heartbeat_interval / SWEEPS_PER_INTERVAL);
-  sweeper.unref();
   return {
     ref: self,
     nodeFollower: (node) => push.nodeFollower(node),
-    // The actor changes `initial` in place and never replaces it, and a turn never runs while this one does.
-    nodeCounts: () => countNodeStates(initial),
+    // The actors change `initial` and the records in place and never replace them; no turn runs while this does.
+    nodeCounts: () => countNodeStates(push.records, initial.nodes),
     resume: () => {
       if (resumed) return;
       resumed = true;
       push.resume(inFlight);
     },
-    fromGateway: (gateway, events) =>
-      new Promise<void>((resolve, reject) =>
-        dispatch(self, {
-          type: 'gateway_events',
-          gateway,
-          events,
-          stored: (saved) => void saved.then(resolve, reject),
-        }),
-      ),
+    fromGateway: (gateway, events) => push.fromGateway(gateway, events),
+    gatewaysGone: (gateways) => dispatch(push.ref, { type: 'gateways_gone', gateways }),
     // Node states waiting for the write-behind and jobs' pending saves are stored, so a restart loses nothing.
     stop: async () => {
-      clearInterval(ticker);
-      clearInterval(sweeper);
       await batcher.drain();
-      await push.whenSaved();
+      await push.stop();
     },
     release: async () => {
-      push.releaseAsked();
       await query(self, (replyTo: Ref<true>) => ({ type: 'release' as const, replyTo }), NO_TIMEOUT_MS);
     },
   };

@@ -10,7 +10,7 @@ import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
-import { SWEEPS_PER_INTERVAL } from './push-runtime.js';
+import { SWEEPS_PER_INTERVAL } from './push-supervisor.js';
 
 /**
  * Job ids a gateway remembers per organization and kind at most: the latest ones matter (a node names the job it

@@ -5,12 +5,12 @@
 import { dispatch, stop, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { httpDate } from '../../src/lib/dates.js';
-import { fail, ok, type Reply } from '../shared/reply.js';
+import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { jobNodesByStatus, stepJob } from './job-machine.js';
 import type { JobEffect, JobEvent, JobState } from './job-model.js';
 import { JobSaver } from './job-saver.js';
-import { headerOf, writeJob, type JobHeader } from './job-store.js';
+import { headerOf, saveOf, writeJob, type JobHeader } from './job-store.js';
 import type { NodeAnswerMessage, PushPorts } from './ports.js';
 
 export type JobMsg =
@@ -41,6 +41,10 @@ export interface JobParent {
   saved(header: JobHeader): void;
   /** The job is over (`final`: how it answers from now on): the parent forgets it and stops its actor. */
   finished(id: string, final: JobBody): void;
+  /** A new job the store refused, or whose organization was deleted while it was stored: it never started. */
+  refused(id: string): void;
+  /** Whether the organization was deleted (read once a new job is stored, before it starts). */
+  deleted(): boolean;
 }
 
 /**
@@ -136,7 +140,6 @@ export function spawnJob(
   owner: JobParent,
 ): JobHandle {
   const { store, transport } = ports;
-  ports.feeds.jobStarted(org, initial.id);
   // A job's nodes are fixed when it is made: their names are sorted once, for every rendering.
   const names = Object.keys(initial.nodes).sort();
   const freshMs = keptRenderingMs(names.length);
@@ -161,8 +164,8 @@ export function spawnJob(
   // Unref'd: a pending deadline must not keep a stopped server's process alive; live sockets do that.
   const arm = (timer: 'voting' | 'run', at: number) => {
     const wait = at - ports.now();
-    if (wait > MAX_TIMER_MS) setTimeout(() => arm(timer, at), MAX_TIMER_MS).unref();
-    else setTimeout(() => dispatch(self, { type: 'timer', timer, at }), Math.max(0, wait)).unref();
+    if (wait > MAX_TIMER_MS) ports.timers.after(MAX_TIMER_MS, () => arm(timer, at), { unref: true });
+    else ports.timers.after(Math.max(0, wait), () => dispatch(self, { type: 'timer', timer, at }), { unref: true });
   };
 
   // One message for every node's ack: the acks a write releases go to a gateway as one order naming their nodes.
@@ -233,13 +236,38 @@ export function spawnJob(
    */
   const answer = (replyTo: Ref<Reply>, reply: Reply) => saver.answerAfterSaved(() => dispatch(replyTo, reply));
 
-  const receive = (state: JobState, msg: JobMsg, me: Ref<JobMsg>): JobState => {
+  /**
+   * A new job is stored whole before it starts, in its own turn: the messages told it meanwhile wait, and nothing of
+   * it is visible (its row, its feed, its commits) before the store holds it.
+   */
+  const create = async (state: JobState, msg: Extract<JobMsg, { type: 'begin' }>, me: Ref<JobMsg>) => {
+    const refuse = (reply: Reply) => {
+      if (msg.answer) dispatch(msg.answer.replyTo, reply);
+      owner.refused(state.id);
+      stop(me);
+      return state;
+    };
+    try {
+      await writeJob(store, org, state.id, saveOf(state));
+    } catch (e) {
+      return refuse(storeFailure(ports.log, e));
+    }
+    if (owner.deleted()) return refuse(fail(404, `organization '${org}' does not exist.`));
+    return begin(state, msg);
+  };
+
+  const begin = (state: JobState, msg: Extract<JobMsg, { type: 'begin' }>): JobState => {
+    ports.feeds.jobStarted(org, state.id);
+    step(state, { type: msg.restored ? 'restored' : 'start', at: ports.now(), available: msg.available });
+    if (msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
+    return state;
+  };
+
+  const receive = (state: JobState, msg: JobMsg, me: Ref<JobMsg>): JobState | Promise<JobState> => {
     const at = ports.now();
     switch (msg.type) {
       case 'begin':
-        step(state, { type: msg.restored ? 'restored' : 'start', at, available: msg.available });
-        if (msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
-        break;
+        return msg.restored ? begin(state, msg) : create(state, msg, me);
       case 'answer': {
         const m = msg.message;
         const event: JobEvent = { type: m.type, at, node: msg.node };

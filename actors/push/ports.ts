@@ -4,6 +4,7 @@ import type { PushCluster } from '../../src/cluster/push-cluster.js';
 import type { FeedHub } from '../../src/feeds/feed-hub.js';
 import type { Counters } from '../../src/lib/counters.js';
 import type { Logger } from '../../src/lib/logger.js';
+import type { Timers } from '../../src/lib/timers.js';
 import type { NodeAnswerType } from '../../src/protocol/messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
@@ -153,6 +154,8 @@ export interface PushPorts {
   cluster: PushCluster;
   store: Store;
   now: () => number;
+  /** The timers of the push actors (a job's deadlines, the supervisor's ticks, a finished job's linger). */
+  timers: Timers;
   reporter: CrashReporter;
   /** `job_ignored` and `node_ignored` by reason: events an actor chose not to act on. */
   counters: Counters;

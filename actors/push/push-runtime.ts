@@ -1,39 +1,35 @@
-// An organization's push-jobs children: it spawns job actors and node followers, routes their reports into the
-// organization's push data, writes node states behind in batches, and answers the requests a job actor, the
-// store or the transport must answer. It runs inside the organization actor's turn and holds the only live
-// references to those children.
+// What an organization's push supervisor holds (push-supervisor.ts runs it): the job actors and node followers,
+// the job list and node records they report into, the write-behind of node states and the retention of finished
+// jobs. It runs only in the supervisor's turns, but for the transport's calls for a node's follower and the
+// metrics' counts, both read between turns.
 import { dispatch, query, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
-import { configBody } from './config-answer.js';
-import { FinishedJobs } from './finished-jobs.js';
+import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { parseHttpDate } from '../../src/lib/dates.js';
-import {
-  jobOutputsCollection,
-  jobsCollection,
-  NODE_STATES_MAP,
-  nodeStatesCollection,
-} from '../../src/store/collections.js';
-import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
+import { jobsCollection } from '../../src/store/collections.js';
+import type { Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
-import { answerAbout, answerFinished, spawnJob, type JobHandle, type JobMsg } from './job.js';
+import { FinishedJobs } from './finished-jobs.js';
+import { applyGatewayEvents, type EventsRuntime } from './gateway-events.js';
+import { spawnJob, type JobHandle, type JobMsg } from './job.js';
 import type { JobState } from './job-model.js';
-import { headerOf, loadJob, purgeJobs, saveOf, writeJob, type JobHeader } from './job-store.js';
-import { isFinished } from '../../src/push/job-states.js';
+import { JobRetention } from './job-retention.js';
+import type { JobHeader } from './job-store.js';
 import { newNode } from './node-machine.js';
+import { gatewayGoneGrace, restoredNodeGrace } from './node-graces.js';
+import { NodeStateWrites } from './node-state-writes.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
-import { gatewayGoneGrace, restoredNodeGrace } from './node-graces.js';
-import type { NodeAvailability, PushData, StoredNodeRecord } from './push-data.js';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import { answerPush, type AnswerSources } from './push-answers.js';
+import type { PushData } from './push-data.js';
+import type { PushRequest } from './push-requests.js';
 
-/** Messages the organization actor takes from its push-jobs children and timers. */
+/** What the push supervisor takes from its children and timers, besides its organization's requests. */
 export type PushReport =
   | { type: 'node_availability'; node: string; change: AvailabilityChange }
   | { type: 'job_saved'; header: JobHeader }
   | { type: 'job_finished'; id: string; final: JobBody }
   | { type: 'job_retired'; id: string }
-  /** A new job is stored (saveNewJob): start it; its actor sends the request `reply` once started. */
-  | { type: 'job_stored'; job: JobState; replyTo: Ref<Reply>; reply: Reply }
   | { type: 'push_tick' }
   /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
   | { type: 'gateway_events'; gateway: string; events: readonly NodeEvent[]; stored: (saved: Promise<void>) => void }
@@ -46,23 +42,10 @@ export type PushReport =
  */
 export const JOB_LINGER_MS = 5000;
 
-/**
- * Sweeps of the nodes an interval (see sweep): a node is marked down within a twentieth of an interval of its
- * `offline_threshold` running out, and its unanswered rehab abort resent as soon after an interval.
- */
-export const SWEEPS_PER_INTERVAL = 20;
-
-/**
- * How often finished jobs past job_retention_days are looked for (or every half retention period, when shorter),
- * and how many one pass removes at most.
- */
-const PURGE_EVERY_MS = 3_600_000;
-const PURGE_BATCH = 1000;
-const DAY_MS = 86_400_000;
 /** A release waits for its jobs as long as it takes (nact's longest timer): what they were told must be stored. */
 const NO_TIMEOUT_MS = 2_147_483_647;
 
-export class PushRuntime {
+export class PushRuntime implements EventsRuntime {
   /**
    * The parent of the organization's job actors (its node followers run on synchronous mailboxes, node.ts). nact
    * copies an actor's children into every message's context: they live under this actor, which takes none.
@@ -74,26 +57,41 @@ export class PushRuntime {
   private readonly nodes = new Map<string, NodeFollower>();
   /** How finished jobs answer while they are among the latest. */
   private readonly finished = new FinishedJobs();
-  /** Node records changed since the last write-behind flush. */
-  private readonly dirty = new Set<string>();
-  /** The node-state write under way (or the last one, settled): it never rejects, whatever the write did. */
-  private flushing: Promise<void> = Promise.resolve();
-  private nextPurge = 0;
-  /** The purge writing to the store now, if any: a stopping server waits for it. */
-  private purging: Promise<void> | null = null;
-  /** New jobs being stored (saveNewJob), each settled once its start is handed on. */
-  private readonly storing = new Set<Promise<void>>();
-  /** Set when a release is asked for: new jobs stored from then on start at once, without the actor's turn. */
-  private releasing = false;
-  /** Set once the release runs: the organization is served elsewhere, and nothing more reaches its actor. */
+  private readonly writes: NodeStateWrites;
+  private readonly retention: JobRetention;
+  /** Set once the release runs: the organization is served elsewhere, and nothing more reaches the supervisor. */
   private released = false;
+  /** Set once the organization is deleted: a job being stored never starts. */
+  private deleted = false;
+  readonly records: PushData['records'];
+  private readonly answerSources: AnswerSources;
 
   constructor(
-    private readonly org: string,
+    readonly org: string,
     private readonly data: PushData,
-    private readonly ports: PushPorts,
+    readonly ports: PushPorts,
     private readonly self: () => Ref<PushReport>,
-  ) {}
+  ) {
+    this.records = data.records;
+    this.answerSources = {
+      org,
+      ports,
+      data,
+      finished: this.finished,
+      live: (id) => this.jobs.get(id),
+      lastHeartbeat: (node) => this.nodes.get(node)?.lastHeartbeatAt,
+    };
+    this.writes = new NodeStateWrites(org, data.records, ports.store, ports.log);
+    this.retention = new JobRetention({
+      org,
+      headers: data.headers,
+      store: ports.store,
+      log: ports.log,
+      days: ports.settings.job_retention_days,
+      live: (id) => this.jobs.has(id),
+      forget: (id) => this.finished.forget(id),
+    });
+  }
 
   /**
    * Resumes the jobs in flight and the nodes that were up when the server stopped, just before the transport starts
@@ -123,14 +121,12 @@ export class PushRuntime {
     for (const job of inFlight) {
       for (const [node, status] of Object.entries(job.nodes)) {
         const asked = status === 'ready' || status === 'running' || (status === 'new' && job.status === 'voting');
-        if (!asked) continue;
-        const saved = this.data.records.get(node);
-        if (saved?.status === 'up') continue;
+        if (!asked || this.data.records.get(node)?.status === 'up') continue;
+        // Which client process it was is not known either: the first one heard takes it.
         this.data.records.set(node, {
           node_name: node,
           status: 'up',
           updated_at: at,
-          // Which client process it was is not known either: the first one heard takes it.
           incarnation: null,
           available: true,
         });
@@ -139,18 +135,18 @@ export class PushRuntime {
   }
 
   /**
-   * The actor of a node, spawned on its first authenticated message here (never for unverified input): the node was
+   * The follower of a node, made on its first authenticated message here (never for unverified input): the node was
    * just heard at this gateway, where it was not followed before.
    */
   nodeFollower(node: string): NodeFollower {
     const live = this.nodes.get(node);
     if (live) return live;
-    const actor = this.follow(node, 0);
+    const follower = this.follow(node, 0);
     this.reached(node);
-    return actor;
+    return follower;
   }
 
-  /** A node followed here, its silence counted from `graceMs` from now (or its actor already). */
+  /** A node followed here, its silence counted from `graceMs` from now (or its follower already). */
   private follow(node: string, graceMs: number): NodeFollower {
     const live = this.nodes.get(node);
     if (live) return live;
@@ -172,8 +168,8 @@ export class PushRuntime {
           }
         : { node_name: node, config, at },
     );
-    const actor = new NodeFollower(initial, this.org, this.ports, {
-      availability: (n, change) => this.tellOrg({ type: 'node_availability', node: n, change }),
+    const follower = new NodeFollower(initial, this.org, this.ports, {
+      availability: (n, change) => this.tell({ type: 'node_availability', node: n, change }),
       runs: (id) => this.jobs.has(id),
       answer: (n, _at, message) => {
         const job = message.job_id === null ? undefined : this.jobs.get(message.job_id);
@@ -181,16 +177,24 @@ export class PushRuntime {
       },
       send: (n, message) => this.ports.transport.send(this.org, n, message),
     });
-    this.nodes.set(node, actor);
-    return actor;
+    this.nodes.set(node, follower);
+    return follower;
   }
 
   /**
    * The node was just heard at a gateway it was not heard at before (this process, or another's 'attached'): a job
    * still waiting for its vote asks it again there, as a commit sent before may have gone to channels it left.
    */
-  private reached(node: string): void {
+  reached(node: string): void {
     for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_reached', node });
+  }
+
+  unfollow(node: string): void {
+    this.nodes.delete(node);
+  }
+
+  job(id: string): Ref<JobMsg> | undefined {
+    return this.jobs.get(id)?.ref;
   }
 
   /**
@@ -204,11 +208,6 @@ export class PushRuntime {
     sweepNodes(this.nodes.values(), at, this.ports.lag.lag(at));
   }
 
-  /** When the node's last heartbeat arrived, if it has been heard since this server started. */
-  lastHeartbeat(node: string): number | undefined {
-    return this.nodes.get(node)?.lastHeartbeatAt;
-  }
-
   report(msg: PushReport): void {
     switch (msg.type) {
       case 'job_saved':
@@ -216,123 +215,67 @@ export class PushRuntime {
         break;
       case 'job_finished':
         this.finished.remember(msg.id, msg.final);
-        setTimeout(() => this.tellOrg({ type: 'job_retired', id: msg.id }), JOB_LINGER_MS).unref();
+        this.ports.timers.after(JOB_LINGER_MS, () => this.tell({ type: 'job_retired', id: msg.id }), { unref: true });
         break;
-      case 'job_stored':
-        this.startJob(msg.job, { replyTo: msg.replyTo, reply: msg.reply });
+      case 'job_retired':
+        this.retire(msg.id);
         break;
-      case 'job_retired': {
-        // Forgotten first, then stopped by a message: requests already forwarded to it are answered before. Its
-        // saves go on until its final record is stored (the store may be away), and are waited for by a release.
-        const job = this.jobs.get(msg.id);
-        this.jobs.delete(msg.id);
-        if (job) {
-          dispatch(job.ref, { type: 'stop' });
-          this.retired.add(job);
-          const forget = () => this.retired.delete(job);
-          job.stored().then(forget, forget);
-        }
-        this.ports.cluster.jobOver(this.org, msg.id);
-        break;
-      }
       case 'node_availability':
-        this.nodeChanged(msg.node, msg.change);
+        this.changed(msg.node, msg.change);
         break;
       case 'gateway_events':
         // Released meanwhile: nothing of it can be stored here, and the entry waits for the new owner.
-        msg.stored(this.released ? Promise.reject(new Error('released')) : this.fromGateway(msg.gateway, msg.events));
+        msg.stored(
+          this.released ? Promise.reject(new Error('released')) : applyGatewayEvents(this, msg.gateway, msg.events),
+        );
         break;
       case 'gateways_gone':
         this.watchNodesOf(msg.gateways);
         break;
-      case 'push_tick': {
-        const at = this.ports.now();
+      case 'push_tick':
         this.flush().catch(() => undefined); // logged; the states are written again at the next tick
-        if (at >= this.nextPurge) this.purge(at);
+        this.retention.tick(this.ports.now());
         break;
-      }
     }
+  }
+
+  /** A request its organization handed on: a new job's actor is spawned, the rest answered from what is here. */
+  request(request: PushRequest, requesterKey: string, replyTo: Ref<Reply>): void {
+    if (request.type !== 'start_job') {
+      answerPush(this.answerSources, request, requesterKey, replyTo);
+      return;
+    }
+    const { job, reply } = request;
+    dispatch(this.spawnJobActor(job), {
+      type: 'begin',
+      available: this.availableOf(job),
+      restored: false,
+      answer: { replyTo, reply },
+    });
+  }
+
+  /** Forgotten first, then stopped by a message: requests already handed to it are answered before. */
+  private retire(id: string): void {
+    // Its saves go on until its final record is stored (the store may be away), and are waited for by a release.
+    const job = this.jobs.get(id);
+    this.jobs.delete(id);
+    if (job) {
+      dispatch(job.ref, { type: 'stop' });
+      this.retired.add(job);
+      const forget = () => this.retired.delete(job);
+      job.stored().then(forget, forget);
+    }
+    this.ports.cluster.jobOver(this.org, id);
   }
 
   /** `gateway`: the member whose gateway reported the change; undefined for this owner's own follower. */
-  private nodeChanged(node: string, change: AvailabilityChange, gateway?: string): void {
+  changed(node: string, change: AvailabilityChange, gateway?: string): void {
     const { status, updated_at, incarnation, available } = change;
     const record = { node_name: node, status, updated_at, incarnation, available };
     this.data.records.set(node, gateway === undefined ? record : { ...record, gateway });
-    this.dirty.add(node);
+    this.writes.changed(node);
     if (status === 'down') this.ports.transport.nodeDown(this.org, node);
     if (!available) for (const job of this.jobs.values()) dispatch(job.ref, { type: 'node_down', node });
-  }
-
-  /**
-   * Applies what a gateway heard, in order; resolves once it is stored. Only the gateway that speaks for the node
-   * counts (see PushCluster.heardAt). A node a gateway holds is no longer watched here (see watchNodesOf).
-   */
-  private fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void> {
-    const { transport, cluster } = this.ports;
-    const stored: Array<Promise<unknown>> = [];
-    for (const e of events) {
-      if (!cluster.heardAt(this.org, e.node, gateway)) {
-        this.ports.counters.inc('node_ignored', 'not_its_gateway');
-        continue;
-      }
-      if ((e.t === 'attached' || e.t === 'availability') && this.isLateCopy(e.node, gateway, e.change)) {
-        this.ports.counters.inc('node_ignored', 'stale_report');
-        continue;
-      }
-      switch (e.t) {
-        case 'attached': {
-          this.nodes.delete(e.node);
-          const known = this.data.records.get(e.node);
-          // A gateway that just heard the node made its actor from the stored record, which may be older than this
-          // owner's (node states are written behind; a job in flight vouches for its nodes): this record stands.
-          if (known?.status === 'up' && e.change.status === 'down') cluster.nodeState(this.org, e.node, gateway, known);
-          else this.nodeChanged(e.node, e.change, gateway);
-          this.reached(e.node);
-          break;
-        }
-        case 'availability':
-          this.nodes.delete(e.node);
-          this.nodeChanged(e.node, e.change, gateway);
-          break;
-        case 'answer': {
-          // A job no longer live ended, and its record is stored: the answer changes nothing of it. A result for it
-          // (its gateway did not know it had ended) is acknowledged, as node.ts does here.
-          const id = e.message.job_id;
-          const job = id === null ? undefined : this.jobs.get(id);
-          if (!job && id !== null && (e.message.type === 'succeeded' || e.message.type === 'failed'))
-            transport.send(this.org, e.node, { type: 'ack_result', job_id: id });
-          if (!job) break;
-          // Told in this turn, before any stop of the job (job_retired comes through this actor's mailbox too), so
-          // the job handles the answer and says when its change is stored, or that the store refused it.
-          stored.push(
-            new Promise<void>((resolve, reject) =>
-              dispatch(job.ref, {
-                type: 'answer',
-                node: e.node,
-                message: e.message,
-                stored: (saved) => void saved.then(resolve, reject),
-              }),
-            ),
-          );
-          break;
-        }
-        case 'holds':
-          if (!this.jobs.has(e.job)) cluster.jobOver(this.org, e.job, gateway);
-          break;
-      }
-    }
-    return Promise.all([this.flush(), ...stored]).then(() => undefined);
-  }
-
-  /**
-   * Whether a gateway's report of a node is older than the one it made before, which the record holds: an inbox
-   * entry applied again after newer ones (claimed from an owner that died before acknowledging it). Reports of one
-   * gateway share its clock; those of two gateways are ordered by which one speaks for the node (heardAt).
-   */
-  private isLateCopy(node: string, gateway: string, change: AvailabilityChange): boolean {
-    const known = this.data.records.get(node);
-    return known?.gateway === gateway && change.updated_at < known.updated_at;
   }
 
   /**
@@ -350,102 +293,28 @@ export class PushRuntime {
     }
   }
 
-  /**
-   * Write-behind of node states: one batch per tick, never one write per heartbeat. Batches go one after another,
-   * so a later state never lands before an earlier one, and waiting for a flush waits for the one under way. Rejects
-   * when the store did not take the batch (the states are kept for the next one): what a gateway said is then not
-   * acknowledged, and is applied again.
-   */
+  /** Writes the node states changed so far (see NodeStateWrites.flush). */
   flush(): Promise<void> {
-    const write = this.flushing.then(() => this.writeDirty());
-    this.flushing = write.catch(() => undefined);
-    return write;
-  }
-
-  /** A flush whose failure is logged and left for the next tick: a stop or a release waits for it all the same. */
-  private settled(): Promise<void> {
-    return this.flush().catch(() => undefined);
-  }
-
-  private async writeDirty(): Promise<void> {
-    if (this.dirty.size === 0) return;
-    const docs = [...this.dirty].flatMap((n) => {
-      const r = this.data.records.get(n);
-      return r ? [[n, storedOf(r)] as const] : [];
-    });
-    this.dirty.clear();
-    try {
-      await this.ports.store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, docs);
-    } catch (e) {
-      for (const [n] of docs) this.dirty.add(n);
-      this.ports.log.error('saving node states failed; they are kept for the next tick', { org: this.org, error: e });
-      throw e;
-    }
-  }
-
-  /**
-   * Retention: finished jobs last changed more than job_retention_days ago leave the job list at once, then
-   * the store (header first, so a purge cut short leaves nothing the API shows), a batch per pass; a pass that
-   * found a full batch runs again on the next tick.
-   */
-  private purge(now: number): void {
-    const days = this.ports.settings.job_retention_days;
-    if (days === 0 || this.purging !== null) return;
-    const before = now - days * DAY_MS;
-    const expired: string[] = [];
-    for (const [id, h] of this.data.headers) {
-      if (isFinished(h.status) && h.updated_at < before && !this.jobs.has(id)) expired.push(id);
-      if (expired.length === PURGE_BATCH) break;
-    }
-    this.nextPurge = expired.length === PURGE_BATCH ? now : now + Math.min(PURGE_EVERY_MS, (days * DAY_MS) / 2);
-    if (expired.length === 0) return;
-    for (const id of expired) {
-      this.data.headers.delete(id);
-      this.finished.forget(id);
-    }
-    this.purging = purgeJobs(this.ports.store, this.org, expired)
-      .then(() =>
-        this.ports.log.info('purged finished jobs past job_retention_days', {
-          org: this.org,
-          jobs: expired.length,
-          days,
-        }),
-      )
-      .catch((e: unknown) => {
-        // Gone from the list already; what is left in the store is looked for again after a restart.
-        this.ports.log.error('purging finished jobs failed', { org: this.org, error: e });
-      })
-      .finally(() => (this.purging = null));
+    return this.writes.flush();
   }
 
   /** Resolves once the node states and every job's changes are stored: a stopping server waits for it. */
   async whenSaved(): Promise<void> {
     await Promise.all([
-      this.settled(),
-      this.purging,
-      ...this.storing,
+      this.writes.settled(),
+      this.retention.underWay,
       ...[...this.jobs.values(), ...this.retired].map((job) => job.saved()),
     ]);
   }
 
   /**
-   * A release is asked for, and runs once the actor's mailbox reaches it: a new job stored meanwhile starts at
-   * once, since a `job_stored` sent now would only arrive after the release.
-   */
-  releaseAsked(): void {
-    this.releasing = true;
-  }
-
-  /**
-   * The organization is to be served by another process, which restores it from the store: new jobs being stored
-   * start (and are answered) first, every job handles what it was told before and stops, then everything is
-   * stored. Nothing reaches the organization's actor from its children or timers afterwards: an organization
-   * adopted again here has an actor of the same name.
+   * The organization is to be served by another process, which restores it from the store: every job handles what
+   * it was told before (a new one is stored and answered first) and stops, then everything is stored. Nothing
+   * reaches the supervisor from its children or timers afterwards: an organization adopted again here has a
+   * supervisor of the same name.
    */
   async release(): Promise<void> {
-    this.releasing = true;
     this.released = true;
-    await Promise.all(this.storing);
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
     // A job's mailbox is handled in order, so its answer says everything told before is handled. A job its crash
@@ -459,7 +328,7 @@ export class PushRuntime {
     );
     const all = [...jobs, ...this.retired];
     for (const job of all) job.letGo();
-    await Promise.all([this.settled(), this.purging, ...all.map((job) => job.saved())]);
+    await Promise.all([this.writes.settled(), this.retention.underWay, ...all.map((job) => job.saved())]);
   }
 
   /**
@@ -468,8 +337,7 @@ export class PushRuntime {
    */
   async writeBack(): Promise<void> {
     const { store } = this.ports;
-    const records = [...this.data.records].map(([n, r]) => [n, storedOf(r)] as const);
-    await store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, records);
+    await this.writes.writeAll();
     await store.putMany(jobsCollection(this.org), [...this.data.headers]);
     for (const [id, { body }] of this.finished.entries()) {
       const fields = Object.entries(body.nodes).flatMap(([status, names]) =>
@@ -480,85 +348,13 @@ export class PushRuntime {
     for (const job of this.jobs.values()) dispatch(job.ref, { type: 'write_back' });
   }
 
-  /** The organization is gone: nothing of it may be written any more. */
-  dropPending(): void {
-    this.dirty.clear();
+  /** The organization is gone: nothing of it is written any more, and a job being stored never starts. */
+  async drop(): Promise<void> {
+    this.deleted = true;
+    await this.writes.drop();
   }
 
-  /**
-   * Saves a new job without holding up the organization (other requests, other jobs' starts): once it is
-   * stored, `job_stored` comes back to the organization, which starts it and answers the request. A job the
-   * store refuses never starts, and its request gets the store's failure.
-   */
-  saveNewJob(job: JobState, replyTo: Ref<Reply>, reply: Reply): void {
-    const stored = writeJob(this.ports.store, this.org, job.id, saveOf(job)).then(
-      () => {
-        // Released meanwhile: the job starts here, before the release stops it and hands it over running.
-        if (this.releasing) this.startJob(job, { replyTo, reply });
-        else dispatch(this.self(), { type: 'job_stored', job, replyTo, reply });
-      },
-      (e: unknown) => dispatch(replyTo, storeFailure(this.ports.log, e)),
-    );
-    this.storing.add(stored);
-    void stored.finally(() => this.storing.delete(stored));
-  }
-
-  /** Starts the actor of a new job, stored by saveNewJob; it sends the request's answer once it has started. */
-  startJob(job: JobState, answer: { replyTo: Ref<Reply>; reply: Reply }): void {
-    this.data.headers.set(job.id, headerOf(job));
-    dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: false, answer });
-  }
-
-  /** A live job shows itself as stored and its actor takes an abort; a finished job's stored record answers. */
-  answerFromJob(id: string, request: 'get' | 'abort', replyTo: Ref<Reply>): void {
-    const live = this.jobs.get(id);
-    if (live) {
-      if (request === 'get') dispatch(replyTo, live.shown());
-      else dispatch(live.ref, { type: 'abort', replyTo });
-      return;
-    }
-    const final = this.finished.get(id);
-    if (final) {
-      dispatch(replyTo, answerFinished(final, request));
-      return;
-    }
-    this.answerLater(replyTo, async () => {
-      const job = await loadJob(this.ports.store, this.org, id);
-      return job === undefined ? fail(404, `Cannot find job ${id}`) : answerAbout(job, request, true);
-    });
-  }
-
-  answerWithOutput(id: string, node: string, channel: 'stdout' | 'stderr', replyTo: Ref<Reply>): void {
-    this.answerLater(replyTo, async () => {
-      const raw = (await this.ports.store.get(jobOutputsCollection(this.org), `${id}/${node}`)) as
-        { stdout?: string; stderr?: string; truncated?: boolean } | undefined;
-      const text = raw?.[channel];
-      if (typeof text !== 'string') return fail(404, `No ${channel} captured for node ${node} in job ${id}`);
-      return { status: 200, body: text, raw: true, truncated: raw?.truncated === true };
-    });
-  }
-
-  /** The config endpoint's answer: where to connect, and a session key only `requesterKey` can read. */
-  answerWithConfig(node: string, requesterKey: string, replyTo: Ref<Reply>, ccpk?: string): void {
-    const { transport, settings } = this.ports;
-    this.answerLater(replyTo, async () => {
-      const grant = await transport.openSession(this.org, node, ccpk);
-      return ok(configBody(this.org, node, grant, settings, requesterKey));
-    });
-  }
-
-  /** Store reads and session keys answer outside the organization's turn: they change nothing it holds. */
-  private answerLater(replyTo: Ref<Reply>, answer: () => Promise<Reply>): void {
-    answer().then(
-      (reply) => dispatch(replyTo, reply),
-      (e: unknown) => {
-        this.ports.log.error('answering a push-jobs request failed', { org: this.org, error: e });
-        dispatch(replyTo, fail(503, 'The data store is unavailable. Try again.'));
-      },
-    );
-  }
-
-  private tellOrg(msg: PushReport): void {
+  private tell(msg: PushReport): void {
     if (!this.released) dispatch(this.self(), msg);
   }
 
@@ -580,18 +376,12 @@ export class PushRuntime {
 
   private spawnJobActor(job: JobState): Ref<JobMsg> {
     const handle = spawnJob(this.fleet(), this.org, job, this.ports, {
-      saved: (header) => this.tellOrg({ type: 'job_saved', header }),
-      finished: (id, final) => this.tellOrg({ type: 'job_finished', id, final }),
+      saved: (header) => this.tell({ type: 'job_saved', header }),
+      finished: (id, final) => this.tell({ type: 'job_finished', id, final }),
+      refused: (id) => this.tell({ type: 'job_retired', id }),
+      deleted: () => this.deleted,
     });
     this.jobs.set(job.id, handle);
     return handle.ref;
   }
-}
-
-/** A node's record as stored: what it was told, without what jobs may make of it now. */
-function storedOf(r: NodeAvailability): StoredNodeRecord {
-  const { node_name, status, updated_at, incarnation, gateway } = r;
-  return gateway === undefined
-    ? { node_name, status, updated_at, incarnation }
-    : { node_name, status, updated_at, incarnation, gateway };
 }

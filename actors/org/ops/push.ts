@@ -1,13 +1,14 @@
-// Push jobs inside one organization (spec 2.4-2.6, 3, 4.1; reference 6): who may read and start jobs, the job
-// list, node states, and the config endpoint. Decisions are pure; the organization actor runs the effects
-// (starting a job actor, asking it, reading output from the store, opening a session).
-import type { JobSummaryBody, NodeStateBody } from '../../../src/api/push-jobs.js';
-import { httpDate } from '../../../src/lib/dates.js';
+// Push jobs inside one organization (spec 2.4-2.6, 3, 4.1; reference 6): who may read and start jobs, and whether
+// a new job and a config request are well formed. Decisions are pure; what passes goes on to the organization's
+// push supervisor (actors/push/push-supervisor.ts), which answers it from the jobs and node states it holds.
+import type { NodeStateBody } from '../../../src/api/push-jobs.js';
 import { newGuid } from '../../../src/lib/ids.js';
 import { envelopeFor } from '../../../src/protocol/messages.js';
 import { curveKeyBytes } from '../../../src/protocol/z85.js';
 import { newJob, resolveQuorum } from '../../push/job-machine.js';
 import type { JobOptions, JobState } from '../../push/job-model.js';
+import type { NodeAvailability } from '../../push/push-data.js';
+import type { PushRequest } from '../../push/push-requests.js';
 import { accessFor, orgUri } from '../access.js';
 import type { OrgState } from '../org-state.js';
 import type { HandlerEnv, OrgOutcome } from '../outcome.js';
@@ -50,86 +51,33 @@ export function pushAccess(state: OrgState, ctx: RequestContext): { read: boolea
 
 export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, env: HandlerEnv): OrgOutcome {
   const may = pushAccess(state, ctx);
-  const push = state.push;
+  const since = state.org.created_at;
   switch (op.type) {
     case 'list_jobs':
       if (!may.read) return { reply: forbidden('read') };
-      return {
-        reply: ok(
-          push.headers.newestFirst(op.offset, op.limit).map((s): JobSummaryBody => ({
-            id: s.id,
-            command: s.command,
-            status: s.status,
-            run_timeout: s.run_timeout,
-            created_at: httpDate(s.created_at),
-            updated_at: httpDate(s.updated_at),
-          })),
-        ),
-      };
+      return toPush({ type: 'list_jobs', offset: op.offset, limit: op.limit });
     case 'watch_jobs':
       return { reply: may.read ? ok(null) : forbidden('read') };
-    case 'start_job': {
+    case 'start_job':
       if (!may.write) return { reply: forbidden('create') };
-      const nodes = [...new Set(op.job.nodes)];
-      let quorum: number;
-      try {
-        quorum = resolveQuorum(op.job.quorum, nodes.length);
-      } catch {
-        return { reply: fail(400, "Field 'quorum' invalid") };
-      }
-      if (quorum > nodes.length)
-        return {
-          reply: fail(400, `Field 'quorum' invalid: ${quorum} is more than the ${nodes.length} nodes of the job`),
-        };
-      const limit = env.push.voting_timeout;
-      const voting = Math.min(op.job.voting_timeout ?? limit, limit);
-      const job = newJob({
-        id: newGuid(),
-        command: op.job.command,
-        nodes,
-        run_timeout: op.job.run_timeout,
-        voting_timeout: voting,
-        quorum,
-        options: op.job.options,
-        requestor: ctx.requestor.name,
-        at: env.now,
-      });
-      const tooBig = commitTooBig(job, state.org.name, env);
-      if (tooBig !== null) return { reply: fail(400, tooBig) };
-      const uri = `${orgUri(ctx, state)}/pushy/jobs/${job.id}`;
-      return { reply: ok({ id: job.id, uri }, 201, uri), effects: [{ type: 'start_job', job }] };
-    }
+      return startJob(state, ctx, op.job, env);
     case 'get_job':
     case 'abort_job': {
       const perm = op.type === 'get_job' ? may.read : may.write;
       if (!perm) return { reply: forbidden(op.type === 'get_job' ? 'read' : 'update') };
-      if (!push.headers.has(op.id)) return { reply: fail(404, `Cannot find job ${op.id}`) };
-      return {
-        reply: ok(null),
-        effects: [{ type: 'answer_from_job', id: op.id, request: op.type === 'get_job' ? 'get' : 'abort' }],
-      };
+      return toPush({ type: 'job', id: op.id, request: op.type === 'get_job' ? 'get' : 'abort' });
     }
     case 'get_job_output':
       if (!may.read) return { reply: forbidden('read') };
-      if (!push.headers.has(op.id)) return { reply: fail(404, `Cannot find job ${op.id}`) };
-      return {
-        reply: ok(null),
-        effects: [{ type: 'answer_with_output', id: op.id, node: op.node, channel: op.channel }],
-      };
-    case 'list_node_states': {
+      return toPush({ type: 'job_output', id: op.id, node: op.node, channel: op.channel });
+    case 'list_node_states':
       if (!may.read) return { reply: forbidden('read') };
-      const names = [...new Set([...state.nodes.keys(), ...push.records.keys()])].sort();
-      const rows = names.map((n) => nodeStateJson(state, n));
-      if (op.heartbeats !== true) return { reply: ok(rows) };
-      return { reply: ok(null), effects: [{ type: 'answer_with_heartbeats', rows }] };
-    }
+      return toPush({ type: 'node_states', nodes: [...state.nodes.keys()], since, heartbeats: op.heartbeats === true });
     case 'get_push_access':
       return { reply: ok(may) };
     case 'get_node_state':
       if (!may.read) return { reply: forbidden('read') };
-      if (!state.nodes.has(op.node) && !push.records.has(op.node))
-        return { reply: fail(404, `Cannot load node ${op.node}`) };
-      return { reply: ok(nodeStateJson(state, op.node)) };
+      return toPush({ type: 'node_state', node: op.node, known: state.nodes.has(op.node), since });
     case 'get_push_config': {
       // A node's own client fetches its config; a user may too when it can read jobs (reference 3).
       const r = ctx.requestor;
@@ -137,14 +85,52 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
       if (!allowed)
         return { reply: r.kind === 'client' ? fail(403, 'Client and node name must match') : forbidden('read') };
       // With CurveZMQ only the keys named here are admitted, so a request that names none could not connect.
-      if (!env.push.curve) return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node }] };
+      if (!env.push.curve) return toPush({ type: 'node_config', node: op.node });
       if (op.ccpk === undefined)
         return { reply: fail(400, "Missing ccpk: name the client's Curve public key (?ccpk=Z85 key)") };
       if (curveKeyBytes(op.ccpk) === undefined)
         return { reply: fail(400, 'Bad ccpk: a Curve public key is 40 characters of Z85') };
-      return { reply: ok(null), effects: [{ type: 'answer_with_config', node: op.node, ccpk: op.ccpk }] };
+      return toPush({ type: 'node_config', node: op.node, ccpk: op.ccpk });
     }
   }
+}
+
+/** The request goes on to the organization's push supervisor, which answers it. */
+function toPush(request: PushRequest): OrgOutcome {
+  return { reply: ok(null), effects: [{ type: 'push', request }] };
+}
+
+/** A new job, checked: its quorum, its voting timeout within the server's, and a commit nodes can take. */
+function startJob(state: OrgState, ctx: RequestContext, request: JobRequest, env: HandlerEnv): OrgOutcome {
+  const nodes = [...new Set(request.nodes)];
+  let quorum: number;
+  try {
+    quorum = resolveQuorum(request.quorum, nodes.length);
+  } catch {
+    return { reply: fail(400, "Field 'quorum' invalid") };
+  }
+  if (quorum > nodes.length)
+    return {
+      reply: fail(400, `Field 'quorum' invalid: ${quorum} is more than the ${nodes.length} nodes of the job`),
+    };
+  const limit = env.push.voting_timeout;
+  const voting = Math.min(request.voting_timeout ?? limit, limit);
+  const job = newJob({
+    id: newGuid(),
+    command: request.command,
+    nodes,
+    run_timeout: request.run_timeout,
+    voting_timeout: voting,
+    quorum,
+    options: request.options,
+    requestor: ctx.requestor.name,
+    at: env.now,
+  });
+  const tooBig = commitTooBig(job, state.org.name, env);
+  if (tooBig !== null) return { reply: fail(400, tooBig) };
+  const uri = `${orgUri(ctx, state)}/pushy/jobs/${job.id}`;
+  const reply = ok({ id: job.id, uri }, 201, uri);
+  return { reply, effects: [{ type: 'push', request: { type: 'start_job', job, reply } }] };
 }
 
 /** How many of the organization's nodes GET .../pushy/node_states shows with each status and availability. */
@@ -159,12 +145,14 @@ export interface NodeStateCount {
  * asks on every scrape. The combinations a node is normally in are always present, so a count that falls to 0
  * shows as 0.
  */
-export function countNodeStates(state: OrgState): NodeStateCount[] {
-  const { records } = state.push;
+export function countNodeStates(
+  records: ReadonlyMap<string, NodeAvailability>,
+  orgNodes: ReadonlyMap<string, unknown>,
+): NodeStateCount[] {
   // Indexed [up available, up unavailable, down available, down unavailable].
   const counts = [0, 0, 0, 0];
   for (const r of records.values()) counts[(r.status === 'up' ? 0 : 2) + (r.available ? 0 : 1)]! += 1;
-  for (const node of state.nodes.keys()) if (!records.has(node)) counts[3]! += 1; // never heard: down (spec 2.5)
+  for (const node of orgNodes.keys()) if (!records.has(node)) counts[3]! += 1; // never heard: down (spec 2.5)
   const [upAvailable = 0, upUnavailable = 0, downAvailable = 0, downUnavailable = 0] = counts;
   const all: NodeStateCount[] = [
     { status: 'up', availability: 'available', nodes: upAvailable },
@@ -173,17 +161,6 @@ export function countNodeStates(state: OrgState): NodeStateCount[] {
   ];
   if (downAvailable > 0) all.push({ status: 'down', availability: 'available', nodes: downAvailable });
   return all;
-}
-
-/** Spec 2.5: a node never heard is `down` since the organization began. */
-function nodeStateJson(state: OrgState, node: string): NodeStateBody {
-  const r = state.push.records.get(node);
-  return {
-    node_name: node,
-    status: r?.status ?? 'down',
-    updated_at: httpDate(r?.updated_at ?? state.org.created_at),
-    availability: r?.available ? 'available' : 'unavailable',
-  };
 }
 
 /**
