@@ -24,21 +24,21 @@ module.exports = {
       comment:
         'The wire, job states, auth, config, store, cluster and API shapes know nothing of the actors, the HTTP facade or the transport.',
       from: { path: '^src/(protocol|push|auth|config|store|api|search|cluster)/' },
-      to: { path: '^(actors/|src/(http|transport|metrics|bin|cli|client|setup|server\\.ts))' },
+      to: { path: '^(actors/|src/(http|transport|metrics|bin|cli|client|setup|server\\.ts|wiring/))' },
     },
     {
       name: 'actors-below-the-facades',
       severity: 'error',
       comment: 'Actors receive ports; they never reach for the HTTP facade, the transport or the executables.',
       from: { path: '^actors/' },
-      to: { path: '^src/(http|transport|metrics|bin|cli|client|setup|server\\.ts)' },
+      to: { path: '^src/(http|transport|metrics|bin|cli|client|setup|server\\.ts|wiring/)' },
     },
     {
       name: 'metrics-read-through-ports',
       severity: 'error',
       comment: 'The metrics read the actors, transport and store only through what server.ts hands them at start.',
       from: { path: '^src/metrics/' },
-      to: { path: '^(actors/|src/(http|transport|store|bin|cli|client|setup|server\\.ts))' },
+      to: { path: '^(actors/|src/(http|transport|store|bin|cli|client|setup|server\\.ts|wiring/))' },
     },
     {
       name: 'push-actors-know-no-organization',
@@ -53,7 +53,7 @@ module.exports = {
       severity: 'error',
       comment: 'cli, infra-server-ctl, push-jobs-client and infra-loadtest talk to a server only through its API.',
       from: { path: '^src/(cli|client|loadtest)/' },
-      to: { path: '^(actors/|src/(http|store|transport|metrics|setup|server\\.ts))' },
+      to: { path: '^(actors/|src/(http|store|transport|metrics|setup|server\\.ts|wiring/))' },
     },
     {
       name: 'no-unresolvable',
