@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { signedText } from '../protocol/frames.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
 import { enveloped, envelopeFor, type ServerMessage } from '../protocol/messages.js';
@@ -44,6 +45,8 @@ export interface CurveKeys {
 
 /** How long a job answer that could not be queued (no connected peer) waits before it is tried again. */
 const RETRY_MS = 100;
+/** How often flush() looks whether every job answer is written. */
+const FLUSH_POLL_MS = 20;
 
 export interface HeartbeatBody {
   type: 'heartbeat';
@@ -104,6 +107,7 @@ export class Connection {
     replay: Record<Channel, Replays>,
     private readonly handlers: ConnectionHandlers,
     carried: JobAnswer[] = [],
+    private readonly timers: Timers = realTimers,
   ) {
     // 16 random bytes, hex: the server routes to both channels by it.
     const options = dealerOptions(config, randomBytes(16).toString('hex'), curve);
@@ -155,10 +159,14 @@ export class Connection {
 
   /** Resolves once every job answer is handed to ZeroMQ, or after `timeoutMs`. */
   async flush(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while ((this.pending.length > 0 || this.writing) && !this.closed && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
+    const deadline = this.timers.now() + timeoutMs;
+    while ((this.pending.length > 0 || this.writing) && !this.closed && this.timers.now() < deadline) {
+      await this.wait(FLUSH_POLL_MS);
     }
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timers.after(ms, resolve));
   }
 
   private frames(body: object): [string, string] {
@@ -175,7 +183,7 @@ export class Connection {
         await this.command.send(this.frames(next));
         this.pending.shift();
       } catch {
-        await new Promise((r) => setTimeout(r, RETRY_MS));
+        await this.wait(RETRY_MS);
       }
     }
     this.writing = false;

@@ -5,6 +5,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { hasCode } from '../lib/thrown.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { OutputCollector } from './job-output.js';
 
 export interface ProcessSpec {
@@ -52,8 +53,6 @@ export async function userIds(user: string): Promise<{ uid: number; gid: number;
   }
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
 /** Whether any process of group `pgid` exists (zombies included). */
 export function groupAlive(pgid: number): boolean {
   try {
@@ -72,13 +71,27 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** How stopGroup reaches a process group: through the kernel, unless a unit test stands in for it. */
+export interface GroupControl {
+  alive(pgid: number): boolean;
+  signal(pgid: number, signal: NodeJS.Signals): void;
+}
+
+const kernelGroups: GroupControl = { alive: groupAlive, signal: signalGroup };
+
 /** SIGTERM to the group, SIGKILL to whatever is left after `graceMs`. */
-export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
-  signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
+export async function stopGroup(
+  pgid: number,
+  graceMs: number,
+  timers: Timers = realTimers,
+  groups: GroupControl = kernelGroups,
+): Promise<void> {
+  groups.signal(pgid, 'SIGTERM');
+  const deadline = timers.now() + graceMs;
   // Not unref'd: at start-up, stopping a leftover is all that keeps the client's event loop alive.
-  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, POLL_MS));
-  if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+  while (groups.alive(pgid) && timers.now() < deadline)
+    await new Promise<void>((resolve) => timers.after(POLL_MS, resolve));
+  if (groups.alive(pgid)) groups.signal(pgid, 'SIGKILL');
 }
 
 /**
@@ -93,12 +106,18 @@ function shellCommand(commandLine: string): [string, string[]] {
   return SETPRIV === undefined ? shell : [SETPRIV, ['--pdeathsig', 'KILL', '--', shell[0], ...shell[1]]];
 }
 
+/** What a job runner needs of a running command: a JobProcess, or what a unit test gives it instead. */
+export type JobCommand = Pick<JobProcess, 'pid' | 'done' | 'stop'>;
+
 export class JobProcess {
   readonly done: Promise<ProcessResult>;
   private readonly child: ChildProcess;
   private stopping: Promise<void> | undefined;
 
-  constructor(spec: ProcessSpec) {
+  constructor(
+    spec: ProcessSpec,
+    private readonly timers: Timers = realTimers,
+  ) {
     const capture = spec.captureLimit !== undefined;
     // detached: setsid() makes the shell the leader of a new process group, so signals reach every descendant.
     const [file, args] = shellCommand(spec.commandLine);
@@ -126,7 +145,8 @@ export class JobProcess {
       });
       this.child.once('exit', (code, signal) => {
         const closed = new Promise<void>((r) => this.child.once('close', () => r()));
-        void Promise.race([closed, delay(STDIO_DRAIN_MS)]).then(() => {
+        const drained = new Promise<void>((r) => this.timers.after(STDIO_DRAIN_MS, r, { unref: true }));
+        void Promise.race([closed, drained]).then(() => {
           this.child.stdout?.destroy();
           this.child.stderr?.destroy();
           finish({ exitStatus: code, signal });
@@ -151,7 +171,7 @@ export class JobProcess {
   private async kill(graceMs: number): Promise<void> {
     const pgid = this.child.pid;
     if (pgid === undefined) return;
-    await stopGroup(pgid, graceMs);
+    await stopGroup(pgid, graceMs, this.timers);
     await this.done;
   }
 }

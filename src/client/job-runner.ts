@@ -2,6 +2,7 @@
 // and abort, enforcing run_timeout itself, and reporting the result with its output fitted to max_body_size.
 import { MAX_TEXT_LENGTH } from '../protocol/messages.js';
 import { stat } from 'node:fs/promises';
+import { realTimers, type Timers } from '../lib/timers.js';
 import type {
   Abort,
   ClientJobState,
@@ -12,7 +13,7 @@ import type {
   Run,
 } from '../protocol/messages.js';
 import { decodeJobFile, removeJobFile, writeJobFile, type FileOwner } from './job-file.js';
-import { JobProcess, userIds, type ProcessResult } from './job-process.js';
+import { JobProcess, userIds, type JobCommand, type ProcessResult, type ProcessSpec } from './job-process.js';
 import { ProcessRecords } from './process-records.js';
 import { errorMessage, type Logger } from './logger.js';
 import { fitOutput } from './job-output.js';
@@ -38,6 +39,10 @@ export interface RunnerPorts {
   /** The encoded size of `answer` with the largest envelope the connection may add, and the body limit. */
   measure(answer: JobAnswer): number;
   maxBodySize(): number;
+  /** The run_timeout and the kill grace; Node's timers unless a unit test runs them on a clock of its own. */
+  timers?: Timers;
+  /** Starts a job's command; a JobProcess unless a unit test stands in for the operating system. */
+  startCommand?(spec: ProcessSpec): JobCommand;
 }
 
 interface Held {
@@ -46,8 +51,9 @@ interface Held {
   commandLine?: string;
   owner?: FileOwner & { home: string | undefined };
   filePath?: string;
-  proc?: JobProcess;
-  timer?: NodeJS.Timeout;
+  proc?: JobCommand;
+  /** Cancels the run_timeout. */
+  cancelTimeout?: () => void;
   timedOut: boolean;
   /** Taken by an abort: nothing more is reported for it. */
   ended: boolean;
@@ -58,9 +64,11 @@ interface Held {
 export class JobRunner {
   private held: Held | null = null;
   private readonly records: ProcessRecords;
+  private readonly timers: Timers;
 
   constructor(private readonly ports: RunnerPorts) {
-    this.records = new ProcessRecords(ports.fileDir, ports.log);
+    this.timers = ports.timers ?? realTimers;
+    this.records = new ProcessRecords(ports.fileDir, ports.log, this.timers);
   }
 
   /** Before the first job: stops commands a killed predecessor on this file_dir left running. */
@@ -140,7 +148,7 @@ export class JobRunner {
     if (h.filePath !== undefined) env.PUSH_JOB_FILE = h.filePath;
     else delete env.PUSH_JOB_FILE;
     try {
-      h.proc = new JobProcess({
+      h.proc = this.startCommand({
         commandLine: h.commandLine,
         env,
         cwd: c.dir,
@@ -164,11 +172,11 @@ export class JobRunner {
         .catch((e: unknown) => log.warn(`job ${c.job_id}: cannot record process group ${pgid}: ${errorMessage(e)}`));
     send({ type: 'ack_run', job_id: c.job_id });
     // The client enforces run_timeout too, so the process tree ends even when the server's abort never arrives.
-    h.timer = setTimeout(() => {
+    h.cancelTimeout = this.timers.after(c.run_timeout * 1000, () => {
       h.timedOut = true;
       log.warn(`job ${c.job_id}: run_timeout of ${c.run_timeout} s reached, stopping its process group`);
       void h.proc?.stop(KILL_GRACE_MS);
-    }, c.run_timeout * 1000);
+    });
     void h.proc.done.then((result) => this.finished(h, result));
   }
 
@@ -190,6 +198,10 @@ export class JobRunner {
     this.ports.log.info(`job ${h.commit.job_id}: stopping for shutdown (${h.phase})`);
     await this.drop(h);
     return h.commit.job_id;
+  }
+
+  private startCommand(spec: ProcessSpec): JobCommand {
+    return this.ports.startCommand?.(spec) ?? new JobProcess(spec, this.timers);
   }
 
   private nack(m: Commit, reason: NackCommitReason, detail: string): void {
@@ -234,7 +246,7 @@ export class JobRunner {
   private async drop(h: Held): Promise<void> {
     h.ended = true;
     if (this.held === h) this.held = null;
-    if (h.timer !== undefined) clearTimeout(h.timer);
+    h.cancelTimeout?.();
     await h.proc?.stop(KILL_GRACE_MS);
     await this.cleanup(h);
   }
@@ -254,7 +266,7 @@ export class JobRunner {
   }
 
   private async finished(h: Held, r: ProcessResult): Promise<void> {
-    if (h.timer !== undefined) clearTimeout(h.timer);
+    h.cancelTimeout?.();
     if (h.ended) return;
     if (this.held === h) this.held = null;
     await this.cleanup(h);

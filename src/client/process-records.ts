@@ -4,6 +4,7 @@
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { groupAlive, stopGroup } from './job-process.js';
 import type { Logger } from './logger.js';
 
@@ -29,6 +30,7 @@ export class ProcessRecords {
   constructor(
     fileDir: string,
     private readonly log: Logger,
+    private readonly timers: Timers = realTimers,
   ) {
     this.dir = join(fileDir, 'running');
   }
@@ -72,7 +74,7 @@ export class ProcessRecords {
       if (entry.success && (await stillOurs(entry.data))) {
         const { pgid, job_id } = entry.data;
         this.log.warn(`job ${job_id}: its command (process group ${pgid}) outlived a previous client; stopping it`);
-        await stopGroup(pgid, LEFTOVER_GRACE_MS);
+        await stopGroup(pgid, LEFTOVER_GRACE_MS, this.timers);
         stopped.push(job_id);
       } else if (!entry.success) this.log.warn(`ignoring unreadable process record ${path}`);
       await rm(path, { force: true });

@@ -1,10 +1,12 @@
 // The config endpoint as the node reads it (reference 3): where to connect, the session key, and the timings, in the
-// client's units. The body's shape is src/api/push-jobs.ts's.
+// client's units, asked of the servers of the pool in turn. The body's shape is src/api/push-jobs.ts's.
 import type { KeyObject } from 'node:crypto';
 import { pushConfigSchema } from '../api/push-jobs.js';
 import { errorText, type ApiClient } from '../auth/api-client.js';
 import { decryptSessionKey } from '../protocol/signing.js';
 import { errorMessage } from './logger.js';
+import type { Servers } from './server-api.js';
+import { worthAnotherServer } from './server-pool.js';
 
 /** The config in the units the client works in. */
 export interface PushConfig {
@@ -110,4 +112,33 @@ export async function fetchPushConfig(
     });
   }
   return readPushConfig(res.body, privateKey);
+}
+
+/**
+ * The config from the server `servers` asks now, which `request` fetches. A failure another member may not share
+ * (no answer, 408, 429, 5xx) moves the pool to the next server for the next try; a config fetched names the members
+ * to try from then on.
+ */
+export async function fetchFromPool(
+  servers: Servers,
+  request: (server: string) => Promise<PushConfig>,
+  allowUnencrypted: boolean,
+): Promise<PushConfig> {
+  const server = servers.current;
+  let config: PushConfig;
+  try {
+    config = await request(server);
+  } catch (e) {
+    if (e instanceof ConfigFetchError && !e.permanent && worthAnotherServer(e.status))
+      servers.failed(server, errorMessage(e));
+    throw e;
+  }
+  servers.learn(config.servers);
+  if (config.curveServerKey === null && !allowUnencrypted) {
+    throw new ConfigFetchError(
+      'the server offers no CurveZMQ key; set allow_unencrypted true in client.rb to connect without encryption',
+      true,
+    );
+  }
+  return config;
 }

@@ -12,6 +12,9 @@ import {
   type UnackedResults,
 } from './unacked-results.js';
 
+/** Where results go again: the connection in use. */
+export type ResendChannel = Pick<Connection, 'queued' | 'sendCommand'>;
+
 export class ResultReports {
   private unacked: UnackedResults = [];
 
@@ -43,7 +46,7 @@ export class ResultReports {
    * results went to may have died with them), else what has waited `everyMs` since it was last sent, then twice as
    * long, and so on. A result still waiting to be written is not queued twice.
    */
-  resend(connection: Connection, at: number, everyMs: number, connected: boolean): void {
+  resend(connection: ResendChannel, at: number, everyMs: number, connected: boolean): void {
     if (this.unacked.length === 0) return;
     const { results, due } = resultsToResend(this.unacked, at, everyMs, {
       connected,
