@@ -6,6 +6,7 @@ import { dispatch, stop, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import { httpDate } from '../../src/lib/dates.js';
 import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
+import { Interpreter } from '../shared/interpreter.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { jobNodesByStatus, stepJob } from './job-machine.js';
 import type { JobEffect, JobEvent, JobState } from './job-model.js';
@@ -224,11 +225,12 @@ export function spawnJob(
     }
   };
 
-  const step = (state: JobState, event: JobEvent, answer?: NodeAnswerMessage & { node: string }) => {
-    const { effects } = stepJob(state, event);
-    run(state, effects, answer);
-    return effects;
-  };
+  // The job's machine steps its state in place: the interpreter holds the one state object of the actor's life.
+  const machine = new Interpreter<JobState, JobEvent, JobEffect, NodeAnswerMessage & { node: string }>(
+    stepJob,
+    initial,
+    run,
+  );
 
   /**
    * An answer shows the state as it is now, so it leaves once that state is stored; while the store is down it
@@ -258,7 +260,7 @@ export function spawnJob(
 
   const begin = (state: JobState, msg: Extract<JobMsg, { type: 'begin' }>): JobState => {
     ports.feeds.jobStarted(org, state.id);
-    step(state, { type: msg.restored ? 'restored' : 'start', at: ports.now(), available: msg.available });
+    machine.send({ type: msg.restored ? 'restored' : 'start', at: ports.now(), available: msg.available });
     if (msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
     return state;
   };
@@ -273,7 +275,7 @@ export function spawnJob(
         const event: JobEvent = { type: m.type, at, node: msg.node };
         if (typeof m.exit_status === 'number') event.exit_status = m.exit_status;
         if (m.stdout !== undefined || m.stderr !== undefined) event.output = true;
-        step(state, event, { ...m, node: msg.node });
+        machine.send(event, { ...m, node: msg.node });
         // A result is acknowledged once every change stepped so far is stored, so never before itself: its client
         // stops sending it then. A duplicate, or one the job does not take, is acknowledged too: the job is done
         // with it. A job whose lease is taken meanwhile sends nothing more, and the client sends it again to the
@@ -283,16 +285,16 @@ export function spawnJob(
         break;
       }
       case 'node_down':
-        step(state, { type: 'node_down', at, node: msg.node });
+        machine.send({ type: 'node_down', at, node: msg.node });
         break;
       case 'node_reached':
-        step(state, { type: 'node_reached', at, node: msg.node });
+        machine.send({ type: 'node_reached', at, node: msg.node });
         break;
       case 'timer':
-        step(state, { type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
+        machine.send({ type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
         break;
       case 'abort': {
-        const effects = step(state, { type: 'abort', at });
+        const effects = machine.send({ type: 'abort', at });
         answer(
           msg.replyTo,
           answerAbout(
@@ -319,8 +321,7 @@ export function spawnJob(
   // nodes are told to drop it, and whoever asked is answered from the crashed job.
   const onCrash = (state: JobState, msg: JobMsg): JobState => {
     rendered = undefined;
-    const { effects } = stepJob(state, { type: 'crash', at: ports.now() });
-    run(state, effects);
+    machine.send({ type: 'crash', at: ports.now() });
     if (msg.type === 'abort') answer(msg.replyTo, answerAbout(state, 'abort', true));
     if (msg.type === 'begin' && msg.answer) answer(msg.answer.replyTo, msg.answer.reply);
     if (msg.type === 'answer') msg.stored?.(saver.durable());

@@ -12,9 +12,11 @@ import {
   tickDue,
   type JobHeld,
   type NodeEffect,
+  type NodeEvent,
   type NodeState,
   type ServerLag,
 } from './node-machine.js';
+import { Interpreter } from '../shared/interpreter.js';
 import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
 
 /** `sequence`: the message's place in what its client sent (see NodeEvent). */
@@ -51,8 +53,10 @@ export interface NodeParent {
   send(node: string, message: OutboundMessage): void;
 }
 
+type AnswerMsg = Extract<NodeMsg, { type: 'answer' }>;
+
 export class NodeFollower {
-  private state: NodeState;
+  private readonly machine: Interpreter<NodeState, NodeEvent, NodeEffect, AnswerMsg>;
   private readonly name: string;
   /** When this process last heard the node's heartbeat (the dashboard shows it); undefined until then. */
   lastHeartbeatAt: number | undefined;
@@ -63,24 +67,24 @@ export class NodeFollower {
     private readonly ports: PushPorts,
     private readonly owner: NodeParent,
   ) {
-    this.state = initial;
+    this.machine = new Interpreter(stepNode, initial, (state, effects, answer) => this.run(state, effects, answer));
     this.name = initial.node_name;
   }
 
   /** Goes on from `state`, told nothing of the change: its parent gave it (see GatewayNodes.reset). */
   restart(state: NodeState): void {
-    this.state = state;
+    this.machine.reset(state);
   }
 
   /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
   tickDue(at: number, lag: ServerLag): boolean {
-    return tickDue(this.state, at, lag);
+    return tickDue(this.machine.state, at, lag);
   }
 
   /** Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message. */
   tell(msg: NodeMsg): void {
     try {
-      this.state = this.receive(this.state, msg);
+      this.receive(msg);
     } catch (error) {
       // Steps are pure and visible changes come in fresh state objects, so the state before the throw is whole:
       // the node goes on from it, and its next heartbeat is followed as usual.
@@ -92,39 +96,47 @@ export class NodeFollower {
     return id === null ? 'none' : this.owner.runs(id) ? 'known' : 'unknown';
   }
 
-  private receive(state: NodeState, msg: NodeMsg): NodeState {
-    if (msg.type === 'heartbeat') this.lastHeartbeatAt = msg.at;
-    const { state: next, effects } =
-      msg.type === 'tick'
-        ? stepNode(state, msg)
-        : msg.type === 'heartbeat'
-          ? stepNode(state, {
-              type: 'heartbeat',
-              at: msg.at,
-              incarnation: msg.incarnation,
-              job: this.held(msg.job),
-              sequence: msg.sequence,
-              // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
-              lag: state.status === 'down' ? this.ports.lag.lag(msg.at) : NO_LAG,
-            })
-          : stepNode(state, {
-              type: 'answer',
-              at: msg.at,
-              answer: msg.message.type,
-              job: this.held(msg.message.job_id),
-              sequence: msg.sequence,
-            });
-    if (effects.length > 0) this.run(next, effects, msg.type === 'answer' ? msg : undefined);
-    return next;
+  /** The machine's event for a message, with what the node's message says made relative to this process. */
+  private receive(msg: NodeMsg): void {
+    const { machine } = this;
+    switch (msg.type) {
+      case 'tick':
+        machine.send(msg);
+        return;
+      case 'heartbeat':
+        this.lastHeartbeatAt = msg.at;
+        machine.send({
+          type: 'heartbeat',
+          at: msg.at,
+          incarnation: msg.incarnation,
+          job: this.held(msg.job),
+          sequence: msg.sequence,
+          // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
+          lag: machine.state.status === 'down' ? this.ports.lag.lag(msg.at) : NO_LAG,
+        });
+        return;
+      case 'answer':
+        machine.send(
+          {
+            type: 'answer',
+            at: msg.at,
+            answer: msg.message.type,
+            job: this.held(msg.message.job_id),
+            sequence: msg.sequence,
+          },
+          msg,
+        );
+    }
   }
 
   /** What the node's state says of its availability now, as its parent is told of a change. */
   availability(): AvailabilityChange {
-    const { status, updated_at, incarnation } = this.state;
-    return { status, available: isAvailable(this.state), updated_at, incarnation, restarted: false };
+    const state = this.machine.state;
+    const { status, updated_at, incarnation } = state;
+    return { status, available: isAvailable(state), updated_at, incarnation, restarted: false };
   }
 
-  private run(state: NodeState, effects: readonly NodeEffect[], answer?: Extract<NodeMsg, { type: 'answer' }>): void {
+  private run(state: NodeState, effects: readonly NodeEffect[], answer: AnswerMsg | undefined): void {
     const { name, org, owner, ports } = this;
     for (const e of effects) {
       switch (e.type) {
