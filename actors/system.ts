@@ -1,51 +1,34 @@
-// Starts the actor tree: nact, the root actor that answers for the organization registry, the global users actor,
-// and one actor per organization this process serves (org-registry.ts), those named at start restored from the
-// store before the first request is taken. Every actor is supervised (shared/supervision.ts); crashes are logged
-// and counted here.
-import { realTimers, type Timers } from '../src/lib/timers.js';
-import { dispatch, query, start, stop, type Ref } from 'nact';
+// Starts the actor tree: nact, the root actor that answers for the organizations (root.ts), the global users
+// actor, and one actor per organization this process serves (org-registry.ts), those named at start restored from
+// the store before the first request is taken. Every actor is supervised (shared/supervision.ts); crashes are
+// logged and counted here. What the tree hands the facades is InfraSystem.
+import { dispatch, start, stop, type Ref } from 'nact';
 import { FeedHub, type FeedSettings } from '../src/feeds/feed-hub.js';
 import type { Counters } from '../src/lib/counters.js';
 import type { Logger } from '../src/lib/logger.js';
+import { realTimers, type Timers } from '../src/lib/timers.js';
 import { ORGS } from '../src/store/collections.js';
 import type { Store } from '../src/store/store.js';
-import { newOrgWrites, validatorName } from './org/new-org.js';
+import type { NodeEvent } from '../src/cluster/node-link-messages.js';
+import { accountFanOut } from './account-fan-out.js';
+import { ask } from './ask.js';
 import type { NodeStateCount } from './org/ops/push.js';
-import { publishPrincipals, spawnOrg, type OrgMsg, type OrgPorts } from './org/org.js';
-import { applyWrites, emptyOrgState } from './org/org-state.js';
-import { MemberPlaces } from './org/group-store.js';
-import { persistWrites } from './org/org-store.js';
+import type { OrgMsg, OrgPorts } from './org/org.js';
 import { OrgRegistry } from './org-registry.js';
 import type { NodeFollower } from './push/node.js';
 import { JOB_LINGER_MS } from './push/push-runtime.js';
 import type { PushParts, PushPorts } from './push/ports.js';
-import type { NodeEvent } from '../src/cluster/node-link-messages.js';
-import {
-  failBare,
-  forbidden,
-  internalError,
-  ok,
-  storeFailure,
-  type Reply,
-  type RequestContext,
-} from './shared/reply.js';
+import { spawnRoot, type RootMsg } from './root.js';
 import { PrincipalDirectory, type PrincipalView } from './shared/principals.js';
-import { spawnSupervised, type CrashReporter } from './shared/supervision.js';
-import { followHints, spawnUsers, type UsersMsg } from './users/users.js';
+import type { CrashReporter } from './shared/supervision.js';
+import { followHints } from './users/users-catch-up.js';
+import type { UsersPorts } from './users/users-ports.js';
+import { spawnUsers, type UsersMsg } from './users/users.js';
+import type { UsersState } from './users/users-state.js';
 import { loadUsers } from './users/users-store.js';
 import type { HintBus } from './users/users-sync.js';
 
-export type RootMsg =
-  | { type: 'list_orgs'; ctx: RequestContext; replyTo: Ref<Reply> }
-  | {
-      type: 'create_org';
-      ctx: RequestContext;
-      name: string;
-      full_name: string;
-      validatorKey: { privateKeyPem: string; publicKeyPem: string };
-      replyTo: Ref<Reply>;
-    }
-  | { type: 'org_deleted'; name: string };
+export { ask } from './ask.js';
 
 export interface InfraSystem {
   store: Store;
@@ -107,19 +90,18 @@ export interface SystemOptions {
   adopt?: 'all' | readonly string[];
   /**
    * Several processes on one store: the bus that tells the others of account and membership changes made here and
-   * brings theirs, and when to read accounts and memberships again for the hints lost (default: every 30 s).
+   * brings theirs, and the timers of the reload every RELOAD_MS (users-catch-up.ts) for the hints lost (default:
+   * Node's).
    */
   cluster?: {
     bus: HintBus;
-    reloadEvery?: (tick: () => void) => () => void;
+    timers?: Timers;
     /** Whether this process holds the global lease, and so writes the accounts. */
     holdsAccounts?: () => boolean;
     /** Whether the store holds everything written to it (not while it is written back after a loss). */
     storeIsWhole?: () => Promise<boolean>;
   };
 }
-
-export const ASK_TIMEOUT_MS = 30_000;
 
 const DEFAULT_FEED_SETTINGS = {
   lingerMs: JOB_LINGER_MS,
@@ -128,71 +110,23 @@ const DEFAULT_FEED_SETTINGS = {
   readerAllowance: 10_000,
 };
 
-/** The server acting on its own behalf. */
-const SERVER_CONTEXT: RequestContext = {
-  requestor: { kind: 'user', name: 'pivotal', superuser: true, serverAdmin: true, validator: false },
-  baseUrl: '',
-  apiVersion: 1,
-  authKey: '',
-  authPublicKey: '',
-};
-
-/** Sends a request into the tree and waits for the answer. */
-export function ask<M, R>(ref: Ref<M>, build: (replyTo: Ref<R>) => M, timeoutMs = ASK_TIMEOUT_MS): Promise<R> {
-  return query(ref, build, timeoutMs) as Promise<R>;
-}
-
 export async function startSystem(store: Store, pushParts: PushParts, opts: SystemOptions): Promise<InfraSystem> {
   const now = opts.now ?? Date.now;
   const { counters, log } = opts;
-  const reporter: CrashReporter = {
-    crashed: (actor, error, fatal) => {
-      // The actor's kind (`job`, `node`, `org`, `users`, `root`) names the count; the log names the actor.
-      counters.inc('actor_crashes', actor.split('-')[0]);
-      log.error(fatal ? 'actor crashed and was stopped' : 'actor crashed; its crash policy took over', {
-        actor,
-        error,
-      });
-    },
-  };
+  const reporter = crashReporter(counters, log);
   const nact = start();
 
   const usersState = await loadUsers(store);
-  const principals = new PrincipalDirectory();
-  principals.setServerAdmins(usersState.serverAdmins);
-  for (const [name, doc] of usersState.users) principals.setUser(name, doc);
-
+  const principals = directoryOf(usersState);
   const users = spawnUsers(nact, usersState, {
     store,
     now,
     reporter,
     log,
     principals,
-    ...(opts.cluster ? { bus: opts.cluster.bus } : {}),
-    ...(opts.cluster?.holdsAccounts ? { holdsAccounts: opts.cluster.holdsAccounts } : {}),
-    ...(opts.cluster?.storeIsWhole ? { storeIsWhole: opts.cluster.storeIsWhole } : {}),
-    userDeleted: (org, username) => {
-      const handle = registry.get(org);
-      if (handle) dispatch(handle.ref, { type: 'user_deleted', username });
-    },
-    // Every organization, members or not: ACL entries may name a user that has left.
-    userRenamed: (from, to) => {
-      for (const [name, { ref }] of registry.entries()) {
-        const failed = (why: unknown) =>
-          log.error('an organization could not rename a user', { org: name, from, to, error: why });
-        void ask(ref, (replyTo: Ref<Reply>) => ({
-          type: 'request' as const,
-          ctx: SERVER_CONTEXT,
-          op: { type: 'rename_member' as const, from, to },
-          replyTo,
-        })).then(
-          (reply) => {
-            if (reply.status >= 300) failed(JSON.stringify(reply.body));
-          },
-          (e: unknown) => failed(e),
-        );
-      }
-    },
+    ...(opts.cluster ? usersClusterPorts(opts.cluster) : {}),
+    // The registry is made below, before any account can change.
+    ...accountFanOut(() => registry, log),
   });
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
@@ -210,82 +144,14 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
       dispatch(root, { type: 'org_deleted', name });
     },
   };
-  // The root actor, spawned below, is the parent of every organization's actor.
+  // The root actor, spawned next, is the parent of every organization's actor.
   const registry = new OrgRegistry({ store, sessions, users, principals, feeds, orgPorts, parent: () => root });
-
-  const createOrg = async (msg: Extract<RootMsg, { type: 'create_org' }>, self: Ref<RootMsg>): Promise<Reply> => {
-    if (!msg.ctx.requestor.superuser) return forbidden('create');
-    if (registry.has(msg.name)) return failBare(409, 'Organization already exists');
-    // Stored but served by another process (or not adopted yet): creating it again would overwrite it.
-    try {
-      if ((await store.get(ORGS, msg.name)) !== undefined) return failBare(409, 'Organization already exists');
-    } catch (e) {
-      return storeFailure(log, e);
-    }
-    const creator = msg.ctx.requestor.kind === 'user' ? msg.ctx.requestor.name : null;
-    const writes = newOrgWrites(msg.name, msg.full_name, msg.validatorKey.publicKeyPem, now(), creator);
-    const org = writes[0];
-    if (org?.coll !== 'org' || org.doc === null) return internalError();
-    const state = emptyOrgState(org.doc);
-    const places = new MemberPlaces();
-    try {
-      await persistWrites(store, msg.name, writes, { places, before: new Map() });
-    } catch (e) {
-      return storeFailure(log, e);
-    }
-    applyWrites(state, writes);
-    publishPrincipals(principals, msg.name, writes);
-    dispatch(users, { type: 'org_info', org: msg.name, full_name: state.org.full_name, guid: state.org.guid });
-    const handle = spawnOrg(self, state, [], places, orgPorts);
-    handle.resume();
-    registry.add(msg.name, handle);
-    const uri = `${msg.ctx.baseUrl}/organizations/${msg.name}`;
-    return ok({ uri, clientname: validatorName(msg.name), private_key: msg.validatorKey.privateKeyPem }, 201, uri);
-  };
-
-  const receive = async (_: null, msg: RootMsg, self: Ref<RootMsg>): Promise<null> => {
-    switch (msg.type) {
-      case 'list_orgs': {
-        // Listing every organization needs read on the global organizations container: superusers only.
-        if (!msg.ctx.requestor.superuser) {
-          dispatch(msg.replyTo, forbidden('read'));
-          break;
-        }
-        // Every stored organization, whichever process serves it.
-        let names: string[];
-        try {
-          names = [...new Set([...registry.names(), ...(await store.load(ORGS)).keys()])].sort();
-        } catch (e) {
-          dispatch(msg.replyTo, storeFailure(log, e));
-          break;
-        }
-        dispatch(msg.replyTo, ok(Object.fromEntries(names.map((n) => [n, `${msg.ctx.baseUrl}/organizations/${n}`]))));
-        break;
-      }
-      case 'create_org':
-        dispatch(msg.replyTo, await createOrg(msg, self));
-        break;
-      case 'org_deleted': {
-        const handle = registry.remove(msg.name);
-        if (handle) {
-          void handle.stop();
-          stop(handle.ref);
-        }
-        break;
-      }
-    }
-    return null;
-  };
-  const onCrash = (_: null, msg: RootMsg): null => {
-    if (msg.type !== 'org_deleted') dispatch(msg.replyTo, internalError());
-    return null;
-  };
-  const root = spawnSupervised(nact, { name: 'root', initial: null, receive, onCrash }, reporter);
+  const root = spawnRoot(nact, { store, now, log, reporter, users, principals, orgPorts, registry });
 
   // Listening before the first reload: a change made meanwhile is read by one or the other.
   let stopFollowing = (): void => undefined;
   if (opts.cluster) {
-    stopFollowing = await followHints(users, opts.cluster.bus, log, opts.cluster.reloadEvery);
+    stopFollowing = await followHints(users, opts.cluster.bus, log, opts.cluster.timers);
     await ask(users, (replyTo: Ref<boolean>) => ({ type: 'reload' as const, replyTo }));
   }
 
@@ -296,17 +162,63 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
     for (const name of adopt) await registry.adopt(name);
   }
 
+  return systemOf({ store, root, users, principals, counters, feeds, registry, push }, async () => {
+    stopFollowing();
+    await registry.idle();
+    await Promise.all([...registry.entries()].map(([, handle]) => handle.stop()));
+    stop(nact);
+    await store.close();
+  });
+}
+
+/** Counts and logs every crash by the actor's kind (`job`, `node`, `org`, `users`, `root`); the log names the actor. */
+function crashReporter(counters: Counters, log: Logger): CrashReporter {
   return {
-    store,
-    root,
+    crashed: (actor, error, fatal) => {
+      counters.inc('actor_crashes', actor.split('-')[0]);
+      log.error(fatal ? 'actor crashed and was stopped' : 'actor crashed; its crash policy took over', {
+        actor,
+        error,
+      });
+    },
+  };
+}
+
+/** Authentication's directory, holding the stored accounts and server-admins. */
+function directoryOf(usersState: UsersState): PrincipalDirectory {
+  const principals = new PrincipalDirectory();
+  principals.setServerAdmins(usersState.serverAdmins);
+  for (const [name, doc] of usersState.users) principals.setUser(name, doc);
+  return principals;
+}
+
+/** The users actor's share of the cluster options. */
+function usersClusterPorts(
+  cluster: NonNullable<SystemOptions['cluster']>,
+): Pick<UsersPorts, 'bus' | 'holdsAccounts' | 'storeIsWhole'> {
+  return {
+    bus: cluster.bus,
+    ...(cluster.holdsAccounts ? { holdsAccounts: cluster.holdsAccounts } : {}),
+    ...(cluster.storeIsWhole ? { storeIsWhole: cluster.storeIsWhole } : {}),
+  };
+}
+
+/** The running tree as the facades see it. */
+function systemOf(
+  parts: Pick<InfraSystem, 'store' | 'root' | 'users' | 'principals' | 'counters' | 'feeds'> & {
+    registry: OrgRegistry;
+    push: PushPorts;
+  },
+  stopAll: () => Promise<void>,
+): InfraSystem {
+  const { registry, users, push, ...rest } = parts;
+  return {
+    ...rest,
     users,
     org: (name) => registry.get(name)?.ref,
     orgNames: () => registry.names(),
     adoptOrg: (name) => registry.adopt(name),
     releaseOrg: (name) => registry.release(name),
-    principals,
-    counters,
-    feeds,
     resumePush: () => registry.resumePush(),
     nodeFollower: (org, node) => registry.get(org)?.nodeFollower(node),
     pushPorts: push,
@@ -330,12 +242,6 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
       ];
       if (!(await Promise.all(asked)).every(Boolean)) throw new Error('not everything could be written back');
     },
-    stop: async () => {
-      stopFollowing();
-      await registry.idle();
-      await Promise.all([...registry.entries()].map(([, handle]) => handle.stop()));
-      stop(nact);
-      await store.close();
-    },
+    stop: stopAll,
   };
 }

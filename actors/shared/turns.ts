@@ -6,7 +6,7 @@
 // its queued messages in the same turn, up to a budget, then yields: every actor still moves each turn, and none
 // holds the loop for long.
 import { createRequire } from 'node:module';
-import { performance } from 'node:perf_hooks';
+import { realTimers, type Timers } from '../../src/lib/timers.js';
 
 /** The longest an actor keeps the loop in one turn before it lets the rest of the process run. */
 export const TURN_BUDGET_MS = 1;
@@ -18,8 +18,20 @@ interface Envelope {
   sender: unknown;
 }
 
-/** The clock a turn's budget is read on; a test sets its own. */
-export const turnClock = { now: (): number => performance.now() };
+/** The clock a turn's budget is read on: Node's, unless a test times the turns on its own (timeTurnsOn). */
+let clock: Pick<Timers, 'now'> = realTimers;
+
+/**
+ * Reads every actor's turn budget on `timers` from now on; returns what puts the clock before back. One clock for
+ * the process: the turns are nact's, patched once for every actor system.
+ */
+export function timeTurnsOn(timers: Pick<Timers, 'now'>): () => void {
+  const before = clock;
+  clock = timers;
+  return () => {
+    clock = before;
+  };
+}
 
 /** The part of nact's actor (lib/actor.js, 7.x) that runs messages. */
 interface NactActor {
@@ -45,7 +57,7 @@ for (const method of ['handleMessage', 'createContext', 'afterMessage', 'handleF
 
 /** Runs `first`, then what the mailbox holds, until it is empty or the turn's budget is spent. */
 async function runTurn(actor: NactActor, first: Envelope): Promise<void> {
-  const until = turnClock.now() + TURN_BUDGET_MS;
+  const until = clock.now() + TURN_BUDGET_MS;
   let { message, sender } = first;
   for (let taken = 1; ; taken += 1) {
     try {
@@ -63,7 +75,7 @@ async function runTurn(actor: NactActor, first: Envelope): Promise<void> {
       actor.setTimeout();
       return;
     }
-    if (taken >= TURN_MAX_MESSAGES || turnClock.now() >= until) {
+    if (taken >= TURN_MAX_MESSAGES || clock.now() >= until) {
       actor.handleMessage(next.message, next.sender);
       return;
     }

@@ -3,18 +3,10 @@
 import { handleUserAclOp, type UserAclOp } from './user-acl.js';
 import { ownerAcl, renameInAcl } from '../../src/auth/acl.js';
 import type { UserDoc } from '../shared/documents.js';
-import { userCan, type UserPermission, type UsersOutcome, type UsersState, type UsersWrite } from './users-state.js';
-import {
-  createdWithKey,
-  createKey,
-  deleteKey,
-  getKey,
-  listKeys,
-  updateKey,
-  type KeyInput,
-  type KeyResult,
-} from '../shared/key-ops.js';
-import { fail, failBare, forbidden, ok, type Reply, type RequestContext } from '../shared/reply.js';
+import { userCan, type UsersOutcome, type UsersState, type UsersWrite } from './users-state.js';
+import { createdWithKey } from '../shared/key-ops.js';
+import { handleUserKeyOp, type UserKeyOp } from './user-keys.js';
+import { fail, failBare, forbidden, ok, type RequestContext } from '../shared/reply.js';
 
 export interface UserInput {
   username: string;
@@ -34,17 +26,11 @@ export type UserOp =
   | { type: 'get_user'; name: string }
   | { type: 'update_user'; name: string; input: Partial<UserInput> }
   | { type: 'delete_user'; name: string }
-  | { type: 'list_user_keys'; name: string }
-  /** An organization's member's keys, once that organization allowed the read (spec 4.3); routes send it only then. */
-  | { type: 'read_member_keys'; name: string; key?: string }
-  | { type: 'get_user_key'; name: string; key: string }
-  | { type: 'create_user_key'; name: string; input: KeyInput }
-  | { type: 'update_user_key'; name: string; key: string; input: KeyInput }
-  | { type: 'delete_user_key'; name: string; key: string }
   | { type: 'list_user_orgs'; name: string }
   | { type: 'list_server_admins' }
   | { type: 'grant_server_admin'; name: string }
   | { type: 'remove_server_admin'; name: string }
+  | UserKeyOp
   | UserAclOp;
 
 /** A new user's ACL: itself on everything; server-admins create, read, update, delete (reference 5.3). */
@@ -101,75 +87,37 @@ export function handleUserOp(state: UsersState, ctx: RequestContext, op: UserOp,
     case 'get_user_acl':
     case 'put_user_acl':
       return handleUserAclOp(state, ctx, op);
+    case 'list_user_keys':
+    case 'read_member_keys':
+    case 'get_user_key':
+    case 'create_user_key':
+    case 'update_user_key':
+    case 'delete_user_key':
+      return handleUserKeyOp(state, ctx, op, nowMs, base);
     default:
-      return handleOneUser(state, ctx, op, nowMs, base);
+      return handleOneUser(state, ctx, op, base);
   }
 }
 
+/** `get_user`, `list_user_orgs`, `update_user` and `delete_user`: one account, once the requester may. */
 function handleOneUser(
   state: UsersState,
   ctx: RequestContext,
-  op: Extract<UserOp, { name: string }>,
-  nowMs: number,
+  op: Extract<UserOp, { type: 'get_user' | 'list_user_orgs' | 'update_user' | 'delete_user' }>,
   base: string,
 ): UsersOutcome {
   const u = state.users.get(op.name);
   if (!u) return { reply: failBare(404, `Could not find user ${op.name}`) };
-  const uri = `${base}/${u.username}`;
-  const need = (perm: UserPermission): Reply | null =>
-    userCan(state, ctx, u, perm) ? null : forbidden(perm === 'read' ? 'read' : perm);
-  const self = ctx.requestor.kind === 'user' && ctx.requestor.name === u.username ? ctx.authKey : null;
-  const saveKeys = (res: KeyResult): UsersOutcome =>
-    res.keys
-      ? { reply: res.reply, writes: [{ coll: 'users', id: u.username, doc: { ...u, keys: res.keys } }] }
-      : { reply: res.reply };
-  let denied: Reply | null;
+  const perm = op.type === 'update_user' ? 'update' : op.type === 'delete_user' ? 'delete' : 'read';
+  if (!userCan(state, ctx, u, perm)) return { reply: forbidden(perm) };
   switch (op.type) {
     case 'get_user':
-      return { reply: need('read') ?? ok(userJson(u, ctx.apiVersion)) };
-    case 'list_user_orgs': {
-      denied = need('read');
-      if (denied) return { reply: denied };
-      // Others see only the organizations they share with the user (reference 3).
-      const r = ctx.requestor;
-      const all = [...(state.orgsOf.get(u.username) ?? [])];
-      const mine = state.orgsOf.get(r.name);
-      const visible =
-        r.superuser || (r.kind === 'user' && r.name === u.username) ? all : all.filter((o) => mine?.has(o) === true);
-      return { reply: ok(visible.sort().map((name) => ({ organization: { name, ...state.orgInfo.get(name) } }))) };
-    }
-    case 'update_user': {
-      denied = need('update');
-      if (denied) return { reply: denied };
-      const newName = op.input.username ?? u.username;
-      if (newName !== u.username && state.users.has(newName))
-        return { reply: fail(409, `User '${newName}' already exists`) };
-      const email = op.input.email?.toLowerCase() ?? u.email;
-      if (email !== u.email && [...state.users.values()].some((o) => o.email === email))
-        return { reply: fail(409, 'Username or email address already in use.') };
-      const doc: UserDoc = { ...u, ...defined(op.input), username: newName, email, keys: u.keys };
-      delete (doc as { generated?: unknown }).generated;
-      delete (doc as { public_key?: unknown }).public_key;
-      const writes: UsersWrite[] = [{ coll: 'users', id: newName, doc }];
-      if (newName === u.username) return { reply: ok({ uri: `${base}/${newName}` }), writes };
-      // Rights are held by name: the account's own ACL and server-admins follow the rename.
-      doc.acl = renameInAcl(u.acl, 'users', u.username, newName) ?? u.acl;
-      writes.push({ coll: 'users', id: u.username, doc: null });
-      if (state.serverAdmins.has(u.username)) {
-        writes.push({
-          coll: 'server-admins',
-          users: [...state.serverAdmins].map((n) => (n === u.username ? newName : n)).sort(),
-        });
-      }
-      return {
-        reply: ok({ uri: `${base}/${newName}` }, 201, `${base}/${newName}`),
-        writes,
-        renamed: { from: u.username, to: newName },
-      };
-    }
+      return { reply: ok(userJson(u, ctx.apiVersion)) };
+    case 'list_user_orgs':
+      return { reply: ok(visibleOrgs(state, ctx, u)) };
+    case 'update_user':
+      return updateUser(state, op.input, u, base);
     case 'delete_user': {
-      denied = need('delete');
-      if (denied) return { reply: denied };
       // Superusers sign the server's own administration; losing one locks infra-server-ctl out.
       if (u.superuser) return { reply: fail(403, `${u.username} is a superuser and cannot be deleted.`) };
       const writes: UsersWrite[] = [{ coll: 'users', id: u.username, doc: null }];
@@ -181,27 +129,46 @@ function handleOneUser(
         deletedFrom: { username: u.username, orgs: [...(state.orgsOf.get(u.username) ?? [])] },
       };
     }
-    case 'list_user_keys':
-      return { reply: need('read') ?? listKeys(u.keys, uri, nowMs) };
-    case 'read_member_keys':
-      return { reply: op.key === undefined ? listKeys(u.keys, uri, nowMs) : getKey(u.keys, op.key, u.username) };
-    case 'get_user_key':
-      return { reply: need('read') ?? getKey(u.keys, op.key, u.username) };
-    case 'create_user_key':
-      denied = need('update');
-      if (denied) return { reply: denied };
-      return saveKeys(createKey(u.keys, op.input, uri));
-    case 'update_user_key':
-      denied = need('update');
-      if (denied) return { reply: denied };
-      return saveKeys(updateKey(u.keys, op.key, op.input, u.username, uri, self));
-    case 'delete_user_key':
-      denied = need('update');
-      if (denied) return { reply: denied };
-      return saveKeys(deleteKey(u.keys, op.key, u.username, self));
-    default:
-      return { reply: fail(500, 'internal service error') };
   }
+}
+
+/** The user's organizations; others see only the ones they share with it (reference 3). */
+function visibleOrgs(state: UsersState, ctx: RequestContext, u: UserDoc) {
+  const r = ctx.requestor;
+  const all = [...(state.orgsOf.get(u.username) ?? [])];
+  const mine = state.orgsOf.get(r.name);
+  const visible =
+    r.superuser || (r.kind === 'user' && r.name === u.username) ? all : all.filter((o) => mine?.has(o) === true);
+  return visible.sort().map((name) => ({ organization: { name, ...state.orgInfo.get(name) } }));
+}
+
+/** Changes an account's fields; a new name moves the account, its own ACL and its place in server-admins. */
+function updateUser(state: UsersState, input: Partial<UserInput>, u: UserDoc, base: string): UsersOutcome {
+  const newName = input.username ?? u.username;
+  if (newName !== u.username && state.users.has(newName))
+    return { reply: fail(409, `User '${newName}' already exists`) };
+  const email = input.email?.toLowerCase() ?? u.email;
+  if (email !== u.email && [...state.users.values()].some((o) => o.email === email))
+    return { reply: fail(409, 'Username or email address already in use.') };
+  const doc: UserDoc = { ...u, ...defined(input), username: newName, email, keys: u.keys };
+  delete (doc as { generated?: unknown }).generated;
+  delete (doc as { public_key?: unknown }).public_key;
+  const writes: UsersWrite[] = [{ coll: 'users', id: newName, doc }];
+  if (newName === u.username) return { reply: ok({ uri: `${base}/${newName}` }), writes };
+  // Rights are held by name: the account's own ACL and server-admins follow the rename.
+  doc.acl = renameInAcl(u.acl, 'users', u.username, newName) ?? u.acl;
+  writes.push({ coll: 'users', id: u.username, doc: null });
+  if (state.serverAdmins.has(u.username)) {
+    writes.push({
+      coll: 'server-admins',
+      users: [...state.serverAdmins].map((n) => (n === u.username ? newName : n)).sort(),
+    });
+  }
+  return {
+    reply: ok({ uri: `${base}/${newName}` }, 201, `${base}/${newName}`),
+    writes,
+    renamed: { from: u.username, to: newName },
+  };
 }
 
 function createUser(

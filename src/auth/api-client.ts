@@ -6,6 +6,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { promisify } from 'node:util';
 import { gunzip as zlibGunzip } from 'node:zlib';
 import { isoSeconds } from '../lib/dates.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { readPrivateKey } from './rsa-keys.js';
 import { signRequest, type SignOptions, type SignVersion } from './signed-headers.js';
 
@@ -20,6 +21,8 @@ export interface ApiClientOptions {
   apiVersion?: number;
   /** Milliseconds before a request is given up (default 30 s). */
   timeoutMs?: number;
+  /** What times each request out; Node's unless a test runs the client on a clock of its own. */
+  timers?: Timers;
 }
 
 export interface ApiResponse {
@@ -123,7 +126,7 @@ export class ApiClient {
       ...extraHeaders,
     };
     if (payload !== '') headers['Content-Type'] = 'application/json';
-    const res = await exchange({ url, method, headers, payload, timeoutMs: this.o.timeoutMs ?? 30_000, keep: true });
+    const res = await exchange({ url, method, headers, payload, ...this.bound(), keep: true });
     return { status: res.status, bytes: await decoded(res), headers: res.headers };
   }
 
@@ -139,7 +142,7 @@ export class ApiClient {
       method,
       headers,
       payload: '',
-      timeoutMs: this.o.timeoutMs ?? 30_000,
+      ...this.bound(),
       keep: false,
     });
     return { status: res.status, size: res.size, headers: res.headers };
@@ -154,6 +157,11 @@ export class ApiClient {
     const headers: Record<string, string> = { Accept: 'text/event-stream', ...this.signed('GET', url, '') };
     if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
     return fetch(url, { headers, signal });
+  }
+
+  /** How long a request may take, on which timers. */
+  private bound(): Pick<ExchangeRequest, 'timeoutMs' | 'timers'> {
+    return { timeoutMs: this.o.timeoutMs ?? 30_000, timers: this.o.timers ?? realTimers };
   }
 
   /** The signed headers of one request (spec 5), in the protocol version the client was made with. */
@@ -240,6 +248,7 @@ interface ExchangeRequest {
   headers: Record<string, string>;
   payload: string;
   timeoutMs: number;
+  timers: Timers;
   /** Whether the answer's bytes are gathered. */
   keep: boolean;
   /** On a connection of its own, closed after the answer, rather than one kept open between requests. */
@@ -256,7 +265,16 @@ interface Exchanged {
 /** A reset of a reused connection before any answer came; its cause is the ApiNetworkError to report. */
 class StaleConnectionError extends Error {}
 
-function exchangeOnce({ url, method, headers, payload, timeoutMs, keep, fresh }: ExchangeRequest): Promise<Exchanged> {
+function exchangeOnce({
+  url,
+  method,
+  headers,
+  payload,
+  timeoutMs,
+  timers,
+  keep,
+  fresh,
+}: ExchangeRequest): Promise<Exchanged> {
   const tls = url.protocol === 'https:';
   if (!tls && url.protocol !== 'http:') return Promise.reject(new TypeError(`not an http(s) URL: ${url.href}`));
   return new Promise((resolve, reject) => {
@@ -272,17 +290,16 @@ function exchangeOnce({ url, method, headers, payload, timeoutMs, keep, fresh }:
       });
       res.on('error', failed);
       res.on('end', () => {
-        clearTimeout(timer);
+        cancelTimer();
         const bytes = keep ? Buffer.concat(chunks, size) : undefined;
         resolve({ status: res.statusCode ?? 0, bytes, size, headers: headersOf(res) });
       });
     });
-    const timer = setTimeout(
-      () => req.destroy(new ApiTimeoutError(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
-      timeoutMs,
+    const cancelTimer = timers.after(timeoutMs, () =>
+      req.destroy(new ApiTimeoutError(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
     );
     function failed(err: Error & { code?: string }): void {
-      clearTimeout(timer);
+      cancelTimer();
       if (err instanceof ApiTimeoutError) return reject(err);
       const network = new ApiNetworkError('request failed', { cause: err });
       const stale = req.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE');

@@ -5,6 +5,7 @@
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { LimitsStatus } from '../api/status-schema.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { countOpenFiles, type FileLimits } from './open-files.js';
 
 export const HTTP_REFUSALS = [
@@ -46,23 +47,27 @@ export class ConnectionBudget {
   private counted = 0;
   private openedAtCount = 0;
   private closedAtCount = 0;
-  private sampler: NodeJS.Timeout | undefined;
+  /** Stops the counting, once started. */
+  private stopSampling: (() => void) | undefined;
   /** Sockets refused when they connected: a request read from one anyway is not answered. */
   private readonly refusedSockets = new WeakSet<Socket>();
   /** Sockets whose current request's headers arrived: a timeout there is the request's, not the headers'. */
   private readonly inRequest = new WeakSet<Socket>();
 
-  constructor(private readonly settings: BudgetSettings) {}
+  /** `timers`: when the files are counted again; Node's unless a test runs the budget on a clock of its own. */
+  constructor(
+    private readonly settings: BudgetSettings,
+    private readonly timers: Timers = realTimers,
+  ) {}
 
   /** Starts counting the process's open files. */
   async start(): Promise<void> {
     await this.count();
-    this.sampler = setInterval(() => void this.count(), SAMPLE_MS);
-    this.sampler.unref();
+    this.stopSampling = this.timers.every(SAMPLE_MS, () => void this.count(), { unref: true });
   }
 
   stop(): void {
-    clearInterval(this.sampler);
+    this.stopSampling?.();
   }
 
   /** Files open now: the last count, and the API connections opened or closed since. */

@@ -78,14 +78,14 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[],
   let reader: FeedReader | undefined;
   let cancelTimer: (() => void) | undefined;
   /**
-   * Set while the stream holds as much as it may and its reader takes nothing: the connection is full. Held for
-   * keep_alive_time, the reader is dropped: it holds a connection, and its events, for nothing.
+   * Cancels the timer set while the stream holds as much as it may and its reader takes nothing: the connection is
+   * full. Held for keep_alive_time, the reader is dropped: it holds a connection, and its events, for nothing.
    */
-  let stall: NodeJS.Timeout | undefined;
+  let stall: (() => void) | undefined;
   let left = false;
   const leave = () => {
     cancelTimer?.();
-    if (stall !== undefined) clearTimeout(stall);
+    stall?.();
     if (left) return;
     left = true;
     if (reader !== undefined) log.leave(reader);
@@ -93,10 +93,10 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[],
   };
   const full = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     if ((controller.desiredSize ?? 0) > 0 || hooks.stalled === undefined) return;
-    stall = setTimeout(() => {
+    stall = feeds.timers.after(keepAliveMs, () => {
       hooks.stalled?.();
       leave();
-    }, keepAliveMs);
+    });
   };
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -105,7 +105,7 @@ function streamOf(feeds: FeedHub, log: FeedLog, from: number, preface: string[],
         for (const text of preface) controller.enqueue(encoder.encode(text));
       },
       async pull(controller) {
-        if (stall !== undefined) clearTimeout(stall);
+        stall?.();
         stall = undefined;
         const r = reader as FeedReader;
         for (;;) {

@@ -1,30 +1,41 @@
 // FileStore: the persistence port over plain files, one JSON file per document and one appended file per
-// field map, for servers without Redis.
-import { createHash } from 'node:crypto';
+// field map, for servers without Redis. Where each file lives is file-names.ts; how a change is logged,
+// file-changes.ts; how files are read, file-reads.ts.
 import type { Dirent } from 'node:fs';
-import { access, constants, mkdir, readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { z } from 'zod';
+import { access, constants, mkdir, readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { hasCode } from '../lib/thrown.js';
-import { fieldsLine, parseFieldLines, type FileOp } from './file-ops.js';
+import { realTimers, type Timers } from '../lib/timers.js';
+import { logLine, parseLogLine, type Change } from './file-changes.js';
+import { documentFile, fileContent, FIELDS, isHashed, JOURNAL_DIR, pathIn, unwrap } from './file-names.js';
+import { fieldsLine, type FileOp } from './file-ops.js';
+import { Limiter, readDoc, readFields } from './file-reads.js';
 import { FileThread } from './file-thread.js';
 import { checkCollection, encodeDoc } from './layout.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 import { readLogs, WriteLog } from './write-log.js';
 
-/** Longest file name most file systems accept, in bytes. */
-const NAME_MAX = 255;
 /** Makes logged changes to the files, in log order: one thread for every store of the process. */
 const writer = new FileThread();
 /** A checkpoint's syncs, apart from the writes so that these never wait behind them. */
 const syncer = new FileThread();
 /** Files read at once; keeps a 10,000-document load under the usual descriptor limit. */
 const IO_SLOTS = 64;
+/** How long a logged change may wait for its files to be synced, and how large the log may grow before. */
+const CHECKPOINT_MS = 1000;
+const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+/** Lines a field map file may grow to before it is rewritten with only what it holds. */
+const COMPACT_LINES = 1000;
+
+/** What the changes of one log file touched, and their writes to the files. */
+interface Touched {
+  files: Set<string>;
+  folders: Set<string>;
+  made: Array<Promise<unknown>>;
+}
 
 /**
- * Layout: `<root>/<collection path>/<encodeURIComponent(id)>.json`. Temporary files are named
- * `~<random>.tmp`: never `.json`, so load skips them, and `~` never starts a collection folder. A field map
- * is `<encodeURIComponent(id)>.fields`: one line per putFields call, a JSON array of `[field, value]` pairs,
+ * Layout: file-names.ts. A field map is one line per putFields call, a JSON array of `[field, value]` pairs,
  * appended, so a call costs its own fields; a line cut short by a crash was never acknowledged and is skipped
  * when read.
  *
@@ -42,10 +53,15 @@ export class FileStore implements Store {
   readonly #ready: Promise<WriteLog>;
   /** What the changes of each log file touched, until a checkpoint has synced it. */
   readonly #unsynced = new Map<number, Touched>();
-  #checkpointTimer: NodeJS.Timeout | undefined;
+  /** Cancels the checkpoint due, if one is. */
+  #checkpointTimer: (() => void) | undefined;
   #checkpointing: Promise<void> | undefined;
 
-  constructor(readonly root: string) {
+  /** `timers`: when checkpoints fall due; Node's unless a test runs the store on a clock of its own. */
+  constructor(
+    readonly root: string,
+    private readonly timers: Timers = realTimers,
+  ) {
     this.#ready = this.#recover();
     this.#ready.catch(() => undefined); // reported by the first operation that waits for it
   }
@@ -63,11 +79,9 @@ export class FileStore implements Store {
       throw err;
     }
     const files = entries.flatMap((e): Array<{ id: string | undefined; path: string }> => {
-      if (!e.isFile()) return [];
-      const path = join(dir, e.name);
-      if (e.name.startsWith(HASHED_PREFIX) && e.name.endsWith('.json')) return [{ id: undefined, path }];
-      const id = idOf(e.name);
-      return id === undefined ? [] : [{ id, path }];
+      const holds = e.isFile() ? documentFile(e.name) : undefined;
+      if (holds === undefined) return [];
+      return [{ id: holds === 'hashed' ? undefined : holds.id, path: join(dir, e.name) }];
     });
     const read = await Promise.all(files.map((f) => this.#io.run(() => readDoc(f.path))));
     const docs = new Map<string, unknown>();
@@ -172,7 +186,7 @@ export class FileStore implements Store {
     await this.#checkpointing;
     await writer.run([]).catch(() => undefined);
     if (this.#unsynced.size > 0) await this.#checkpoint();
-    clearTimeout(this.#checkpointTimer);
+    this.#checkpointTimer?.();
     this.#checkpointTimer = undefined;
   }
 
@@ -218,15 +232,15 @@ export class FileStore implements Store {
     if (this.#checkpointing !== undefined) return;
     const now = log.size >= CHECKPOINT_BYTES;
     if (this.#checkpointTimer !== undefined && !now) return;
-    clearTimeout(this.#checkpointTimer);
-    this.#checkpointTimer = setTimeout(
+    this.#checkpointTimer?.();
+    this.#checkpointTimer = this.timers.after(
+      now ? 0 : CHECKPOINT_MS,
       () => {
         this.#checkpointTimer = undefined;
         void this.#checkpoint().catch(() => undefined);
       },
-      now ? 0 : CHECKPOINT_MS,
+      { unref: true },
     );
-    this.#checkpointTimer.unref();
   }
 
   /**
@@ -300,150 +314,7 @@ export class FileStore implements Store {
     return this.#path(...('fields' in change ? change.fields : change.removeFields), FIELDS);
   }
 
-  #path(collection: CollectionName, id: string, extension = DOCUMENT): string {
-    checkCollection(collection);
-    const plain = `${encodeURIComponent(id)}${extension}`;
-    // An id too long for a file name is stored under its hash; a document keeps its id inside the file.
-    const name =
-      Buffer.byteLength(plain) > NAME_MAX
-        ? `${HASHED_PREFIX}${createHash('sha256').update(id).digest('hex')}${extension}`
-        : plain;
-    return join(this.root, collection, name);
-  }
-}
-
-const DOCUMENT = '.json';
-/** The write log's folder: `~` never starts a collection folder. */
-const JOURNAL_DIR = '~journal';
-/** How long a logged change may wait for its files to be synced, and how large the log may grow before. */
-const CHECKPOINT_MS = 1000;
-const CHECKPOINT_BYTES = 64 * 1024 * 1024;
-
-type At = readonly [CollectionName, string];
-/** One change as logged and made: a document (as JSON) written or removed, a field map line, a collection dropped. */
-type Change =
-  | { put: At; json: string }
-  | { remove: At }
-  | { fields: At; line: string }
-  | { removeFields: At }
-  | { drop: CollectionName };
-
-/** What the changes of one log file touched, and their writes to the files. */
-interface Touched {
-  files: Set<string>;
-  folders: Set<string>;
-  made: Array<Promise<unknown>>;
-}
-
-/** A log line: the changes as a JSON array, a document and a field map line written into it as they are. */
-function logLine(changes: readonly Change[]): string {
-  const parts = changes.map((c) => {
-    if ('put' in c) return `{"put":${JSON.stringify(c.put)},"doc":${c.json}}`;
-    if ('fields' in c) return `{"fields":${JSON.stringify(c.fields)},"line":${c.line}}`;
-    return JSON.stringify(c);
-  });
-  return `[${parts.join(',')}]`;
-}
-
-const atSchema = z.tuple([z.string(), z.string()]);
-const logLineSchema = z.array(
-  z.union([
-    z.object({ put: atSchema, doc: z.unknown() }),
-    z.object({ remove: atSchema }),
-    z.object({ fields: atSchema, line: z.array(z.tuple([z.string(), z.unknown()])) }),
-    z.object({ removeFields: atSchema }),
-    z.object({ drop: z.string() }),
-  ]),
-);
-
-function parseLogLine(line: string): Change[] {
-  return logLineSchema.parse(JSON.parse(line)).map((c): Change => {
-    if ('put' in c) return { put: c.put, json: encodeDoc(c.doc) };
-    if ('fields' in c) return { fields: c.fields, line: fieldsLine(c.line) };
-    return c;
-  });
-}
-
-const COMPACT_LINES = 1000;
-
-const FIELDS = '.fields';
-
-/** encodeURIComponent never writes `%` followed by a non-hex letter, so no plain name starts like this. */
-const HASHED_PREFIX = '%h-';
-
-function isHashed(path: string): boolean {
-  return basename(path).startsWith(HASHED_PREFIX);
-}
-
-/** A document's file content from its JSON: a hashed file keeps the id inside. */
-function fileContent(path: string, id: string, json: string): string {
-  return isHashed(path) ? `{"id":${JSON.stringify(id)},"doc":${json}}` : json;
-}
-
-function unwrap(found: unknown, path: string): { id: string; doc: unknown } {
-  if (found !== null && typeof found === 'object' && 'id' in found && typeof found.id === 'string' && 'doc' in found) {
-    return { id: found.id, doc: found.doc };
-  }
-  throw new Error(`corrupt document file ${path}: no id inside a hashed file`);
-}
-
-/** The id a document file stands for, or undefined for any file this store did not write. */
-function idOf(name: string): string | undefined {
-  if (!name.endsWith('.json')) return undefined;
-  const stem = name.slice(0, -'.json'.length);
-  try {
-    const id = decodeURIComponent(stem);
-    return encodeURIComponent(id) === stem ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function readDoc(path: string): Promise<{ doc: unknown } | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if (hasCode(err, 'ENOENT')) return undefined;
-    throw err;
-  }
-  try {
-    return { doc: JSON.parse(text) };
-  } catch (err) {
-    throw new Error(`corrupt document file ${path}`, { cause: err });
-  }
-}
-
-/** The fields of a field map file; a missing file is an empty map. */
-async function readFields(path: string): Promise<Map<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if (hasCode(err, 'ENOENT')) return new Map();
-    throw err;
-  }
-  return parseFieldLines(text, path);
-}
-
-/** Runs at most `slots` tasks at once, the rest in arrival order. */
-class Limiter {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-
-  constructor(slots: number) {
-    this.#free = slots;
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#free > 0) this.#free -= 1;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free += 1;
-    }
+  #path(collection: CollectionName, id: string, extension?: string): string {
+    return pathIn(this.root, collection, id, extension);
   }
 }

@@ -1,6 +1,7 @@
 // Opens the connection a `redis_url` names: one Redis, a Redis Cluster (found by asking the node the URL names, so
 // any node of a cluster is enough), or a master through Sentinel (`redis+sentinel://HOST:PORT,HOST:PORT/NAME`).
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { realTimers, type Timers } from '../lib/timers.js';
 import type { RedisClient } from './redis-scripts.js';
 
 /** Redis did not become ready in time; the message names the URL (without password) and the last error. */
@@ -72,26 +73,35 @@ function refuseUnansweredOnClose(client: RedisClient): void {
 
 /**
  * Connects to what the URL names and asks whether it is a node of a Redis Cluster; if so, the connection returned
- * is a cluster client seeded with that node.
+ * is a cluster client seeded with that node. `timers`: what times each wait; Node's unless a test has its own.
  */
-export async function connectRedis(url: string, timeoutMs: number): Promise<OpenedRedis> {
+export async function connectRedis(url: string, timeoutMs: number, timers: Timers = realTimers): Promise<OpenedRedis> {
   const first = openRedis(url);
-  await whenReady(first, url, timeoutMs);
+  await whenReady(first, url, timeoutMs, timers);
   if (first.mode !== 'single') return first;
   const info = await first.redis.info('cluster');
   if (!/cluster_enabled:1/.test(info)) return first;
   first.redis.disconnect();
   const cluster = openRedis(url, 'cluster');
-  await whenReady(cluster, url, timeoutMs);
+  await whenReady(cluster, url, timeoutMs, timers);
   return cluster;
 }
 
-export function whenReady(opened: OpenedRedis, url: string, timeoutMs: number): Promise<void> {
+/**
+ * Resolves once the connection is ready; rejects with a RedisUnavailableError, and drops the connection, when it
+ * ends first or is not ready within `timeoutMs`.
+ */
+export function whenReady(
+  opened: OpenedRedis,
+  url: string,
+  timeoutMs: number,
+  timers: Timers = realTimers,
+): Promise<void> {
   const { redis } = opened;
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const finish = (err?: Error): void => {
-      clearTimeout(timer);
+      cancelTimer();
       redis.off('ready', onReady);
       redis.off('end', onEnd);
       if (err) {
@@ -106,7 +116,7 @@ export function whenReady(opened: OpenedRedis, url: string, timeoutMs: number): 
     };
     const onReady = (): void => finish();
     const onEnd = (): void => fail('closed the connection');
-    const timer = setTimeout(() => fail(`did not answer within ${timeoutMs / 1000} s`), timeoutMs);
+    const cancelTimer = timers.after(timeoutMs, () => fail(`did not answer within ${timeoutMs / 1000} s`));
     redis.on('ready', onReady);
     redis.on('end', onEnd);
   });

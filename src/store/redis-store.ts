@@ -14,6 +14,7 @@ import {
   partitionPrefix,
   registryKey,
 } from './layout.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { FencedError, type Fencing } from './fencing.js';
 import { partitionOfDoc, partitionsOfCollection, type Partition } from './partitions.js';
 import { connectRedis, openRedis, RedisUnavailableError, sentinelsOf, type OpenedRedis } from './redis-connection.js';
@@ -47,12 +48,15 @@ export class RedisStore implements Store {
   #replication: Replication = MASTER_ONLY;
   /** Through Sentinel with replicas asked for: the failovers its sentinels announce. */
   #failovers: SentinelFailovers | undefined;
-  #lossTimer: NodeJS.Timeout | undefined;
+  /** Stops the periodic look for the marker, once onLost started it. */
+  #stopLossChecks: (() => void) | undefined;
   #checkLoss: () => Promise<void> = () => Promise.resolve();
 
+  /** `timers`: the loss checks and the PING's bound; Node's unless a test runs the store on a clock of its own. */
   private constructor(
     opened: OpenedRedis,
     readonly keyPrefix: string,
+    private readonly timers: Timers,
   ) {
     this.#opened = opened;
     this.#redis = withScripts(opened.redis);
@@ -67,10 +71,11 @@ export class RedisStore implements Store {
     keyPrefix = 'infra:',
     timeoutMs = CONNECT_TIMEOUT_MS,
     replicas: ReplicaWait = { minReplicas: 0, timeoutMs: 0 },
+    timers: Timers = realTimers,
   ): Promise<RedisStore> {
     checkPrefix(keyPrefix);
-    const opened = await connectRedis(url, timeoutMs);
-    const store = new RedisStore(opened, keyPrefix);
+    const opened = await connectRedis(url, timeoutMs, timers);
+    const store = new RedisStore(opened, keyPrefix, timers);
     try {
       // WAIT names no key, so on a Redis Cluster it would reach some node rather than the master of the write's slot.
       if (replicas.minReplicas > 0 && opened.mode === 'cluster')
@@ -91,9 +96,9 @@ export class RedisStore implements Store {
   }
 
   /** A store whose connection is tried in the background (state() tells whether it answers). */
-  static openLazily(url: string, keyPrefix = 'infra:'): RedisStore {
+  static openLazily(url: string, keyPrefix = 'infra:', timers: Timers = realTimers): RedisStore {
     checkPrefix(keyPrefix);
-    return new RedisStore(openRedis(url), keyPrefix);
+    return new RedisStore(openRedis(url), keyPrefix, timers);
   }
 
   /** The connection, with the scripts defined on it: the cluster's leases and members share it. */
@@ -137,8 +142,7 @@ export class RedisStore implements Store {
       }
     };
     redis.on('ready', () => void this.checkLoss());
-    this.#lossTimer = setInterval(() => void this.checkLoss(), LOSS_CHECK_MS);
-    this.#lossTimer.unref();
+    this.#stopLossChecks = this.timers.every(LOSS_CHECK_MS, () => void this.checkLoss(), { unref: true });
   }
 
   /** Looks for the marker now (the leases found a partition's data gone). */
@@ -262,18 +266,18 @@ export class RedisStore implements Store {
       (reply) => reply === 'PONG',
       () => false,
     );
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      cancel = this.timers.after(PING_TIMEOUT_MS, () => resolve(false));
     });
     const ok = await Promise.race([ping, late]);
-    clearTimeout(timer);
+    cancel?.();
     return ok ? 'ok' : 'unavailable';
   }
 
   /** QUIT when connected (pending replies arrive first), otherwise drops the connection attempt. */
   async close(): Promise<void> {
-    clearInterval(this.#lossTimer);
+    this.#stopLossChecks?.();
     this.#failovers?.close();
     const redis = this.#redis;
     if (redis.status === 'end') return;

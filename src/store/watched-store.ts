@@ -2,6 +2,7 @@
 // their outcomes. An operation that takes longer is refused with StoreUnavailableError (requests answer 503 at
 // once rather than hang through an outage), and the server counts as degraded from a failed operation until the
 // next one succeeds. Writes are timed for the metrics listener when it is on.
+import { realTimers, type Timers } from '../lib/timers.js';
 import type { CollectionName, Store, StoreOp, StoreState } from './store.js';
 
 export class StoreUnavailableError extends Error {
@@ -16,6 +17,8 @@ export type StoreWriteObserver = (op: StoreWriteOp, seconds: number, failure: 't
 export interface WatchedStoreOptions {
   now?: () => number;
   observeWrite?: StoreWriteObserver;
+  /** What bounds each operation and times each write; Node's unless a test runs the store on a clock of its own. */
+  timers?: Timers;
 }
 
 export class WatchedStore implements Store {
@@ -27,6 +30,7 @@ export class WatchedStore implements Store {
 
   private readonly now: () => number;
   private readonly observeWrite: StoreWriteObserver | undefined;
+  private readonly timers: Timers;
 
   constructor(
     private readonly inner: Store,
@@ -36,6 +40,7 @@ export class WatchedStore implements Store {
     this.kind = inner.kind;
     this.now = opts.now ?? Date.now;
     this.observeWrite = opts.observeWrite;
+    this.timers = opts.timers ?? realTimers;
   }
 
   /** Since when operations fail (or time out) or the store is being written back, or null while it is whole. */
@@ -125,23 +130,22 @@ export class WatchedStore implements Store {
   async #write<T>(what: StoreWriteOp, op: () => Promise<T>): Promise<T> {
     const observe = this.observeWrite;
     if (observe === undefined) return this.#bounded(what, op);
-    const started = performance.now();
+    const started = this.timers.now();
     try {
       const value = await this.#bounded(what, op);
-      observe(what, (performance.now() - started) / 1000, null);
+      observe(what, (this.timers.now() - started) / 1000, null);
       return value;
     } catch (e) {
-      observe(what, (performance.now() - started) / 1000, e instanceof StoreUnavailableError ? 'timeout' : 'error');
+      observe(what, (this.timers.now() - started) / 1000, e instanceof StoreUnavailableError ? 'timeout' : 'error');
       throw e;
     }
   }
 
   async #bounded<T>(what: string, op: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
+      cancel = this.timers.after(this.timeoutMs, () =>
+        reject(new StoreUnavailableError(`the store did not answer ${what} within ${this.timeoutMs} ms`)),
       );
     });
     try {
@@ -154,7 +158,7 @@ export class WatchedStore implements Store {
       if (!(e instanceof RangeError || e instanceof TypeError)) this.#failingSince ??= this.now();
       throw e;
     } finally {
-      clearTimeout(timer);
+      cancel?.();
     }
   }
 }

@@ -1,7 +1,8 @@
 // The signed API client over real HTTP: the headers it sends for each request, as a server records them, verify
 // for that request, including those of a bodiless request made again within its second, which the client signs
 // once and sends again; an answer measured without being kept is counted whole; and a kept connection reset as a
-// request goes out costs an idempotent request nothing; a gzipped answer is unpacked, a broken one refused.
+// request goes out costs an idempotent request nothing; a gzipped answer is unpacked, a broken one refused; a
+// request with no answer is given up at the client's timeout, on a manual clock.
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { gzipSync } from 'node:zlib';
@@ -12,6 +13,7 @@ import { generateKeyPair, parsePublicKey } from '../../src/auth/rsa-keys.js';
 import { readAuthHeaders, verifyRequest } from '../../src/auth/signed-headers.js';
 import { isoSeconds } from '../../src/lib/dates.js';
 import { until } from '../support/deadline.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const BIG = 300_000;
 
@@ -166,4 +168,34 @@ t.test('a gzipped answer is unpacked, and one that does not unpack is a clear er
   t.equal(acceptEncoding, 'gzip', 'the client asks for gzip');
   t.same(good.body, JSON.parse(json), 'and reads the answer unpacked');
   await t.rejects(api.request('GET', '/broken'), { name: 'ApiNetworkError', message: /gzipped answer did not unpack/ });
+});
+
+t.test('a request with no answer is given up at the timeout, not before', async (t) => {
+  const pair = await generateKeyPair();
+  // Takes the request and never answers it.
+  const server = createServer(() => undefined);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const clock = new ManualClock();
+  const api = new ApiClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    userId: 'admin',
+    key: pair.privateKeyPem,
+    timeoutMs: 10_000,
+    timers: clock,
+  });
+  let outcome: unknown = 'pending';
+  const asked = api.request('GET', '/slow').then(
+    () => (outcome = 'answered'),
+    (e: unknown) => (outcome = e),
+  );
+  await clock.advance(9999);
+  t.equal(outcome, 'pending', 'still waited for just before the timeout');
+  await clock.advance(1);
+  await asked;
+  t.match(outcome, { name: 'TimeoutError', message: 'GET /slow: no answer within 10000 ms' }, 'given up at it');
 });

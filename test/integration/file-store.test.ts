@@ -6,6 +6,7 @@ import t from 'tap';
 import { FileStore } from '../../src/store/file-store.js';
 import { openStore } from '../../src/store/open-store.js';
 import { until } from '../support/deadline.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { storeSuite } from './store.suite.js';
 
 async function tempRoot(): Promise<string> {
@@ -197,4 +198,27 @@ t.test('changes are synced and the log emptied by a checkpoint soon after they a
   );
   t.same(await readdir(join(dir, '~journal')), [], 'the checkpoint deleted the log');
   t.equal((await new FileStore(dir).load('org/acme/nodes')).size, 200);
+});
+
+t.test('a checkpoint falls due a second after the first change, however many follow it', async (t) => {
+  const dir = await tempRoot();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const clock = new ManualClock();
+  const store = new FileStore(dir, clock);
+  t.teardown(() => store.close());
+  await store.put('orgs', 'a', { n: 1 });
+  await clock.advance(600);
+  await store.put('orgs', 'b', { n: 2 });
+  t.equal(clock.pending, 1, 'one checkpoint is due, for both changes');
+  await clock.advance(399);
+  t.equal(clock.pending, 1, 'not yet, 999 ms after the first');
+  t.equal((await readdir(join(dir, '~journal'))).length, 1, 'the log is kept until then');
+  await clock.advance(1);
+  t.equal(clock.pending, 0, 'due a second after the first change');
+  await until(
+    'the checkpoint to empty the log',
+    async () => ((await readdir(join(dir, '~journal'))).length === 0 ? true : undefined),
+    10_000,
+  );
+  t.equal(clock.pending, 0, 'and nothing is due once it has synced them');
 });

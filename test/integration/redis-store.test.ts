@@ -10,6 +10,8 @@ import { holdEveryPartition, Leases } from '../../src/cluster/leases.js';
 import { FencedError } from '../../src/store/fencing.js';
 import { partitionOf, type Partition } from '../../src/store/partitions.js';
 import { until } from '../support/deadline.js';
+import { markerKey } from '../../src/store/layout.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const url = await testRedisUrl();
 const admin = new Redis(url);
@@ -173,6 +175,30 @@ t.test('after Redis lost the data, the lease is taken again with a higher epoch'
   await leases.renew();
   t.same(lostData, [3]);
   t.ok((leases.epochOf(3) ?? 0) > before, 'epochs never go back, even when Redis lost its counter');
+});
+
+t.test('data lost without a reconnect is found by the look every 5 s, and written back', async (t) => {
+  const prefix = uniquePrefix();
+  t.teardown(() => deleteUnder(prefix));
+  const clock = new ManualClock();
+  const store = await RedisStore.connect(url, prefix, undefined, undefined, clock);
+  t.teardown(() => store.close());
+  let writeBacks = 0;
+  const wroteBack = new Promise<void>((resolve) =>
+    store.onLost(async () => {
+      writeBacks += 1;
+      resolve();
+    }),
+  );
+  // What a FLUSHALL does to this store, on a Redis other tests share.
+  await admin.del(markerKey(prefix));
+  await clock.advance(4999);
+  t.equal(writeBacks, 0, 'not looked for before 5 s');
+  await clock.advance(1);
+  await wroteBack;
+  t.equal(writeBacks, 1, 'found at 5 s, and written back');
+  await until('the marker written again', async () => (await admin.exists(markerKey(prefix))) === 1 || undefined, 5000);
+  t.pass('the marker is written again after the write-back');
 });
 
 t.test('a large batch of fields is written in one fenced script', async (t) => {

@@ -4,7 +4,7 @@
 import { dispatch, start, stop, type Ref } from 'nact';
 import t from 'tap';
 import { spawnSupervised } from '../../actors/shared/supervision.js';
-import { TURN_BUDGET_MS, turnClock } from '../../actors/shared/turns.js';
+import { timeTurnsOn, TURN_BUDGET_MS } from '../../actors/shared/turns.js';
 
 const reporter = { crashed: () => undefined };
 
@@ -81,11 +81,10 @@ t.test('a message that throws goes to the crash policy, and the next ones are ha
 
 t.test('a slow actor yields between turns: other work runs while its backlog is handled', async (t) => {
   const system = start();
-  const realNow = turnClock.now;
   let clock = 0;
-  turnClock.now = () => clock;
+  const untime = timeTurnsOn({ now: () => clock });
   t.teardown(() => {
-    turnClock.now = realNow;
+    untime();
     stop(system);
   });
   let handled = 0;

@@ -1,6 +1,7 @@
 // The feeds without a server: what a reader of a job or organization feed gets from the hub, a slow reader
-// dropped with a final comment while the job's feed goes on, and the organization feed's retention. The linger and
-// keepalive timers run on a manual clock, moved by the tests.
+// dropped with a final comment while the job's feed goes on, one whose connection stays full dropped after
+// keep_alive_time, and the organization feed's retention. The linger, keepalive and stall timers run on a manual
+// clock, moved by the tests.
 import t from 'tap';
 import { readEventStream, type StreamItem } from '../../src/api/event-stream.js';
 import type { JobNote } from '../../src/api/job-feed.js';
@@ -77,6 +78,39 @@ t.test('a reader that falls too far behind is dropped with a final comment; the 
   const fresh = await readAll(jobFeedResponse(feeds, 'o', 'j1', jobId(49), SUMMARY), 2);
   t.same(ids(fresh), [jobId(50), jobId(51)], 'the feed itself lost nothing');
 });
+
+t.test(
+  'a reader whose connection stays full for keep_alive_time is dropped, and its stream counted closed',
+  async (t) => {
+    const timers = new ManualClock();
+    const feeds = hub({ keepAliveMs: 100, readerAllowance: 10_000 }, undefined, timers);
+    feeds.jobStarted('o', 'j1');
+    const big = (n: number): JobNote => ({
+      event: 'quorum_vote',
+      data: { node: `${n}`.padEnd(20_000, 'x'), status: 'success' },
+    });
+    feeds.publish('o', 'j1', [start, ...Array.from({ length: 10 }, (_, i) => big(i))], T0);
+    let stalled = 0;
+    let closed = 0;
+    // Never read: the stream fills to its high-water mark and stops pulling, as a full connection makes it.
+    jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY, {
+      stalled: () => (stalled += 1),
+      closed: () => (closed += 1),
+    });
+    await timers.advance(99);
+    t.same([stalled, closed], [0, 0], 'a full connection is kept until keep_alive_time has passed');
+    await timers.advance(1);
+    t.equal(stalled, 1, 'then the stalled reader is dropped');
+    t.equal(closed, 1, 'and its stream no longer counts');
+
+    // A reader that keeps reading, however slowly, is never dropped for it.
+    let readerStalled = false;
+    const res = jobFeedResponse(feeds, 'o', 'j1', undefined, SUMMARY, { stalled: () => (readerStalled = true) });
+    feeds.publish('o', 'j1', [done], T0 + 1);
+    t.equal((await readAll(res)).length, 12, 'every event reaches the reader that reads');
+    t.notOk(readerStalled, 'and it was not dropped');
+  },
+);
 
 t.test('the organization feed keeps start and job_complete for org_feed_expiration', async (t) => {
   const clock = { now: T0 };

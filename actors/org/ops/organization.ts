@@ -1,6 +1,6 @@
 // The organization object itself and its user associations (reference 3). Associations live here, in the
 // organization that every org-scoped request consults; the users actor keeps only a derived index.
-import { accessFor, orgUri } from '../access.js';
+import { accessFor, orgUri, type Access } from '../access.js';
 import { keyReadDenied } from './clients.js';
 import type { OrgState, OrgWrite } from '../org-state.js';
 import type { HandlerEnv, OrgOutcome } from '../outcome.js';
@@ -44,68 +44,80 @@ export function handleOrgObjectOp(state: OrgState, ctx: RequestContext, op: OrgO
     case 'list_members':
       if (!access.can(org.acl, 'read')) return { reply: forbidden('read') };
       return { reply: ok([...state.members.keys()].sort().map((username) => ({ user: { username } }))) };
-    case 'add_member': {
-      // Force-association is for superusers (reference 3); org admins invite instead.
-      if (!ctx.requestor.superuser) return { reply: forbidden('create') };
-      if (state.members.has(op.username)) return { reply: failBare(409, 'The association already exists.') };
-      const writes: OrgWrite[] = [{ coll: 'members', id: op.username, doc: { username: op.username, since: env.now } }];
-      const users = state.groups.get('users');
-      if (users && !users.users.includes(op.username))
-        writes.push({ coll: 'groups', id: 'users', doc: { ...users, users: [...users.users, op.username] } });
-      const uri = `${orgUri(ctx, state)}/users/${op.username}`;
-      return {
-        reply: ok({ uri }, 201, uri),
-        writes,
-        effects: [{ type: 'associate', username: op.username, member: true }],
-      };
-    }
+    case 'add_member':
+      return addMember(state, ctx, op.username, env);
     case 'get_member':
       if (!access.can(org.acl, 'read')) return { reply: forbidden('read') };
       if (!state.members.has(op.username)) return { reply: notMember(op.username, org.name) };
       return { reply: ok(null), effects: [{ type: 'answer_with_user', name: op.username, readBy: ctx }] };
-    case 'remove_member': {
-      const self = ctx.requestor.kind === 'user' && ctx.requestor.name === op.username;
-      if (!self && !access.can(org.acl, 'update')) return { reply: forbidden('update') };
-      if (!state.members.has(op.username)) return { reply: notMember(op.username, org.name) };
-      if (state.groups.get('admins')?.users.includes(op.username)) {
-        return {
-          reply: failBare(
-            403,
-            `Please remove ${op.username} from this organization's admins group before removing him or her from the organization.`,
-          ),
-        };
-      }
-      const writes: OrgWrite[] = [{ coll: 'members', id: op.username, doc: null }];
-      for (const g of state.groups.values()) {
-        if (g.users.includes(op.username))
-          writes.push({ coll: 'groups', id: g.name, doc: { ...g, users: g.users.filter((u) => u !== op.username) } });
-      }
-      return {
-        reply: ok(null),
-        writes,
-        effects: [
-          { type: 'associate', username: op.username, member: false },
-          { type: 'answer_with_user', name: op.username },
-        ],
-      };
-    }
+    case 'remove_member':
+      return removeMember(state, ctx, access, op.username);
     case 'check_key_read':
       if (!access.inGroup('public_key_read_access')) return { reply: keyReadDenied() };
       return { reply: state.members.has(op.username) ? ok(null) : notMember(op.username, org.name) };
-    case 'rename_member': {
-      // The account keeps its association, groups and ACL entries under its new name.
-      if (!ctx.requestor.superuser) return { reply: forbidden('update') };
-      const member = state.members.get(op.from);
-      const writes: OrgWrite[] = member
-        ? [
-            { coll: 'members', id: op.from, doc: null },
-            { coll: 'members', id: op.to, doc: { ...member, username: op.to } },
-          ]
-        : [];
-      writes.push(...renameWrites(state, 'users', op.from, op.to));
-      return { reply: ok(null), writes };
-    }
+    case 'rename_member':
+      return renameMember(state, ctx, op.from, op.to);
   }
+}
+
+/** Force-association of a user with the organization, and its place in the `users` group. */
+function addMember(state: OrgState, ctx: RequestContext, username: string, env: HandlerEnv): OrgOutcome {
+  // Force-association is for superusers (reference 3); org admins invite instead.
+  if (!ctx.requestor.superuser) return { reply: forbidden('create') };
+  if (state.members.has(username)) return { reply: failBare(409, 'The association already exists.') };
+  const writes: OrgWrite[] = [{ coll: 'members', id: username, doc: { username, since: env.now } }];
+  const users = state.groups.get('users');
+  if (users && !users.users.includes(username))
+    writes.push({ coll: 'groups', id: 'users', doc: { ...users, users: [...users.users, username] } });
+  const uri = `${orgUri(ctx, state)}/users/${username}`;
+  return {
+    reply: ok({ uri }, 201, uri),
+    writes,
+    effects: [{ type: 'associate', username, member: true }],
+  };
+}
+
+/** Ends an association (a member may leave on its own), and the user's place in every group. */
+function removeMember(state: OrgState, ctx: RequestContext, access: Access, username: string): OrgOutcome {
+  const org = state.org;
+  const self = ctx.requestor.kind === 'user' && ctx.requestor.name === username;
+  if (!self && !access.can(org.acl, 'update')) return { reply: forbidden('update') };
+  if (!state.members.has(username)) return { reply: notMember(username, org.name) };
+  if (state.groups.get('admins')?.users.includes(username)) {
+    return {
+      reply: failBare(
+        403,
+        `Please remove ${username} from this organization's admins group before removing him or her from the organization.`,
+      ),
+    };
+  }
+  const writes: OrgWrite[] = [{ coll: 'members', id: username, doc: null }];
+  for (const g of state.groups.values()) {
+    if (g.users.includes(username))
+      writes.push({ coll: 'groups', id: g.name, doc: { ...g, users: g.users.filter((u) => u !== username) } });
+  }
+  return {
+    reply: ok(null),
+    writes,
+    effects: [
+      { type: 'associate', username, member: false },
+      { type: 'answer_with_user', name: username },
+    ],
+  };
+}
+
+/** After an account rename: it keeps its association, groups and ACL entries under its new name. */
+function renameMember(state: OrgState, ctx: RequestContext, from: string, to: string): OrgOutcome {
+  if (!ctx.requestor.superuser) return { reply: forbidden('update') };
+  const member = state.members.get(from);
+  const writes: OrgWrite[] = member
+    ? [
+        { coll: 'members', id: from, doc: null },
+        { coll: 'members', id: to, doc: { ...member, username: to } },
+      ]
+    : [];
+  writes.push(...renameWrites(state, 'users', from, to));
+  return { reply: ok(null), writes };
 }
 
 function notMember(username: string, org: string) {

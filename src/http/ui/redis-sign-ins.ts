@@ -4,6 +4,7 @@
 // a time to live, so Redis forgets lapsed sessions and old failures by itself; a session is kept under its id's
 // hash, so reading the keys opens no session.
 import { z } from 'zod';
+import { realTimers, type Timers } from '../../lib/timers.js';
 import { signInKeys, uiSessionKey } from '../../store/layout.js';
 import type { RedisClient } from '../../store/redis-scripts.js';
 import { isToken, newToken, sessionDigest, type Session, type Sessions } from './sessions.js';
@@ -29,6 +30,8 @@ export interface RedisSignInOptions {
   /** Longest wait for Redis (store_timeout): past it the page says so rather than hang. */
   timeoutMs: number;
   now: () => number;
+  /** What bounds each wait for Redis; Node's unless a test has a clock of its own. */
+  timers?: Timers;
 }
 
 export class RedisSessions implements Sessions {
@@ -89,7 +92,7 @@ export class RedisSignInThrottle implements SignInThrottle {
 
   constructor(
     redis: RedisClient,
-    private readonly o: Pick<RedisSignInOptions, 'keyPrefix' | 'timeoutMs'>,
+    private readonly o: Pick<RedisSignInOptions, 'keyPrefix' | 'timeoutMs' | 'timers'>,
   ) {
     if (!('uiSignInFailed' in redis)) redis.defineCommand('uiSignInFailed', { lua: COUNT_FAILURE, numberOfKeys: 2 });
     this.redis = redis as RedisClient & ThrottleCommands;
@@ -148,16 +151,16 @@ function parsed(raw: string): z.infer<typeof storedSession> | undefined {
  * Redis's answer within `timeoutMs`; a failure or a longer wait becomes a 503 page: a dashboard that cannot read
  * its sign-ins says so at once rather than hang or sign anyone out.
  */
-async function bounded<T>(o: { timeoutMs: number }, answer: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+async function bounded<T>(o: Pick<RedisSignInOptions, 'timeoutMs' | 'timers'>, answer: Promise<T>): Promise<T> {
+  let cancel: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), o.timeoutMs);
+    cancel = (o.timers ?? realTimers).after(o.timeoutMs, () => reject(new Error('timed out')));
   });
   try {
     return await Promise.race([answer, late]);
   } catch (e) {
     throw new PageError(503, 'The dashboard cannot reach its store right now; try again shortly.', { cause: e });
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }
