@@ -9,6 +9,7 @@ const SLEEP =
   '(test/support/manual-clock.ts), or wait for an event; tests of real time go in test/integration';
 const TIMING = 'speed is never in a unit test: measure it in bench/';
 const SOCKETS = 'unit tests open no sockets: a test of a real socket goes in test/integration';
+const PROCESSES = 'unit tests start no processes or threads: a test of a real one goes in test/integration';
 
 export default tseslint.config(
   { ignores: ['dist/', '.tap/', '.infra-data/'] },
@@ -46,6 +47,9 @@ export default tseslint.config(
               .flatMap((m) => [m, `node:${m}`])
               .concat(['zeromq'])
               .map((name) => ({ name, message: SOCKETS })),
+            ...['child_process', 'worker_threads', 'cluster']
+              .flatMap((m) => [m, `node:${m}`])
+              .map((name) => ({ name, message: PROCESSES })),
           ],
           patterns: [
             {
@@ -70,6 +74,15 @@ export default tseslint.config(
           message: TIMING,
         },
       ],
+    },
+  },
+  {
+    // One concern per module and per function: a file past 400 lines or a function past 80 holds more than one.
+    // Declarative tables are object literals, not functions, and so are not counted.
+    files: ['src/**/*.ts', 'src/**/*.tsx', 'actors/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80 }],
     },
   },
   {

@@ -3,7 +3,7 @@
 // over five seconds, as a job's nodes move over a few seconds and are shown in name order.
 //   node --import tsx bench/job-render.bench.ts
 import { newJob } from '../actors/push/job-machine.js';
-import { jobJson } from '../actors/push/job.js';
+import { jobJson } from '../src/api/job-view.js';
 import type { NodeJobStatus } from '../actors/push/job-model.js';
 import { report } from './support.js';
 

@@ -1,7 +1,7 @@
 // Finished jobs answered from memory, newest last, until they hold FINISHED_CACHE_NODES nodes: the latest ones are
 // those asked about most, and each answers from how it looked when it ended, serialized once.
 import type { JobBody } from '../../src/api/push-jobs.js';
-import type { FinishedJob } from './job.js';
+import type { FinishedJob } from './job-answers.js';
 
 /** Finished jobs answered from memory, counted in nodes. */
 const FINISHED_CACHE_NODES = 200_000;

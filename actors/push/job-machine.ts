@@ -63,30 +63,6 @@ export function newJob(init: NewJob): JobState {
   return state;
 }
 
-/**
- * Per-node status to sorted node names, statuses with no node left out (the API's `nodes` object). `sorted`, the
- * job's node names already sorted (a job's nodes are fixed), spares sorting each status's names on every call.
- */
-export function jobNodesByStatus(
-  state: JobState,
-  sorted?: readonly string[],
-): Partial<Record<NodeJobStatus, string[]>> {
-  const out: Partial<Record<NodeJobStatus, string[]>> = {};
-  const add = (node: string) => {
-    const status = state.nodes[node] as NodeJobStatus;
-    const names = out[status];
-    if (names) names.push(node);
-    else out[status] = [node];
-  };
-  if (sorted) for (const node of sorted) add(node);
-  else {
-    // for...in over the null-prototype map: Object.entries would first build 10,000 pairs for a large job.
-    for (const node in state.nodes) add(node);
-    for (const names of Object.values(out)) names.sort();
-  }
-  return out;
-}
-
 /** What one step decided so far; `effectsOf` turns it into ordered effects. */
 interface Draft {
   readonly state: JobState;

@@ -1,6 +1,7 @@
 // The job machine: every cell of the voting and running tables, the job-level checks, quorum, timers, restore.
 import t from 'tap';
-import { jobNodesByStatus, newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
+import { newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
+import { jobNodesByStatus } from '../../src/api/job-view.js';
 import { CRASH, RUNNING, VOTING, type Cell } from '../../actors/push/job-tables.js';
 import { NODE_JOB_STAGE, isFinished } from '../../src/push/job-states.js';
 import { NODE_ANSWER_TYPES } from '../../src/protocol/messages.js';

@@ -2,7 +2,8 @@
 // from names sorted once reads exactly as one that sorts them.
 import t from 'tap';
 import { newJob } from '../../actors/push/job-machine.js';
-import { jobJson, keptRenderingMs } from '../../actors/push/job.js';
+import { jobJson } from '../../src/api/job-view.js';
+import { keptRenderingMs } from '../../actors/push/job-answers.js';
 
 t.test(
   'a rendering is kept only for jobs of 1,000 nodes or more, longer as they grow, never past a second',
