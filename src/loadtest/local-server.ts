@@ -1,12 +1,13 @@
 // The server as a local process: started by --spawn (the compiled infra-server in a child process, on free
 // loopback ports, with a settings file and data folder of its own), or found by the port it listens on; and its
 // CPU time and memory read from /proc.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { besideModule, nodeArgsFor } from '../lib/sibling-module.js';
 
@@ -69,8 +70,12 @@ export async function spawnServer(redis: string | null, heartbeatIntervalMs: num
   }
 }
 
-async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | null): Promise<SpawnedServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'infra-loadtest-'));
+/** The settings file of a spawned server: free loopback ports, its data folder in `dir`, and its store. */
+async function writeSettings(
+  dir: string,
+  redis: string | null,
+  heartbeatIntervalMs: number | null,
+): Promise<{ settingsFile: string; dataDir: string }> {
   const dataDir = join(dir, 'data');
   const settingsFile = join(dir, 'push-jobs-server.rb');
   const [api = 0, command = 0, heartbeat = 0] = await freePorts(3);
@@ -89,23 +94,16 @@ async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | nul
     .map(([k, v]) => `${k} ${typeof v === 'string' ? JSON.stringify(v) : v}`)
     .join('\n');
   await writeFile(settingsFile, `${text}\n`);
-  const env = { ...process.env };
-  delete env.REDIS_URL;
-  const child = spawn(process.execPath, [...serverCommand(), '-c', settingsFile], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // However this process ends (an error, a closed output pipe, a signal it handles), the server ends with it.
-  const onExit = () => {
-    child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('exit', onExit);
-  const lines: string[] = [];
+  return { settingsFile, dataDir };
+}
+
+/**
+ * Keeps the child's last KEPT_LINES lines of output in `lines`, and resolves with the URL it says it listens on;
+ * rejects, with what it wrote, when it exits first or is not listening within START_TIMEOUT_MS.
+ */
+function listening(child: ChildProcessByStdio<null, Readable, Readable>, exited: Promise<void>, lines: string[]) {
   let partial = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const started = new Promise<string>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`the server did not start:\n${lines.join('\n')}`)),
       START_TIMEOUT_MS,
@@ -130,7 +128,27 @@ async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | nul
       reject(new Error(`the server exited before it listened:\n${lines.join('\n')}`));
     });
   });
-  const baseUrl = await started.catch((e: unknown) => {
+}
+
+async function spawnOnce(redis: string | null, heartbeatIntervalMs: number | null): Promise<SpawnedServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'infra-loadtest-'));
+  const { settingsFile, dataDir } = await writeSettings(dir, redis, heartbeatIntervalMs);
+  const env = { ...process.env };
+  delete env.REDIS_URL;
+  const child = spawn(process.execPath, [...serverCommand(), '-c', settingsFile], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // However this process ends (an error, a closed output pipe, a signal it handles), the server ends with it.
+  const onExit = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
+  const lines: string[] = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const baseUrl = await listening(child, exited, lines).catch((e: unknown) => {
     process.off('exit', onExit);
     onExit();
     throw e;

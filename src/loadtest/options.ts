@@ -242,6 +242,38 @@ function need(condition: boolean, message: string): void {
   if (!condition) throw new UsageError(message);
 }
 
+/** The shares of each behaviour, which must leave room for one another. */
+function behaviourOf(c: Checked, values: Values): BehaviourShares {
+  const behaviour: BehaviourShares = {
+    nack: c.nack ?? 0,
+    silent: c.silent ?? 0,
+    crash: c['crash-while-running'] ?? 0,
+    fail: c.fail ?? 0,
+    flap: c.flap ?? 0,
+    slowVoteMs: c['slow-vote'] ?? 0,
+    runMs: c['run-ms'] ?? 0,
+    lateHeartbeats: values['late-heartbeats'] === true,
+  };
+  need(behaviour.nack + behaviour.silent <= 1, '--nack and --silent together exceed 100%');
+  need(behaviour.crash + behaviour.fail <= 1, '--crash-while-running and --fail together exceed 100%');
+  return behaviour;
+}
+
+/** --server's base URL (empty with --spawn), and the organization it names unless --org names it alone. */
+function serverUrlOf(c: Checked): { baseUrl: string; org: string | undefined } {
+  let baseUrl = '';
+  let org = c.org;
+  if (c.server !== undefined) {
+    const split = splitServerUrl(c.server);
+    baseUrl = split === null ? c.server.replace(/\/+$/, '') : split.baseUrl.replace(/\/+$/, '');
+    if (split !== null) {
+      need(org === undefined || org === split.org, `--org ${org ?? ''} differs from the organization of --server`);
+      org = split.org;
+    }
+  }
+  return { baseUrl, org };
+}
+
 function combine(c: Checked, values: Values): LoadOptions {
   const spawn = values.spawn === true;
   need(spawn !== (c.server !== undefined), 'give either --server URL or --spawn');
@@ -267,28 +299,8 @@ function combine(c: Checked, values: Values): LoadOptions {
   );
   const q = c.quorum ?? { kind: 'percent' as const, value: 100 };
   need(q.kind === 'percent' || q.value <= jobNodes, `--quorum: ${q.value} is more than the ${jobNodes} job nodes`);
-  const behaviour: BehaviourShares = {
-    nack: c.nack ?? 0,
-    silent: c.silent ?? 0,
-    crash: c['crash-while-running'] ?? 0,
-    fail: c.fail ?? 0,
-    flap: c.flap ?? 0,
-    slowVoteMs: c['slow-vote'] ?? 0,
-    runMs: c['run-ms'] ?? 0,
-    lateHeartbeats: values['late-heartbeats'] === true,
-  };
-  need(behaviour.nack + behaviour.silent <= 1, '--nack and --silent together exceed 100%');
-  need(behaviour.crash + behaviour.fail <= 1, '--crash-while-running and --fail together exceed 100%');
-  let baseUrl = '';
-  let org = c.org;
-  if (c.server !== undefined) {
-    const split = splitServerUrl(c.server);
-    baseUrl = split === null ? c.server.replace(/\/+$/, '') : split.baseUrl.replace(/\/+$/, '');
-    if (split !== null) {
-      need(org === undefined || org === split.org, `--org ${org ?? ''} differs from the organization of --server`);
-      org = split.org;
-    }
-  }
+  const behaviour = behaviourOf(c, values);
+  const { baseUrl, org } = serverUrlOf(c);
   return {
     server: spawn
       ? { kind: 'spawn', redis: c.redis ?? null, heartbeatIntervalMs: c['heartbeat-interval'] ?? null }

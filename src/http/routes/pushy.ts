@@ -1,57 +1,28 @@
-// /organizations/ORG/pushy: jobs, their output, node states and the node config endpoint (spec 4.1).
+// /organizations/ORG/pushy: jobs, their output, node states and the node config endpoint (spec 4.1); the jobs'
+// status feeds are in job-feeds.ts.
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
 import type { JobOptions } from '../../../actors/push/job-model.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
-import { askOrg, param, queryOrg, route, send, type Ctx } from '../respond.js';
-import { jobStartSchema, type JobBody } from '../../api/push-jobs.js';
-import { jobFeedResponse, orgFeedResponse, type StreamHooks } from '../feed-stream.js';
+import { askOrg, param, route, type Ctx } from '../respond.js';
+import { jobStartSchema } from '../../api/push-jobs.js';
 import { EventStreams } from '../event-streams.js';
+import { jobFeedRoutes } from './job-feeds.js';
+
+const base = '/organizations/:org/pushy';
 
 export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem, streams = new EventStreams(Infinity)): void {
-  /**
-   * Counts the stream against its principal's max_event_streams (a client is one of its organization's), and drops a
-   * reader whose connection stays full for keep_alive_time by closing it; undefined when the principal is at the cap.
-   */
-  const hooksFor = (c: Ctx): StreamHooks | undefined => {
-    const { kind, name } = c.get('rc').requestor;
-    const closed = streams.enter(kind === 'user' ? `user:${name}` : `client:${c.get('orgName') ?? ''}/${name}`);
-    if (closed === undefined) return undefined;
-    const socket = c.env?.incoming?.socket;
-    return {
-      closed,
-      stalled: () => {
-        streams.stalled();
-        socket?.destroy();
-      },
-    };
-  };
-  const base = '/organizations/:org/pushy';
+  jobRoutes(app, system);
+  jobFeedRoutes(app, system, streams);
+  nodeRoutes(app, system);
+}
+
+function jobRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/jobs`, {
     GET: (c) => askOrg(c, system, { type: 'list_jobs', ...jobPage(c.req.query('offset'), c.req.query('limit')) }),
-    POST: (c) => {
-      const body = parseBody(c, jobStartSchema);
-      const limits = c.get('limits');
-      if (body.nodes.length > limits.jobNodes)
-        throw ApiError.of(400, `Field 'nodes' names more than ${limits.jobNodes} nodes`);
-      if (body.command.length > limits.commandLength)
-        throw ApiError.of(400, `Field 'command' is longer than ${limits.commandLength} characters`);
-      const options: JobOptions = {};
-      if (body.capture_output !== undefined) options.capture = body.capture_output;
-      if (body.env !== undefined) options.env = body.env;
-      if (body.dir !== undefined) options.dir = body.dir;
-      if (body.user !== undefined) options.user = body.user;
-      if (body.file !== undefined) options.file = body.file;
-      const job: Parameters<typeof askOrg>[2] & { type: 'start_job' } = {
-        type: 'start_job',
-        job: { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options },
-      };
-      if (body.quorum !== undefined) job.job.quorum = body.quorum;
-      if (body.voting_timeout !== undefined) job.job.voting_timeout = body.voting_timeout;
-      return askOrg(c, system, job);
-    },
+    POST: (c) => askOrg(c, system, startJobOp(c)),
   });
   route(app, `${base}/jobs/:id`, {
     GET: (c) => askOrg(c, system, { type: 'get_job', id: param(c, 'id') }),
@@ -67,29 +38,34 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem, streams = n
       return askOrg(c, system, { type: 'get_job_output', id: param(c, 'id'), node: param(c, 'node'), channel });
     },
   });
-  // Reference 6.5: the feeds answer only readers of event streams.
-  route(app, `${base}/job_status_feed/:id`, {
-    GET: async (c) => {
-      acceptsEventStream(c);
-      const id = param(c, 'id');
-      const reply = await queryOrg(c, system, { type: 'get_job', id });
-      if (reply.status !== 200) return send(c, reply);
-      const hooks = hooksFor(c);
-      if (hooks === undefined) return c.json(streams.refusal(), 429);
-      const org = c.get('orgName') as string;
-      return jobFeedResponse(system.feeds, org, id, c.req.header('Last-Event-ID'), reply.body as JobBody, hooks);
-    },
-  });
-  route(app, `${base}/job_status_feed`, {
-    GET: async (c) => {
-      acceptsEventStream(c);
-      const reply = await queryOrg(c, system, { type: 'watch_jobs' });
-      if (reply.status !== 200) return send(c, reply);
-      const hooks = hooksFor(c);
-      if (hooks === undefined) return c.json(streams.refusal(), 429);
-      return orgFeedResponse(system.feeds, c.get('orgName') as string, c.req.header('Last-Event-ID'), hooks);
-    },
-  });
+}
+
+type StartJobOp = Parameters<typeof askOrg>[2] & { type: 'start_job' };
+
+/** The start_job op of a POSTed job, held to the request limits on its nodes and command. */
+function startJobOp(c: Ctx): StartJobOp {
+  const body = parseBody(c, jobStartSchema);
+  const limits = c.get('limits');
+  if (body.nodes.length > limits.jobNodes)
+    throw ApiError.of(400, `Field 'nodes' names more than ${limits.jobNodes} nodes`);
+  if (body.command.length > limits.commandLength)
+    throw ApiError.of(400, `Field 'command' is longer than ${limits.commandLength} characters`);
+  const options: JobOptions = {};
+  if (body.capture_output !== undefined) options.capture = body.capture_output;
+  if (body.env !== undefined) options.env = body.env;
+  if (body.dir !== undefined) options.dir = body.dir;
+  if (body.user !== undefined) options.user = body.user;
+  if (body.file !== undefined) options.file = body.file;
+  const job: StartJobOp = {
+    type: 'start_job',
+    job: { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options },
+  };
+  if (body.quorum !== undefined) job.job.quorum = body.quorum;
+  if (body.voting_timeout !== undefined) job.job.voting_timeout = body.voting_timeout;
+  return job;
+}
+
+function nodeRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, `${base}/node_states`, {
     GET: (c) => askOrg(c, system, { type: 'list_node_states' }),
   });
@@ -106,11 +82,6 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem, streams = n
       });
     },
   });
-}
-
-function acceptsEventStream(c: Ctx): void {
-  if (!(c.req.header('Accept') ?? '').includes('text/event-stream'))
-    throw ApiError.of(406, 'This feed is served only as text/event-stream: send Accept: text/event-stream');
 }
 
 /** `?offset=N&limit=M` of the job list; without them every job, newest first, as the original answered. */

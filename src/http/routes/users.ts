@@ -18,6 +18,13 @@ function requireUser(c: Ctx): void {
 }
 
 export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
+  accountRoutes(app, system);
+  userAclRoutes(app, system);
+  userKeyRoutes(app, system);
+  serverAdminRoutes(app, system);
+}
+
+function accountRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/users', {
     GET: (c) =>
       askUsers(c, system, {
@@ -25,41 +32,52 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
         email: c.req.query('email'),
         verbose: c.req.query('verbose') === 'true',
       }),
-    POST: async (c) => {
-      const body = parseBody(c, userCreateSchema);
-      const apiVersion = c.get('rc').apiVersion;
-      const input: UserInput = {
-        username: body.username ?? body.name ?? '',
-        email: body.email,
-        display_name: body.display_name,
-        password_hash: await hashPassword(body.password),
-      };
-      if (body.first_name !== undefined) input.first_name = body.first_name;
-      if (body.middle_name !== undefined) input.middle_name = body.middle_name;
-      if (body.last_name !== undefined) input.last_name = body.last_name;
-      const generate = apiVersion >= 1 ? body.create_key === true : body.public_key === undefined;
-      return askUsers(c, system, { type: 'create_user', input: await withKey(input, body.public_key, generate) });
-    },
+    POST: async (c) => askUsers(c, system, { type: 'create_user', input: await userCreateInput(c) }),
   });
 
   route(app, '/users/:user', {
     GET: (c) => askUsers(c, system, { type: 'get_user', name: param(c, 'user') }),
     PUT: async (c) => {
-      const body = parseBody(c, userUpdateSchema);
-      refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
-      const input: Partial<UserInput> = {};
-      const newName = body.username ?? body.name;
-      if (newName !== undefined) input.username = newName;
-      for (const f of ['email', 'display_name', 'first_name', 'middle_name', 'last_name'] as const) {
-        const v = body[f];
-        if (v !== undefined) input[f] = v;
-      }
-      if (body.password !== undefined) input.password_hash = await hashPassword(body.password);
+      const input = await userUpdateInput(c);
       return askUsers(c, system, { type: 'update_user', name: param(c, 'user'), input });
     },
     DELETE: (c) => askUsers(c, system, { type: 'delete_user', name: param(c, 'user') }),
   });
+}
 
+/** A new user from its body; a key pair is made for it when create_key asks (API v1) or no public_key is given. */
+async function userCreateInput(c: Ctx): Promise<UserInput> {
+  const body = parseBody(c, userCreateSchema);
+  const apiVersion = c.get('rc').apiVersion;
+  const input: UserInput = {
+    username: body.username ?? body.name ?? '',
+    email: body.email,
+    display_name: body.display_name,
+    password_hash: await hashPassword(body.password),
+  };
+  if (body.first_name !== undefined) input.first_name = body.first_name;
+  if (body.middle_name !== undefined) input.middle_name = body.middle_name;
+  if (body.last_name !== undefined) input.last_name = body.last_name;
+  const generate = apiVersion >= 1 ? body.create_key === true : body.public_key === undefined;
+  return withKey(input, body.public_key, generate);
+}
+
+/** The fields a PUT changes; since API v1 its keys change only through /users/USER/keys. */
+async function userUpdateInput(c: Ctx): Promise<Partial<UserInput>> {
+  const body = parseBody(c, userUpdateSchema);
+  refuseKeyFieldsSinceV1(c.get('rc').apiVersion, body);
+  const input: Partial<UserInput> = {};
+  const newName = body.username ?? body.name;
+  if (newName !== undefined) input.username = newName;
+  for (const f of ['email', 'display_name', 'first_name', 'middle_name', 'last_name'] as const) {
+    const v = body[f];
+    if (v !== undefined) input[f] = v;
+  }
+  if (body.password !== undefined) input.password_hash = await hashPassword(body.password);
+  return input;
+}
+
+function userAclRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/users/:user/_acl', {
     GET: (c) =>
       askUsers(c, system, {
@@ -85,7 +103,10 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       return askUsers(c, system, { type: 'put_user_acl', name: param(c, 'user'), perm: p, ace: input });
     },
   });
+}
 
+/** A user's organizations, and its keys. */
+function userKeyRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/users/:user/organizations', {
     GET: (c) => askUsers(c, system, { type: 'list_user_orgs', name: param(c, 'user') }),
   });
@@ -111,8 +132,10 @@ export function userRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
       }),
     DELETE: (c) => askUsers(c, system, { type: 'delete_user_key', name: param(c, 'user'), key: param(c, 'key') }),
   });
+}
 
-  // Our own administration path for the global group (reference 9.12: the original used SQL).
+/** Our own administration path for the global group (reference 9.12: the original used SQL). */
+function serverAdminRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
   route(app, '/server-admins', {
     GET: (c) => {
       requireUser(c);

@@ -1,12 +1,13 @@
-// The organizations the signed-in user belongs to, and each organization's node grid: every node with its
-// status, availability and last heartbeat, narrowed by a search query when one is given.
+// The organizations the signed-in user belongs to, and each organization's node grid (pages/node-grid.tsx): every
+// node with its status, availability and last heartbeat, narrowed by a search query when one is given.
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { httpDateSchema, nodeStateSchema } from '../../../api/push-jobs.js';
 import { viewerOf } from '../guard.js';
-import { documentOf, Layout, orgPath, Status, When } from '../pages/layout.js';
+import { documentOf, Layout, orgPath } from '../pages/layout.js';
+import { NodeGrid, type NodeRow } from '../pages/node-grid.js';
 import { answer, fromOrg, usersReply } from '../ui-ask.js';
-import { PageError, type UiDeps, type UiEnv } from '../ui-env.js';
+import { PageError, type UiCtx, type UiDeps, type UiEnv } from '../ui-env.js';
 
 const userOrgsSchema = z.array(
   z.object({ organization: z.object({ name: z.string(), full_name: z.string().optional() }) }),
@@ -25,32 +26,7 @@ export function orgRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
     const page = (
       <Layout title="Organizations" viewer={viewer}>
         <h1>Organizations</h1>
-        {orgs.length === 0 ? (
-          <p class="muted">You do not belong to any organization yet.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Full name</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              {orgs.map(({ organization: o }) => (
-                <tr>
-                  <td>
-                    <a href={orgPath(o.name, 'nodes')}>{o.name}</a>
-                  </td>
-                  <td>{o.full_name ?? ''}</td>
-                  <td>
-                    <a href={orgPath(o.name, 'nodes')}>nodes</a> · <a href={orgPath(o.name, 'jobs')}>jobs</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {orgs.length === 0 ? <p class="muted">You do not belong to any organization yet.</p> : <OrgTable orgs={orgs} />}
       </Layout>
     );
     return c.html(await documentOf(page));
@@ -63,64 +39,56 @@ export function orgRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
     const q = querySchema.safeParse(c.req.query('q') ?? '');
     if (!q.success) throw new PageError(400, 'The search query is too long.');
     const query = q.data.trim();
-    let rows = await fromOrg(c, deps, org, { type: 'list_node_states', heartbeats: true }, nodeRowsSchema);
-    if (query !== '') {
-      const found = await fromOrg(
-        c,
-        deps,
-        org,
-        { type: 'search', index: 'node', q: query, start: 0, rows: SEARCH_ROWS },
-        nodeSearchSchema,
-      );
-      const names = new Set(found.rows.flatMap((r) => (r ? [r.name] : [])));
-      rows = rows.filter((r) => names.has(r.node_name));
-    }
+    const rows = await nodeRows(c, deps, org, query);
     const now = deps.now();
-    const up = rows.filter((r) => r.status === 'up').length;
-    const available = rows.filter((r) => r.availability === 'available').length;
     const page = (
       <Layout title={`${org}: nodes`} viewer={viewerOf(c)} org={org} here="nodes">
         <h1>Nodes of {org}</h1>
-        <form class="search" method="get" action={orgPath(org, 'nodes')}>
-          <input
-            type="search"
-            name="q"
-            value={query}
-            placeholder="Search query, such as name:web* or role:db"
-            aria-label="Search query"
-          />
-          <button type="submit">Search</button>
-          {query !== '' ? <a href={orgPath(org, 'nodes')}>clear</a> : null}
-        </form>
-        <div class="counts">
-          <span class="st st-new">{rows.length} nodes</span>
-          <span class="st st-up">{up} up</span>
-          <span class="st st-down">{rows.length - up} down</span>
-          <span class="st st-available">{available} available</span>
-        </div>
-        {rows.length === 0 ? (
-          <p class="muted">{query === '' ? 'No nodes yet.' : 'No node matches this search.'}</p>
-        ) : (
-          <div class="grid" data-testid="node-grid">
-            {rows.map((r) => (
-              <div class={`card ${r.status}`} data-node={r.node_name}>
-                <div class="name">{r.node_name}</div>
-                <div class="row">
-                  <Status status={r.status} testid="node-status" />
-                  <Status status={r.availability} testid="node-availability" />
-                </div>
-                <div class="muted">
-                  last heartbeat: <When at={r.last_heartbeat} now={now} />
-                </div>
-                <div class="muted">
-                  {r.status} since <When at={r.updated_at} now={now} />
-                </div>
-              </div>
-            ))}
-          </div>
-        )}
+        <NodeGrid org={org} query={query} rows={rows} now={now} />
       </Layout>
     );
     return c.html(await documentOf(page));
   });
+}
+
+/** Every node of `org` with its last heartbeat; with a query, only those its search finds. */
+async function nodeRows(c: UiCtx, deps: UiDeps, org: string, query: string): Promise<NodeRow[]> {
+  const rows = await fromOrg(c, deps, org, { type: 'list_node_states', heartbeats: true }, nodeRowsSchema);
+  if (query === '') return rows;
+  const found = await fromOrg(
+    c,
+    deps,
+    org,
+    { type: 'search', index: 'node', q: query, start: 0, rows: SEARCH_ROWS },
+    nodeSearchSchema,
+  );
+  const names = new Set(found.rows.flatMap((r) => (r ? [r.name] : [])));
+  return rows.filter((r) => names.has(r.node_name));
+}
+
+function OrgTable({ orgs }: { orgs: z.infer<typeof userOrgsSchema> }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Full name</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        {orgs.map(({ organization: o }) => (
+          <tr>
+            <td>
+              <a href={orgPath(o.name, 'nodes')}>{o.name}</a>
+            </td>
+            <td>{o.full_name ?? ''}</td>
+            <td>
+              <a href={orgPath(o.name, 'nodes')}>nodes</a> · <a href={orgPath(o.name, 'jobs')}>jobs</a>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }

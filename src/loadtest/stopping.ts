@@ -1,0 +1,48 @@
+// How a run stops: at --timeout or on SIGINT or SIGTERM, through the StopSignal every phase reads, and by force
+// when it is still running WATCHDOG_GRACE_MS past --timeout (a hung server or worker), with whatever it holds.
+import type { Fleet } from './fleet.js';
+import type { SpawnedServer } from './local-server.js';
+import type { StopSignal } from './scenario.js';
+
+/** Beyond --timeout, the run is ended by force (a hung server or worker). */
+const WATCHDOG_GRACE_MS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What a run holds while it runs: the processes to end should it fail or hang. */
+export interface Held {
+  /** The spawned server processes, the first (which set the store up) first. */
+  servers: SpawnedServer[];
+  /** The worker processes, until they are asked to stop. */
+  fleet: Fleet | null;
+}
+
+/** Ends the run by force past --timeout and its grace; the timer answered is cleared once the run ends. */
+export function watchdog(timeoutS: number, stderr: NodeJS.WritableStream, held: Held): NodeJS.Timeout {
+  const timer = setTimeout(
+    () => {
+      stderr.write(`infra-loadtest: still running ${WATCHDOG_GRACE_MS / 1000} s past --timeout: stopping by force\n`);
+      held.fleet?.kill();
+      for (const server of held.servers) void server.stop();
+      setTimeout(() => process.exit(1), 2000);
+    },
+    timeoutS * 1000 + WATCHDOG_GRACE_MS,
+  );
+  timer.unref();
+  return timer;
+}
+
+/** A signal stops the run as its deadline would; answers the function that stops listening. */
+export function stopOnSignals(stop: StopSignal): () => void {
+  const onSignal = () => (stop.stopped = true);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+/** Resolves once `stop` is over (deadline or signal). */
+export async function until(stop: StopSignal): Promise<void> {
+  while (!stop.over) await sleep(100);
+}
