@@ -16,6 +16,7 @@ import type { JobState } from './job-model.js';
 import { JobRetention } from './job-retention.js';
 import type { JobHeader } from './job-store.js';
 import { newNode } from './node-machine.js';
+import { upFromJobs } from './restored-nodes.js';
 import { gatewayGoneGrace, restoredNodeGrace } from './node-graces.js';
 import { NodeStateWrites } from './node-state-writes.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
@@ -63,6 +64,8 @@ export class PushRuntime implements EventsRuntime {
   private released = false;
   /** Set once the organization is deleted: a job being stored never starts. */
   private deleted = false;
+  /** What stops the ticks (write-behind and retention) and the sweeps of silent nodes. */
+  private readonly ticks: Array<() => void> = [];
   readonly records: PushData['records'];
   private readonly answerSources: AnswerSources;
 
@@ -99,7 +102,7 @@ export class PushRuntime implements EventsRuntime {
    * must notice the restart and reconnect first.
    */
   resume(inFlight: readonly JobState[]): void {
-    this.upFromJobs(inFlight);
+    upFromJobs(this.data.records, inFlight, this.ports.now());
     const up = [...this.data.records].filter(([, r]) => r.status === 'up').map(([node]) => node);
     const grace = restoredNodeGrace(this.ports.settings, up.length);
     for (const node of up) this.follow(node, grace);
@@ -107,31 +110,6 @@ export class PushRuntime implements EventsRuntime {
     this.ports.cluster.rollCall(this.org);
     for (const job of inFlight)
       dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
-  }
-
-  /**
-   * A node that a job in flight records as ready or running answered that job, so it was up, even if its record
-   * says otherwise: node states are written behind, and the process that owned the organization may have died
-   * before writing that the node came up. So was a node a voting job still records as `new`: the job sent it a
-   * commit, which it does only to available nodes, and has not heard it go down since. Each is restored `up` like
-   * the others (no rehab, which would abort the command it runs), and goes down if it is not heard within the grace.
-   */
-  private upFromJobs(inFlight: readonly JobState[]): void {
-    const at = this.ports.now();
-    for (const job of inFlight) {
-      for (const [node, status] of Object.entries(job.nodes)) {
-        const asked = status === 'ready' || status === 'running' || (status === 'new' && job.status === 'voting');
-        if (!asked || this.data.records.get(node)?.status === 'up') continue;
-        // Which client process it was is not known either: the first one heard takes it.
-        this.data.records.set(node, {
-          node_name: node,
-          status: 'up',
-          updated_at: at,
-          incarnation: null,
-          available: true,
-        });
-      }
-    }
   }
 
   /**
@@ -195,6 +173,23 @@ export class PushRuntime implements EventsRuntime {
 
   job(id: string): Ref<JobMsg> | undefined {
     return this.jobs.get(id)?.ref;
+  }
+
+  /**
+   * Ticks drive the write-behind of node states and retention, once an interval; sweeps, node silence and rehab
+   * resends, `sweeps` times an interval.
+   */
+  startTicks(sweeps: number): void {
+    const { timers, settings } = this.ports;
+    const interval = settings.heartbeat_interval;
+    this.ticks.push(
+      timers.every(interval, () => dispatch(this.self(), { type: 'push_tick' }), { unref: true }),
+      timers.every(interval / sweeps, () => this.sweep(), { unref: true }),
+    );
+  }
+
+  stopTicks(): void {
+    for (const stop of this.ticks.splice(0)) stop();
   }
 
   /**
@@ -315,6 +310,7 @@ export class PushRuntime implements EventsRuntime {
    */
   async release(): Promise<void> {
     this.released = true;
+    this.stopTicks();
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
     // A job's mailbox is handled in order, so its answer says everything told before is handled. A job its crash

@@ -4,6 +4,7 @@
 // ticks drive the write-behind of node states, retention and the sweeps of silent nodes.
 import { dispatch, query, type Ref } from 'nact';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { Logger } from '../../src/lib/logger.js';
 import { internalError, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import type { JobState } from './job-model.js';
@@ -60,61 +61,12 @@ export function spawnPushSupervisor(
   // The runtime reaches the actor through this; it runs only once the actor below exists.
   const runtime = new PushRuntime(org, data, ports, () => self);
   const log = ports.log.child({ org });
-
-  const receive = async (rt: PushRuntime, msg: PushMsg): Promise<PushRuntime> => {
-    switch (msg.type) {
-      case 'request':
-        rt.request(msg.request, msg.requesterKey, msg.replyTo);
-        break;
-      case 'release':
-        stopTimers();
-        try {
-          await rt.release();
-        } finally {
-          dispatch(msg.replyTo, true);
-        }
-        break;
-      case 'write_back':
-        try {
-          await rt.writeBack();
-          dispatch(msg.replyTo, true);
-        } catch (e) {
-          log.error('writing the push jobs and node states back failed', { error: e });
-          dispatch(msg.replyTo, false);
-        }
-        break;
-      case 'drop':
-        await rt.drop();
-        dispatch(msg.replyTo, true);
-        break;
-      default:
-        rt.report(msg);
-    }
-    return rt;
-  };
-
-  // The runtime's state changes only in whole steps, so it is whole after a throw: whoever waited is answered.
-  const onCrash = (rt: PushRuntime, msg: PushMsg): PushRuntime => {
-    if (msg.type === 'request') dispatch(msg.replyTo, internalError());
-    else if (msg.type === 'write_back') dispatch(msg.replyTo, false);
-    else if (msg.type === 'release' || msg.type === 'drop') dispatch(msg.replyTo, true);
-    else if (msg.type === 'gateway_events') msg.stored(Promise.reject(new Error('the push supervisor crashed')));
-    return rt;
-  };
-
-  const self: Ref<PushMsg> = spawnSupervised(
+  const self: Ref<PushMsg> = spawnSupervised<PushRuntime, PushMsg>(
     parent,
-    { name: 'push', initial: runtime, receive, onCrash },
+    { name: 'push', initial: runtime, receive: (rt, msg) => receive(rt, msg, log), onCrash },
     ports.reporter,
   );
-  const { heartbeat_interval } = ports.settings;
-  const timers = [
-    ports.timers.every(heartbeat_interval, () => dispatch(self, { type: 'push_tick' }), { unref: true }),
-    ports.timers.every(heartbeat_interval / SWEEPS_PER_INTERVAL, () => runtime.sweep(), { unref: true }),
-  ];
-  const stopTimers = () => {
-    for (const cancel of timers.splice(0)) cancel();
-  };
+  runtime.startTicks(SWEEPS_PER_INTERVAL);
   const asked = <R>(build: (replyTo: Ref<R>) => PushMsg) => query(self, build, NO_TIMEOUT_MS) as Promise<R>;
   return {
     ref: self,
@@ -134,8 +86,48 @@ export function spawnPushSupervisor(
     drop: () => asked<true>((replyTo) => ({ type: 'drop', replyTo })).then(() => undefined),
     release: () => asked<true>((replyTo) => ({ type: 'release', replyTo })).then(() => undefined),
     stop: async () => {
-      stopTimers();
+      runtime.stopTicks();
       await runtime.whenSaved();
     },
   };
+}
+
+async function receive(rt: PushRuntime, msg: PushMsg, log: Logger): Promise<PushRuntime> {
+  switch (msg.type) {
+    case 'request':
+      rt.request(msg.request, msg.requesterKey, msg.replyTo);
+      break;
+    case 'release':
+      try {
+        await rt.release();
+      } finally {
+        dispatch(msg.replyTo, true);
+      }
+      break;
+    case 'write_back':
+      try {
+        await rt.writeBack();
+        dispatch(msg.replyTo, true);
+      } catch (e) {
+        log.error('writing the push jobs and node states back failed', { error: e });
+        dispatch(msg.replyTo, false);
+      }
+      break;
+    case 'drop':
+      await rt.drop();
+      dispatch(msg.replyTo, true);
+      break;
+    default:
+      rt.report(msg);
+  }
+  return rt;
+}
+
+/** The runtime's state changes only in whole steps, so it is whole after a throw: whoever waited is answered. */
+function onCrash(rt: PushRuntime, msg: PushMsg): PushRuntime {
+  if (msg.type === 'request') dispatch(msg.replyTo, internalError());
+  else if (msg.type === 'write_back') dispatch(msg.replyTo, false);
+  else if (msg.type === 'release' || msg.type === 'drop') dispatch(msg.replyTo, true);
+  else if (msg.type === 'gateway_events') msg.stored(Promise.reject(new Error('the push supervisor crashed')));
+  return rt;
 }
