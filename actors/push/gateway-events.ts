@@ -4,7 +4,7 @@
 // only then.
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
 import { dispatch, type Ref } from 'nact';
-import type { JobMsg } from './job.js';
+import type { JobMsg } from './job-messages.js';
 import type { AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import type { NodeAvailability } from './push-data.js';

@@ -1,7 +1,7 @@
 // What a job actor does with its machine's effects, in order: each change is saved before any message, timer, feed
 // note or answer makes it visible (the saver holds those back until their write is done).
 import { dispatch, type Ref } from 'nact';
-import type { JobParent, JobMsg } from './job.js';
+import type { JobMsg, JobParent } from './job-messages.js';
 import type { JobEffect, JobState } from './job-model.js';
 import type { JobRendering } from './job-rendering.js';
 import type { JobSaver } from './job-saver.js';

@@ -3,7 +3,6 @@
 // saver coalesces the saves of many steps and holds those effects back until their write is done. Once the job
 // is over its parent stops it, and the stored record answers for the job from then on.
 import { dispatch, stop, type Ref } from 'nact';
-import type { JobBody } from '../../src/api/push-jobs.js';
 import { fail, storeFailure, type Reply } from '../shared/reply.js';
 import { Interpreter } from '../shared/interpreter.js';
 import { spawnSupervised } from '../shared/supervision.js';
@@ -13,42 +12,9 @@ import { stepJob } from './job-machine.js';
 import type { JobEffect, JobEvent, JobState } from './job-model.js';
 import { JobRendering } from './job-rendering.js';
 import { JobSaver } from './job-saver.js';
-import { saveOf, writeJob, type JobHeader } from './job-store.js';
-import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
-
-export type JobMsg =
-  /**
-   * The job starts (or resumes after a restart). `answer`, the new job's POST answer, leaves once the first step
-   * is stored: a GET sent after it shows which nodes were asked and which were unavailable.
-   */
-  | { type: 'begin'; available: ReadonlySet<string>; restored: boolean; answer?: { replyTo: Ref<Reply>; reply: Reply } }
-  /**
-   * `stored`: told, once the answer is handled, a promise of what it changed being stored, which rejects when the
-   * store refuses it (another process owns the job now): a gateway's inbox entry is acknowledged only once stored.
-   */
-  | { type: 'answer'; node: string; message: NodeAnswerMessage; stored?: (saved: Promise<void>) => void }
-  | { type: 'node_down'; node: string }
-  | { type: 'node_reached'; node: string }
-  | { type: 'timer'; timer: 'voting' | 'run'; at: number }
-  | { type: 'abort'; replyTo: Ref<Reply> }
-  /**
-   * From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. `replyTo`
-   * hears when that is so (a release waits for it before it waits for the job's saves).
-   */
-  | { type: 'stop'; replyTo?: Ref<true> }
-  /** The store lost what it held: the whole job is saved again. */
-  | { type: 'write_back' };
-
-export interface JobParent {
-  /** The job's row changed (after the change is saved). */
-  saved(header: JobHeader): void;
-  /** The job is over (`final`: how it answers from now on): the parent forgets it and stops its actor. */
-  finished(id: string, final: JobBody): void;
-  /** A new job the store refused, or whose organization was deleted while it was stored: it never started. */
-  refused(id: string): void;
-  /** Whether the organization was deleted (read once a new job is stored, before it starts). */
-  deleted(): boolean;
-}
+import type { JobMsg, JobParent } from './job-messages.js';
+import { saveOf, writeJob } from './job-store.js';
+import type { OutboundMessage, PushPorts } from './ports.js';
 
 const SAVE_RETRY_MS = 500;
 /** A job whose saves keep failing says so once in this long. */
