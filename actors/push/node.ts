@@ -65,7 +65,7 @@ export class NodeFollower {
     initial: NodeState,
     private readonly org: string,
     private readonly ports: PushPorts,
-    private readonly owner: NodeParent,
+    private readonly parent: NodeParent,
   ) {
     this.machine = new Interpreter(stepNode, initial, (state, effects, answer) => this.run(state, effects, answer));
     this.name = initial.node_name;
@@ -93,7 +93,7 @@ export class NodeFollower {
   }
 
   private held(id: string | null): JobHeld {
-    return id === null ? 'none' : this.owner.runs(id) ? 'known' : 'unknown';
+    return id === null ? 'none' : this.parent.runs(id) ? 'known' : 'unknown';
   }
 
   /** The machine's event for a message, with what the node's message says made relative to this process. */
@@ -137,12 +137,12 @@ export class NodeFollower {
   }
 
   private run(state: NodeState, effects: readonly NodeEffect[], answer: AnswerMsg | undefined): void {
-    const { name, org, owner, ports } = this;
+    const { name, org, parent, ports } = this;
     for (const e of effects) {
       switch (e.type) {
         case 'availability_changed':
           if (e.status === 'down') ports.lag.downMarked(org, name);
-          owner.availability(name, {
+          parent.availability(name, {
             status: e.status,
             available: e.available,
             updated_at: e.updated_at,
@@ -151,7 +151,7 @@ export class NodeFollower {
           });
           break;
         case 'incarnation_changed':
-          owner.availability(name, {
+          parent.availability(name, {
             status: state.status,
             available: false,
             updated_at: state.updated_at,
@@ -160,17 +160,17 @@ export class NodeFollower {
           });
           break;
         case 'send':
-          owner.send(name, { type: 'abort', job_id: null });
+          parent.send(name, { type: 'abort', job_id: null });
           break;
         case 'down_deferred':
           ports.lag.downDeferred(org, name);
           break;
         case 'forward':
-          if (answer && answer.message.job_id !== null) owner.answer(name, answer.at, answer.message);
+          if (answer && answer.message.job_id !== null) parent.answer(name, answer.at, answer.message);
           break;
         case 'ack_result':
           if (answer && answer.message.job_id !== null)
-            owner.send(name, { type: 'ack_result', job_id: answer.message.job_id });
+            parent.send(name, { type: 'ack_result', job_id: answer.message.job_id });
           break;
         case 'ignored':
           ports.counters.inc('node_ignored', e.reason);

@@ -52,7 +52,7 @@ export class PushRuntime implements EventsRuntime {
    * The parent of the organization's job actors (its node followers run on synchronous mailboxes, node.ts). nact
    * copies an actor's children into every message's context: they live under this actor, which takes none.
    */
-  private fleetRef: Ref<never> | undefined;
+  private jobsRef: Ref<never> | undefined;
   private readonly jobs = new Map<string, JobHandle>();
   /** Jobs retired (their actors stopped) whose last saves have not landed yet. */
   private readonly retired = new Set<JobHandle>();
@@ -355,13 +355,13 @@ export class PushRuntime implements EventsRuntime {
     if (!this.released) dispatch(this.self(), msg);
   }
 
-  private fleet(): Ref<never> {
-    this.fleetRef ??= spawnSupervised<null, never>(
+  private jobsParent(): Ref<never> {
+    this.jobsRef ??= spawnSupervised<null, never>(
       this.self(),
-      { name: 'fleet', initial: null, receive: () => null, onCrash: () => null },
+      { name: 'jobs', initial: null, receive: () => null, onCrash: () => null },
       this.ports.reporter,
     );
-    return this.fleetRef;
+    return this.jobsRef;
   }
 
   /** The job's nodes that are available now: one lookup per node of the job, not a pass over the fleet. */
@@ -372,7 +372,7 @@ export class PushRuntime implements EventsRuntime {
   }
 
   private spawnJobActor(job: JobState): Ref<JobMsg> {
-    const handle = spawnJob(this.fleet(), this.org, job, this.ports, {
+    const handle = spawnJob(this.jobsParent(), this.org, job, this.ports, {
       saved: (header) => this.tell({ type: 'job_saved', header }),
       finished: (id, final) => this.tell({ type: 'job_finished', id, final }),
       refused: (id) => this.tell({ type: 'job_retired', id }),

@@ -6,7 +6,7 @@ import { ConfigError } from '../config/config-error.js';
 import { createLogger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import { VERSION } from '../lib/version.js';
-import { memberApiPort, memberConfig, memberIndex, superviseMembers, supervises } from '../members.js';
+import { memberApiPort, memberConfig, memberIndex, superviseMembers, supervises } from '../processes.js';
 import { startServer, type RunningServer } from '../server.js';
 
 const USAGE = `Usage: infra-server [-c FILE]

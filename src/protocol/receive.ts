@@ -39,10 +39,10 @@ export interface DecodeOptions {
   /** Who sent the message: 'client' parses ClientMessage (on the server), 'server' parses ServerMessage (on a node). */
   schema: 'client' | 'server';
   /** On the server: which client process (incarnation) holds each node. */
-  owners?: IncarnationOwners;
+  holders?: NodeHolders;
 }
 
-/** The answer of IncarnationOwners.check when the message may be taken, shared by every message. */
+/** The answer of NodeHolders.check when the message may be taken, shared by every message. */
 const TAKEN = Object.freeze({ ok: true as const });
 
 /**
@@ -52,7 +52,7 @@ const TAKEN = Object.freeze({ ok: true as const });
  * been silent that long. A live client is never locked out, a restarted one is back within the window, and a
  * forged incarnation cannot take a node whose client runs. Shared by both channels of the server.
  */
-export class IncarnationOwners {
+export class NodeHolders {
   /** By organization, then node: no key is built per message on this path. */
   private readonly holders = new Map<string, Map<string, { incarnation: string; heardAt: number }>>();
 
@@ -161,18 +161,18 @@ export function decodeFrames(frames: readonly Buffer[], opts: DecodeOptions): De
   if (!(Math.abs(opts.now - sentAt) <= maxSkewMs)) {
     return drop('skew', `timestamp ${message.timestamp} is ${Math.round((opts.now - sentAt) / 1000)} s off`);
   }
-  // Ownership before the replay guard: a refused incarnation must not retire the one that holds the node.
-  const owner = opts.owners?.check(org, node, message.incarnation_id, opts.now);
-  if (owner !== undefined && !owner.ok) {
+  // The holder before the replay guard: a refused incarnation must not retire the one that holds the node.
+  const holder = opts.holders?.check(org, node, message.incarnation_id, opts.now);
+  if (holder !== undefined && !holder.ok) {
     return {
       ...drop('incarnation_in_use', `${quote(org)}/${quote(node)} is held by another client process`),
-      refused: { org, node, identity, retryAfterMs: owner.retryAfterMs },
+      refused: { org, node, identity, retryAfterMs: holder.retryAfterMs },
     };
   }
   if (!opts.replay.accept(org, node, message.incarnation_id, message.sequence)) {
     return drop('replay', `sequence ${message.sequence} of incarnation ${message.incarnation_id} already seen`);
   }
-  opts.owners?.heard(org, node, message.incarnation_id, opts.now);
+  opts.holders?.heard(org, node, message.incarnation_id, opts.now);
   return identity === undefined ? { ok: true, message } : { ok: true, message, identity };
 }
 

@@ -21,7 +21,7 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import type { ClientMessage } from '../protocol/messages.js';
-import { DropCounter, IncarnationOwners } from '../protocol/receive.js';
+import { DropCounter, NodeHolders } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { SOLE_PROCESS, type PushCluster } from '../cluster/push-cluster.js';
@@ -82,8 +82,8 @@ export class PushHub implements PushTransport, PushSessions {
   /** Messages waiting for a read: their node's session, or their organization's node records at a gateway. */
   private readonly held = new HeldForRead();
   private curve: CurveKeys | null = null;
-  /** Which client process holds each node, for both channels (see IncarnationOwners). */
-  private readonly owners: IncarnationOwners;
+  /** Which client process holds each node, for both channels (see NodeHolders). */
+  private readonly holders: NodeHolders;
   /** Messages to nodes not reachable yet, written when they are. */
   private readonly unsent: Unsent;
   private system: InfraSystem | undefined;
@@ -112,7 +112,7 @@ export class PushHub implements PushTransport, PushSessions {
     this.gate = new PeerGate(config, now, `infra-push-${this.incarnationId}`);
     this.sessions = new SessionKeys(store, config.session_key_lifetime, now, me, this.gate.admitted);
     this.unsent = new Unsent(window + RECONNECT_GRACE_MAX_MS);
-    this.owners = new IncarnationOwners(window);
+    this.holders = new NodeHolders(window);
     this.lagMeter = new HeartbeatLag(window, () => this.now());
     this.drops = new DropCounter({ log: (line, reason) => log.warn(line, { reason }) });
     this.channels = new PushChannels(config, this.incarnationId, this.gate, this.lagMeter, log);
@@ -123,7 +123,7 @@ export class PushHub implements PushTransport, PushSessions {
       config,
       {
         sessions,
-        owners: this.owners,
+        holders: this.holders,
         drops: this.drops,
         held: this.held,
         now: () => this.now(),
@@ -298,7 +298,7 @@ export class PushHub implements PushTransport, PushSessions {
     this.routes?.forgetOrg(org);
     this.routes?.cluster.gateways.forgetOrg(org);
     this.sessions.forgetOrg(org);
-    this.owners.forgetOrg(org);
+    this.holders.forgetOrg(org);
     this.writer.forgetOrg(org);
     this.peers.forgetOrg(org);
   }

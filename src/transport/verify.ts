@@ -3,13 +3,7 @@
 // A message whose key is still being read waits for the read (held-for-read.ts). Nothing here acts on a message.
 import type { ServerConfig } from '../config/server-config.js';
 import type { ClientMessage } from '../protocol/messages.js';
-import {
-  decodeFrames,
-  IncarnationOwners,
-  type DecodeOptions,
-  type Dropped,
-  type DropCounter,
-} from '../protocol/receive.js';
+import { decodeFrames, NodeHolders, type DecodeOptions, type Dropped, type DropCounter } from '../protocol/receive.js';
 import { ReplayGuard } from '../protocol/replay.js';
 import type { Channel } from './channels.js';
 import type { HeldForRead } from './held-for-read.js';
@@ -30,7 +24,7 @@ export interface Verified {
 export interface VerifyPorts {
   sessions: SessionKeys;
   /** Which client process holds each node, for both channels. */
-  owners: IncarnationOwners;
+  holders: NodeHolders;
   drops: DropCounter;
   held: HeldForRead;
   now(): number;
@@ -62,7 +56,7 @@ export class Verifier {
       keyFor: (org, node) => this.keyFor(org, node),
       replay: new ReplayGuard(),
       schema: 'client',
-      owners: ports.owners,
+      holders: ports.holders,
     });
     this.options = { heartbeat: options(), command: options() };
   }

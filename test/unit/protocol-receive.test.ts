@@ -7,7 +7,7 @@ import {
   decodeFrames,
   DropCounter,
   DROP_REASONS,
-  IncarnationOwners,
+  NodeHolders,
   type DecodeOptions,
   type DropReason,
 } from '../../src/protocol/receive.js';
@@ -416,8 +416,8 @@ t.test(
   'incarnations: the live one holds its node; another waits out its silence, and a refusal retires nothing',
   async (t) => {
     const OTHER = '7a1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f';
-    const owners = new IncarnationOwners(3000);
-    const opts = { ...serverSide(), owners };
+    const holders = new NodeHolders(3000);
+    const opts = { ...serverSide(), holders };
     const at = (now: number) => ({ ...opts, now });
     t.ok(decodeFrames(routed(heartbeat(1)), at(NOW)).ok, 'the first incarnation heard holds the node');
     const refused = decodeFrames(routed(heartbeat(1, { incarnation_id: OTHER })), at(NOW + 1000));
