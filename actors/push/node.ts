@@ -4,7 +4,7 @@
 // Node followers run on a synchronous mailbox. Their machine is pure and never waits, so a message is handled to
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
-// live in their organization's push runtime, under its nact fleet actor; what they send goes to nact actors.
+// live in their organization's push supervisor (push-runtime.ts); what they send goes to nact actors.
 import {
   isAvailable,
   NO_LAG,
