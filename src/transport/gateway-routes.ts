@@ -15,10 +15,10 @@ import type { GatewayChoice, SessionKeys } from './session-keys.js';
 import type { Orphans } from './verify.js';
 
 /**
- * What the hub of a cluster's member uses besides its own sockets: the streams to the other members, the node followers
- * of organizations other members own, and who is alive.
+ * What this member sees of the cluster, for routing besides its own sockets: the streams to the other members, the
+ * node followers of organizations other members own, who is alive, and what this member owns under which epoch.
  */
-export interface HubCluster {
+export interface MemberView {
   link: NodeLink;
   gateways: GatewayNodes;
   /** The live members. */
@@ -60,7 +60,7 @@ export class GatewayRoutes implements PushCluster, Orphans {
   constructor(
     /** This process's member id. */
     private readonly me: string,
-    readonly cluster: HubCluster,
+    readonly cluster: MemberView,
     private readonly sessions: SessionKeys,
     private readonly here: Here,
     private readonly log: Logger,

@@ -28,7 +28,7 @@ import { SOLE_PROCESS, type PushCluster } from '../cluster/push-cluster.js';
 import { PushChannels, type Channel } from './channels.js';
 import type { ZmqConnections } from './connection-watch.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
-import { GatewayRoutes, type HubCluster } from './gateway-routes.js';
+import { GatewayRoutes, type MemberView } from './gateway-routes.js';
 import { HeartbeatLag } from './heartbeat-lag.js';
 import { HeldForRead } from './held-for-read.js';
 import { NodeWriter } from './node-writer.js';
@@ -185,7 +185,7 @@ export class PushHub implements PushTransport, PushSessions {
    * Joins the cluster's streams: from now on, job messages for nodes connected elsewhere go to their gateway. The
    * routes it returns answer the actors' questions of the cluster (PushCluster).
    */
-  useCluster(cluster: HubCluster): GatewayRoutes {
+  useCluster(cluster: MemberView): GatewayRoutes {
     if (this.me === undefined) throw new Error('a hub joins a cluster only with its member id');
     const here = { send: this.writer, peers: this.peers, channels: this.channels };
     this.routes = new GatewayRoutes(this.me, cluster, this.sessions, here, this.log);

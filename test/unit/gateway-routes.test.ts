@@ -5,7 +5,7 @@ import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
 import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
 import type { NodeLink } from '../../src/cluster/node-link.js';
 import type { GatewayOrder } from '../../src/cluster/node-link-messages.js';
-import { GatewayRoutes, type HubCluster } from '../../src/transport/gateway-routes.js';
+import { GatewayRoutes, type MemberView } from '../../src/transport/gateway-routes.js';
 import type { SessionKeys } from '../../src/transport/session-keys.js';
 import { quietLogger } from '../support/logs.js';
 
@@ -24,7 +24,7 @@ function routes(me: string, gatewayOfNode = 'other') {
     over: () => undefined,
     relay: (_org: string, node: string, _at: number, message: NodeAnswerMessage) => relayed.push({ node, message }),
   };
-  const cluster: HubCluster = {
+  const cluster: MemberView = {
     link: link as unknown as NodeLink,
     gateways: gateways as unknown as GatewayNodes,
     members: () => [
