@@ -33,7 +33,8 @@ interface GatewayOrg {
 
 export class GatewayNodes {
   private readonly orgs = new Map<string, GatewayOrg>();
-  private readonly sweeper: NodeJS.Timeout;
+  /** Stops the sweeps' timer. */
+  private readonly stopSweeps: () => void;
 
   constructor(
     private readonly ports: PushPorts,
@@ -43,8 +44,9 @@ export class GatewayNodes {
     private readonly sendHere: (org: string, node: string, message: OutboundMessage) => void,
   ) {
     const { heartbeat_interval } = ports.settings;
-    this.sweeper = setInterval(() => this.sweep(), heartbeat_interval / SWEEPS_PER_INTERVAL);
-    this.sweeper.unref();
+    this.stopSweeps = ports.timers.every(heartbeat_interval / SWEEPS_PER_INTERVAL, () => this.sweep(), {
+      unref: true,
+    });
   }
 
   /**
@@ -161,7 +163,7 @@ export class GatewayNodes {
   }
 
   close(): void {
-    clearInterval(this.sweeper);
+    this.stopSweeps();
   }
 
   private runs(org: string, node: string, job: string): boolean {

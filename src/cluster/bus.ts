@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { busChannel } from '../store/layout.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 
@@ -33,6 +34,8 @@ export class ClusterBus {
     private readonly redis: RedisClient,
     prefix: string,
     private readonly log: Logger,
+    /** What bounds the wait for the subscription. */
+    private readonly timers: Timers = realTimers,
   ) {
     this.channel = busChannel(prefix);
   }
@@ -72,13 +75,13 @@ export class ClusterBus {
     sub.on('ready', () => {
       if (subscribed) listener.reconnected();
     });
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
     const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
+      const warn = () => {
         this.log.warn('the bus is not subscribed yet: changes made by other servers arrive with the next reload');
         resolve();
-      }, SUBSCRIBE_TIMEOUT_MS);
-      timer.unref();
+      };
+      cancel = this.timers.after(SUBSCRIBE_TIMEOUT_MS, warn, { unref: true });
     });
     const subscribing = sub.subscribe(this.channel).then(
       () => {
@@ -87,7 +90,7 @@ export class ClusterBus {
       (error: unknown) => this.log.warn('subscribing to the bus failed', { error }),
     );
     await Promise.race([subscribing, timedOut]);
-    clearTimeout(timer);
+    cancel?.();
     // A subscription made after the wait ended still counts: what was published until then is caught up.
     if (!subscribed) void subscribing.then(() => subscribed && listener.reconnected());
   }

@@ -4,9 +4,9 @@
 // is fenced by its partition's lease (src/store/fencing.ts), so a process that lost a lease writes nothing of that
 // partition, and lets it go the moment it learns so.
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterStatus } from '../api/status-schema.js';
 import type { Logger } from '../lib/logger.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 import { leaseKey } from '../store/layout.js';
 import { ALL_PARTITIONS, partitionName, type Partition } from '../store/partitions.js';
 import type { RedisStore } from '../store/redis-store.js';
@@ -33,6 +33,8 @@ export interface ClusterMemberOptions {
   apiUrl?: string;
   ttlMs?: number;
   log: Logger;
+  /** The timers of its ticks, its registration's renewals and its leases'. */
+  timers?: Timers;
 }
 
 /** Where a partition's requests go: this process, another member's API, or nowhere right now (a take-over). */
@@ -69,7 +71,9 @@ export class ClusterMember {
   /** Partitions whose organizations run here: their lease is held and their adoption finished. */
   private readonly ready = new Set<Partition>();
   private ports: PartitionPorts | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers: Timers;
+  /** Stops the ticks' timer, once they run. */
+  private stopTicks: (() => void) | undefined;
   /** Ticks, hand-overs and losses, one at a time. */
   private queue: Promise<void> = Promise.resolve();
   private readonly owners = new Map<Partition, CachedOwner>();
@@ -87,8 +91,10 @@ export class ClusterMember {
     private readonly opts: ClusterMemberOptions,
   ) {
     const { id, url, log } = opts;
+    const timers = (this.timers = opts.timers ?? realTimers);
     this.leases = new Leases(store.redis, store.keyPrefix, id, {
       ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
+      timers,
       registrationPerPartition: store.mode === 'cluster',
       events: {
         lost: (p) => {
@@ -123,6 +129,7 @@ export class ClusterMember {
         return this.leases.registered(sent, lapsed);
       },
       () => this.leases.clock(),
+      timers,
     );
     store.fenceWith(this.leases);
     this.settling = new SettlingMembers(SETTLE_TTLS * this.leases.ttlMs, FORGET_LEFT_MS);
@@ -172,14 +179,14 @@ export class ClusterMember {
     for (;;) {
       if (await setUpDone()) return false;
       if (await this.leases.acquire('global')) break;
-      await sleep(step, undefined, { signal });
+      await delay(this.timers, step, { signal });
     }
     if (await setUpDone()) return false; // done by another just before
     for (;;) {
       const missing = [];
       for (const p of ALL_PARTITIONS) if (!(await this.leases.acquire(p))) missing.push(p);
       if (missing.length === 0) break;
-      await sleep(step, undefined, { signal });
+      await delay(this.timers, step, { signal });
     }
     for (const p of ALL_PARTITIONS) this.ready.add(p);
     return true;
@@ -192,8 +199,7 @@ export class ClusterMember {
   run(ports: PartitionPorts): Promise<void> {
     this.ports = ports;
     this.enqueue(() => this.tick());
-    this.timer = setInterval(() => this.enqueue(() => this.tick()), this.leases.ttlMs / 5);
-    this.timer.unref();
+    this.stopTicks = this.timers.every(this.leases.ttlMs / 5, () => this.enqueue(() => this.tick()), { unref: true });
     return this.queue;
   }
 
@@ -260,7 +266,7 @@ export class ClusterMember {
   /** Hands every partition over (their writes settle first), lets the leases go, and leaves. */
   async leave(): Promise<void> {
     this.leaving = true;
-    clearInterval(this.timer);
+    this.stopTicks?.();
     this.enqueue(async () => {
       for (const p of [...this.ready]) await this.letGo(p, true);
     });

@@ -3,6 +3,7 @@
 // orders one by one, and trimmed of what was handled.
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 import { gatewayKey } from '../store/layout.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 import { gatewayEntrySchema, gatewayOrderSchema, type GatewayOrder } from './node-link-messages.js';
@@ -14,7 +15,6 @@ import {
   READ_COUNT,
   readerConnection,
   RETRY_MS,
-  wait,
   type StreamReply,
   type StreamWatch,
 } from './streams.js';
@@ -31,6 +31,8 @@ export class GatewayReader {
     private readonly orders: (orders: readonly GatewayOrder[]) => void,
     private readonly watch: StreamWatch,
     private readonly log: Logger,
+    /** What spaces a read again after one that failed. */
+    private readonly timers: Timers = realTimers,
   ) {}
 
   start(): void {
@@ -50,7 +52,7 @@ export class GatewayReader {
     let from = '0-0';
     while (!this.closed) {
       try {
-        await connected(conn);
+        await connected(conn, this.timers);
         const reply = (await conn.xread(
           'COUNT',
           READ_COUNT,
@@ -86,7 +88,7 @@ export class GatewayReader {
       } catch (e) {
         if (this.closed) return;
         this.log.warn('reading the gateway stream failed; reading again', { error: messageOf(e) });
-        await wait(RETRY_MS);
+        await delay(this.timers, RETRY_MS, { unref: true });
       }
     }
   }

@@ -7,6 +7,7 @@
 import { Cluster } from 'ioredis';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 import type { Fencing } from '../store/fencing.js';
 import { inboxKey, INBOX_GROUP, leaseKey } from '../store/layout.js';
 import { partitionName, type Partition } from '../store/partitions.js';
@@ -19,7 +20,6 @@ import {
   READ_COUNT,
   readerConnection,
   RETRY_MS,
-  wait,
   type StreamReply,
   type StreamWatch,
 } from './streams.js';
@@ -50,6 +50,8 @@ export interface InboxReaderOptions {
   blockMs?: number;
   /** The partitions' leases; without them (a link of its own in a test), entries are acknowledged unfenced. */
   fencing?: Pick<Fencing, 'tokenFor'>;
+  /** What spaces the reads again after a failure, the wake-ups' tries and the claims. */
+  timers?: Timers;
 }
 
 export class InboxReader {
@@ -71,7 +73,8 @@ export class InboxReader {
   private readonly inboxBlockMs: number;
   private started = false;
   private closed = false;
-  private reclaimer: NodeJS.Timeout | undefined;
+  /** Stops the claims' timer, once they run. */
+  private stopReclaims: (() => void) | undefined;
   private readonly cluster: boolean;
   /** Acknowledgements refused because the partition's lease had passed: those entries wait for its owner. */
   fencedAcks = 0;
@@ -79,6 +82,7 @@ export class InboxReader {
   private readonly acksSinceTrim = new Map<Partition, number>();
   private readonly scripts: RedisClient & ScriptCommands;
   private readonly fencing: Pick<Fencing, 'tokenFor'> | undefined;
+  private readonly timers: Timers;
 
   constructor(
     private readonly redis: RedisClient,
@@ -95,6 +99,7 @@ export class InboxReader {
     this.scripts = withScripts(redis);
     this.fencing = opts.fencing;
     this.inboxBlockMs = opts.blockMs ?? DEFAULT_INBOX_BLOCK_MS;
+    this.timers = opts.timers ?? realTimers;
   }
 
   /** Starts reading the inboxes of the partitions served, and claiming what others left in them. */
@@ -107,19 +112,20 @@ export class InboxReader {
       void this.readInboxes(conn);
     }
     // Also trims each inbox, which a partition with few acknowledgements would not reach TRIM_EVERY_ACKS for.
-    this.reclaimer = setInterval(() => {
-      void Promise.allSettled(
-        [...this.served].map((p) => this.claim(p, RECLAIM_IDLE_MS).then(() => this.trim(p))),
-      ).then((passes) => {
-        const failed = passes.filter((r) => r.status === 'rejected');
-        if (failed.length > 0)
-          this.log.warn('claiming unacknowledged inbox entries failed; the next pass tries again', {
-            partitions: failed.length,
-            error: messageOf(failed[0]?.reason),
-          });
+    this.stopReclaims = this.timers.every(RECLAIM_EVERY_MS, () => void this.reclaim(), { unref: true });
+  }
+
+  /** Claims what others left unacknowledged in every served partition's inbox, and trims each. */
+  private async reclaim(): Promise<void> {
+    const passes = await Promise.allSettled(
+      [...this.served].map((p) => this.claim(p, RECLAIM_IDLE_MS).then(() => this.trim(p))),
+    );
+    const failed = passes.filter((r) => r.status === 'rejected');
+    if (failed.length > 0)
+      this.log.warn('claiming unacknowledged inbox entries failed; the next pass tries again', {
+        partitions: failed.length,
+        error: messageOf(failed[0]?.reason),
       });
-    }, RECLAIM_EVERY_MS);
-    this.reclaimer.unref();
   }
 
   /**
@@ -202,7 +208,7 @@ export class InboxReader {
 
   close(): void {
     this.closed = true;
-    clearInterval(this.reclaimer);
+    this.stopReclaims?.();
     this.idleWake?.();
     this.inboxReader?.disconnect();
     for (const conn of this.partitionReaders.values()) conn.disconnect();
@@ -223,7 +229,7 @@ export class InboxReader {
           this.idleWake = undefined;
           continue;
         }
-        await connected(conn);
+        await connected(conn, this.timers);
         if (failed) await this.afterFailedRead(partitions);
         failed = false;
         this.inboxReaderId ??= Number(await conn.client('ID'));
@@ -233,7 +239,7 @@ export class InboxReader {
         if (this.closed) return;
         this.log.warn('reading the partitions’ inboxes failed; reading again', { error: messageOf(e) });
         failed = true;
-        await wait(RETRY_MS);
+        await delay(this.timers, RETRY_MS, { unref: true });
       } finally {
         this.readingVersion = undefined;
       }
@@ -250,7 +256,7 @@ export class InboxReader {
       let failed = false;
       while (reading()) {
         try {
-          await connected(conn);
+          await connected(conn, this.timers);
           if (failed) await this.afterFailedRead([partition]);
           failed = false;
           await this.readSome(conn, [partition], LONG_BLOCK_MS);
@@ -261,7 +267,7 @@ export class InboxReader {
             error: messageOf(e),
           });
           failed = true;
-          await wait(RETRY_MS);
+          await delay(this.timers, RETRY_MS, { unref: true });
         }
       }
     })();
@@ -294,7 +300,7 @@ export class InboxReader {
       // Refused (an ACL without CLIENT UNBLOCK) or failed: the read ends on its own within the block time.
       const ended = id === undefined ? 0 : await this.redis.client('UNBLOCK', id).catch(() => undefined);
       if (ended !== 0) return;
-      await wait(WAKE_RETRY_MS);
+      await delay(this.timers, WAKE_RETRY_MS, { unref: true });
     }
   }
 

@@ -21,7 +21,7 @@
 // again so that what this process holds can be written back. Standalone holders (holdEveryPartition), which no
 // registration backs, check their leases on a timer instead.
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { epochKey, leaseKey, memberExpiryKey, memberHeardKey } from '../store/layout.js';
 import { duplicateOf } from '../store/redis-connection.js';
 import type { Fencing } from '../store/fencing.js';
@@ -40,6 +40,18 @@ export interface LeaseEvents {
   dataLost(partitions: readonly Partition[]): void;
 }
 
+/**
+ * The Redis commands the leases send: all they need of the connection, so that a unit test can answer them. Leases
+ * and registrations expire by Redis's clock (the scripts in src/store/redis-scripts.ts), never by this process's.
+ */
+export interface LeaseCommands extends Pick<
+  ScriptCommands,
+  'leaseTake' | 'leaseTakeRegistered' | 'partitionBeat' | 'leaseCheck' | 'leaseRelease' | 'memberAlive'
+> {
+  get(key: string): Promise<string | null>;
+  quit(): Promise<unknown>;
+}
+
 export interface LeaseOptions {
   ttlMs?: number;
   /**
@@ -48,8 +60,10 @@ export interface LeaseOptions {
    * global slot. A failover of one slot's master then stops only the partitions whose data it holds too.
    */
   registrationPerPartition?: boolean;
-  /** A monotonic clock in ms (tests step it). */
+  /** A monotonic clock in ms (tests step it); the timers' own by default. */
   now?: () => number;
+  /** The renewals' timers, and by default the clock the leases' validity runs on. */
+  timers?: Timers;
   events?: Partial<LeaseEvents>;
   /** The connection is the leases' own: stop() closes it. */
   closeWhenStopped?: boolean;
@@ -65,20 +79,23 @@ export class Leases implements Fencing {
   readonly ttlMs: number;
   private readonly held = new Map<Partition, Held>();
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private beater: NodeJS.Timeout | undefined;
+  private readonly timers: Timers;
+  /** Stop the checks' timer and the beats' (a Redis Cluster), while they run. */
+  private stopChecks: (() => void) | undefined;
+  private stopBeats: (() => void) | undefined;
   private renewing: Promise<void> | undefined;
   /** Each partition's beat in flight (a Redis Cluster): one slot's at a time. */
   private readonly beating = new Map<Partition, Promise<void>>();
 
   constructor(
-    private readonly redis: RedisClient & ScriptCommands,
+    private readonly redis: LeaseCommands,
     private readonly prefix: string,
     readonly member: string,
     private readonly opts: LeaseOptions = {},
   ) {
     this.ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    this.now = opts.now ?? (() => performance.now());
+    const timers = (this.timers = opts.timers ?? realTimers);
+    this.now = opts.now ?? (() => timers.now());
   }
 
   /** The token while the lease is surely still this process's. */
@@ -196,20 +213,17 @@ export class Leases implements Fencing {
    * keeps its leases valid; seldom for a member, whose registration does that, in case a key was changed by hand.
    */
   start(everyMs = this.ttlMs / 3): void {
-    this.timer ??= setInterval(() => void this.renew(), everyMs);
-    this.timer.unref();
-    if (this.opts.registrationPerPartition) {
-      this.beater ??= setInterval(() => void this.beat(), this.ttlMs / 3);
-      this.beater.unref();
-    }
+    this.stopChecks ??= this.timers.every(everyMs, () => void this.renew(), { unref: true });
+    if (this.opts.registrationPerPartition)
+      this.stopBeats ??= this.timers.every(this.ttlMs / 3, () => void this.beat(), { unref: true });
   }
 
   /** Stops renewing; with `release`, lets every lease go (a process that stops on purpose). */
   async stop(release = false): Promise<void> {
-    clearInterval(this.timer);
-    clearInterval(this.beater);
-    this.timer = undefined;
-    this.beater = undefined;
+    this.stopChecks?.();
+    this.stopBeats?.();
+    this.stopChecks = undefined;
+    this.stopBeats = undefined;
     await Promise.all([this.renewing, ...this.beating.values()]);
     if (release) await Promise.allSettled(this.partitions().map((p) => this.release(p)));
     if (this.opts.closeWhenStopped) await this.redis.quit().catch(() => undefined);

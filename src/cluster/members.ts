@@ -2,6 +2,7 @@
 // each refresh answers who else is alive. Expiry is judged by Redis's clock, so the hosts' clocks never matter.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { memberExpiryKey, memberHeardKey, membersKey } from '../store/layout.js';
 import type { RedisClient, ScriptCommands } from '../store/redis-scripts.js';
 
@@ -33,7 +34,8 @@ export type Member = z.infer<typeof memberSchema>;
 
 export class Members {
   private live: Member[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Stops the refreshes' timer, while they run. */
+  private stopBeats: (() => void) | undefined;
 
   constructor(
     private readonly redis: RedisClient & ScriptCommands,
@@ -47,6 +49,7 @@ export class Members {
      */
     private readonly renewed: (sent: number, lapsed: boolean) => Promise<void> | void = () => undefined,
     private readonly clock: () => number = () => performance.now(),
+    private readonly timers: Timers = realTimers,
   ) {}
 
   /** Registers (or refreshes) this member and answers the live members, sorted by id. */
@@ -90,19 +93,20 @@ export class Members {
 
   /** Refreshes a third of the time to live apart (a failed refresh is tried again at the next). */
   start(): void {
-    this.timer ??= setInterval(() => void this.beat().catch(() => undefined), this.ttlMs / 3);
-    this.timer.unref();
+    this.stopBeats ??= this.timers.every(this.ttlMs / 3, () => void this.beat().catch(() => undefined), {
+      unref: true,
+    });
   }
 
   /** Refreshes at once, unless stopped (a member that left stays gone). */
   renewNow(): void {
-    if (this.timer !== undefined) void this.beat().catch(() => undefined);
+    if (this.stopBeats !== undefined) void this.beat().catch(() => undefined);
   }
 
   /** Stops refreshing and leaves at once, so the others need not wait for this registration to run out. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopBeats?.();
+    this.stopBeats = undefined;
     await this.redis.memberLeave(membersKey(this.prefix), memberExpiryKey(this.prefix), this.me.id).catch(() => 0);
   }
 }

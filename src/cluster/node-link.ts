@@ -12,6 +12,7 @@
 // - Nothing unread or unacknowledged is ever trimmed: owners trim their inboxes behind the oldest entry still
 //   pending, and a stream that grows past a bound (nobody reads it) is reported, not cut.
 import type { Logger } from '../lib/logger.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import type { Fencing } from '../store/fencing.js';
 import { gatewayKey } from '../store/layout.js';
 import type { Partition } from '../store/partitions.js';
@@ -50,6 +51,8 @@ export interface NodeLinkOptions {
    * unfenced.
    */
   fencing?: Pick<Fencing, 'tokenFor'>;
+  /** What spaces the writes and reads again after a failure, and the inboxes' claims. */
+  timers?: Timers;
 }
 
 /** This process's ends of the streams: the writer, its gateway stream's reader, and its partitions' inboxes' reader. */
@@ -69,15 +72,19 @@ export class NodeLink {
     opts: NodeLinkOptions = {},
   ) {
     this.watch = new StreamWatch(log);
-    this.writer = new StreamWriter(redis, prefix, me, log, {
+    const timers = opts.timers ?? realTimers;
+    const ports = {
       replicated: opts.replicated ?? (() => Promise.resolve()),
       fencing: opts.fencing,
       resync: () => handlers.resync(),
-    });
-    this.gateway = new GatewayReader(redis, prefix, me, (orders) => handlers.orders(orders), this.watch, log);
+    };
+    this.writer = new StreamWriter(redis, prefix, me, log, ports, timers);
+    const orders = (list: readonly GatewayOrder[]) => handlers.orders(list);
+    this.gateway = new GatewayReader(redis, prefix, me, orders, this.watch, log, timers);
     this.inboxes = new InboxReader(redis, prefix, me, (p, entry) => handlers.inbox(p, entry), this.watch, log, {
       ...(opts.inboxBlockMs === undefined ? {} : { blockMs: opts.inboxBlockMs }),
       ...(opts.fencing === undefined ? {} : { fencing: opts.fencing }),
+      timers,
     });
   }
 

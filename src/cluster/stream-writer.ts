@@ -3,6 +3,7 @@
 // order naming them all); as a gateway, what its nodes said, for their partitions' owners (one inbox entry per
 // partition per turn). A write Redis refuses (it is away) is held and written again, in order.
 import type { Logger } from '../lib/logger.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import type { Fencing } from '../store/fencing.js';
 import { gatewayKey, inboxKey } from '../store/layout.js';
 import { partitionOf, type Partition } from '../store/partitions.js';
@@ -45,6 +46,8 @@ export class StreamWriter {
     private readonly me: string,
     private readonly log: Logger,
     private readonly ports: StreamWriterPorts,
+    /** What spaces a write again after one Redis refused. */
+    private readonly timers: Timers = realTimers,
   ) {}
 
   /**
@@ -173,7 +176,7 @@ export class StreamWriter {
     if (!this.holding)
       this.log.warn('Redis refused what this server writes for the others; it is held and written again');
     this.holding = true;
-    setTimeout(() => this.scheduleFlush(), RETRY_MS).unref();
+    this.timers.after(RETRY_MS, () => this.scheduleFlush(), { unref: true });
   }
 }
 

@@ -1,6 +1,7 @@
 // What the readers and the writer of the streams between members share (node-link.ts): how entries are read, a
 // connection's wait to be ready, stream ids, and the counts GET /_status shows of entries skipped and backlogs.
 import type { Logger } from '../lib/logger.js';
+import type { Timers } from '../lib/timers.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 import { duplicateOf } from '../store/redis-connection.js';
 
@@ -77,21 +78,17 @@ export function readerConnection(redis: RedisClient): RedisClient {
  * Waits until a connection of a reader's own is ready, or RETRY_MS at most. A new connection refuses commands until
  * it is (its offline queue is off, as the store's), and a first read sent before would be logged as failed.
  */
-export function connected(conn: RedisClient): Promise<void> {
+export function connected(conn: RedisClient, timers: Timers): Promise<void> {
   if (conn.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
-      clearTimeout(timer);
+      cancel();
       conn.off('ready', done);
       resolve();
     };
-    const timer = setTimeout(done, RETRY_MS).unref();
+    const cancel = timers.after(RETRY_MS, done, { unref: true });
     conn.once('ready', done);
   });
-}
-
-export function wait(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** The smallest stream id after `id` (`ms-seq`): XTRIM MINID keeps it and what follows. */

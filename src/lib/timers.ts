@@ -1,5 +1,5 @@
 // The clock and timers of the parts whose timing the unit tests check (the job saver, the write batcher, the feeds,
-// the load gauge): a seam, so that a test can run them on a clock it moves by hand (test/support/manual-clock.ts)
+// the load gauge, the cluster's leases and streams, the server heartbeats): a seam, so that a test can run them on a clock it moves by hand (test/support/manual-clock.ts)
 // instead of waiting for real time. Everywhere else, and by default there too, they are Node's own timers.
 
 export interface TimerOptions {
@@ -30,3 +30,34 @@ export const realTimers: Timers = {
     return () => clearInterval(timer);
   },
 };
+
+export interface DelayOptions extends TimerOptions {
+  /** Ends the wait early, rejecting with an AbortError as node:timers/promises does. */
+  signal?: AbortSignal;
+}
+
+/** Resolves `ms` from now on `timers` (node:timers/promises' setTimeout, on the clock given). */
+export function delay(timers: Timers, ms: number, options: DelayOptions = {}): Promise<void> {
+  const { signal } = options;
+  if (signal?.aborted === true) return Promise.reject(abortError(signal));
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      cancel();
+      reject(abortError(signal));
+    };
+    const cancel = timers.after(
+      ms,
+      () => {
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      },
+      options,
+    );
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+function abortError(signal: AbortSignal | undefined): Error {
+  const error = new Error('The operation was aborted', { cause: signal?.reason });
+  return Object.assign(error, { name: 'AbortError', code: 'ABORT_ERR' });
+}

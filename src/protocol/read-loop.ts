@@ -3,6 +3,7 @@
 // call, seen under a profiler's signals; EAGAIN past a receive timeout): the loop reads again instead of
 // stopping, since a channel that stopped for good would leave every node on it unheard.
 import { codeOf } from '../lib/thrown.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 
 /** The part of a zeromq socket the loop uses. */
 export interface ReadableSocket {
@@ -33,12 +34,13 @@ const FIRST_BACKOFF_MS = 10;
 /**
  * Reads `socket` until it is closed, handing each message to the reader. A failed receive is reported and read
  * again: at once after an interruption, else after a wait that doubles while failures run in a row. `wait` is how
- * the loop pauses (0: one turn of the event loop); a test passes its own to see the waits without waiting them.
+ * the loop pauses (0: one turn of the event loop), on Node's timers by default (pauseOn); a test passes its own to
+ * see the waits without waiting them.
  */
 export async function readUntilClosed(
   socket: ReadableSocket,
   reader: Reader,
-  wait: (ms: number) => Promise<void> = pause,
+  wait: (ms: number) => Promise<void> = pauseOn(realTimers),
 ): Promise<void> {
   let inARow = 0;
   let taken = 0;
@@ -79,6 +81,7 @@ function transient(e: unknown): boolean {
   return code === 'EINTR' || code === 'EAGAIN';
 }
 
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
+/** The loop's pauses on `timers`: 0 is one turn of the event loop, not a timer. */
+export function pauseOn(timers: Timers): (ms: number) => Promise<void> {
+  return (ms) => (ms === 0 ? new Promise((resolve) => setImmediate(resolve)) : delay(timers, ms));
 }

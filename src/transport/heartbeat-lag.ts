@@ -3,6 +3,7 @@
 // the lag allowed for (deferred) or past it (marked).
 import type { PushLag } from '../api/status-schema.js';
 import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
+import { realTimers, type Timers } from '../lib/timers.js';
 import { LagMeter } from './lag-meter.js';
 
 /** The period of the timer that tells how late the event loop runs (see LagMeter). */
@@ -10,7 +11,8 @@ const LAG_PROBE_MS = 50;
 
 export class HeartbeatLag {
   private meter: LagMeter | undefined;
-  private prober: NodeJS.Timeout | undefined;
+  /** Stops the probe's timer, once it runs. */
+  private stopProbe: (() => void) | undefined;
   /**
    * The heartbeat reader waits for a message. Seen from a timer, that means the channel was read empty: a receive
    * that finds a message waiting resolves before any timer can run.
@@ -25,21 +27,23 @@ export class HeartbeatLag {
     /** How long a lag seen counts (see LagMeterOptions.holdMs): the offline window. */
     private readonly holdMs: number,
     private readonly now: () => number,
+    /** What runs the probe (its readings are on `now`). */
+    private readonly timers: Timers = realTimers,
   ) {}
 
   /** Reading starts at `at`: the lag is measured from now on. */
   start(at: number): void {
     const meter = new LagMeter({ probeMs: LAG_PROBE_MS, holdMs: this.holdMs }, at);
     this.meter = meter;
-    this.prober = setInterval(() => {
+    this.stopProbe = this.timers.every(LAG_PROBE_MS, () => {
       const now = this.now();
       meter.probe(now);
       meter.channel(now, !this.readerIdle);
-    }, LAG_PROBE_MS);
+    });
   }
 
   stop(): void {
-    if (this.prober) clearInterval(this.prober);
+    this.stopProbe?.();
   }
 
   /** The heartbeat reader is about to receive; with nothing `readable`, its channel was read empty. */

@@ -2,6 +2,7 @@
 // are spread over the interval in slots, each node in the same slot every round, and signed a slice at a time:
 // 10,000 nodes at once every 10 s would stall a job's fan-out for as long as they take to sign, and 20,000
 // signatures in one go would hold the event loop for a tenth of a second and delay the nodes' own heartbeats.
+import { realTimers, type Timers } from '../lib/timers.js';
 
 /** Server heartbeats signed per turn of the event loop. */
 const BEAT_SLICE = 500;
@@ -29,7 +30,8 @@ export interface BeatPorts {
 export class ServerHeartbeats {
   private round: Array<[string, string, Beaten]> = [];
   private slot = 0;
-  private timer: NodeJS.Timeout | undefined;
+  /** Stops the slots' timer, once it runs. */
+  private stopSlots: (() => void) | undefined;
   private readonly slots: number;
 
   constructor(
@@ -37,16 +39,18 @@ export class ServerHeartbeats {
     /** The offline window: a node silent longer is down, and not heartbeaten. */
     private readonly windowMs: number,
     private readonly ports: BeatPorts,
+    /** What times the slots (the heartbeats carry `ports.now()`). */
+    private readonly timers: Timers = realTimers,
   ) {
     this.slots = Math.max(1, Math.round(intervalMs / BEAT_SLOT_MS));
   }
 
   start(): void {
-    this.timer = setInterval(() => this.beat(), this.intervalMs / this.slots);
+    this.stopSlots = this.timers.every(this.intervalMs / this.slots, () => this.beat());
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopSlots?.();
   }
 
   /**

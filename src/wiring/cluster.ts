@@ -130,7 +130,7 @@ export class ClusterWiring {
         inbox: (p, entry) => applyInboxEntry(system, entry, () => link.serving(p), timers),
       },
       logger.child({ component: 'node-link' }),
-      { replicated: () => store.replication.confirm(), fencing: member.leases },
+      { replicated: () => store.replication.confirm(), fencing: member.leases, timers },
     );
     const gateways: GatewayNodes = new GatewayNodes(
       system.pushPorts,
