@@ -1,6 +1,6 @@
-// The clock and timers of the parts whose timing the unit tests check (the job saver, the write batcher, the feeds,
-// the load gauge, the cluster's leases and streams, the server heartbeats): a seam, so that a test can run them on a clock it moves by hand (test/support/manual-clock.ts)
-// instead of waiting for real time. Everywhere else, and by default there too, they are Node's own timers.
+// The clock and timers of the server, its actors, its cluster wiring and push-jobs-client: a seam given to each part at
+// construction, so that a unit test runs it on a clock it moves by hand (test/support/manual-clock.ts) instead of
+// waiting for real time. By default, and in production, they are Node's own timers.
 
 export interface TimerOptions {
   /** The timer does not keep the process alive (Node's `unref`). */
