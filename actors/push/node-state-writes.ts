@@ -11,6 +11,8 @@ export class NodeStateWrites {
   private readonly dirty = new Set<string>();
   /** The write under way (or the last one, settled): it never rejects, whatever the write did. */
   private flushing: Promise<void> = Promise.resolve();
+  /** The organization is gone: nothing of it is written any more, not even what a failed batch kept. */
+  private dropped = false;
 
   constructor(
     private readonly org: string,
@@ -20,7 +22,7 @@ export class NodeStateWrites {
   ) {}
 
   changed(node: string): void {
-    this.dirty.add(node);
+    if (!this.dropped) this.dirty.add(node);
   }
 
   /**
@@ -40,6 +42,7 @@ export class NodeStateWrites {
 
   /** The organization is gone: nothing of it is written any more, once the write under way is done. */
   async drop(): Promise<void> {
+    this.dropped = true;
     this.dirty.clear();
     await this.flushing;
   }
@@ -60,7 +63,7 @@ export class NodeStateWrites {
     try {
       await this.store.putFields(nodeStatesCollection(this.org), NODE_STATES_MAP, docs);
     } catch (e) {
-      for (const [n] of docs) this.dirty.add(n);
+      if (!this.dropped) for (const [n] of docs) this.dirty.add(n);
       this.log.error('saving node states failed; they are kept for the next tick', { org: this.org, error: e });
       throw e;
     }

@@ -45,7 +45,7 @@ export function stepLiveness(s: Liveness, e: LivenessEvent): LivenessStep {
   if (e.type === 'tick') {
     const silent = e.at - s.lastBeatAt;
     if (s.online && silent > offlineThreshold * intervalMs) {
-      return { state: { ...s, online: false }, effects: [{ type: 'went_offline', silentMs: silent }] };
+      return { state: { ...s, online: false }, effects: [{ type: 'went_offline', silentMs: Math.round(silent) }] };
     }
     if (!s.online && !s.reconfiguring && silent > (offlineThreshold + graceIntervals) * intervalMs) {
       return { state: { ...s, reconfiguring: true }, effects: [{ type: 'reconfigure', reason: 'server_silent' }] };

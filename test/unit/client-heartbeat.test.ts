@@ -69,3 +69,8 @@ t.test('a heartbeat of another server incarnation asks for one reconfigure and s
     'no second reconfigure while one is asked',
   );
 });
+
+t.test('the silence a client logs is in whole milliseconds, on a clock that reads fractions', async (t) => {
+  const step = stepLiveness(newLiveness(config, SERVER, 10.25), tick(3012.5));
+  t.strictSame(step.effects, [{ type: 'went_offline', silentMs: 3002 }]);
+});
