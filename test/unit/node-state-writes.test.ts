@@ -200,6 +200,24 @@ t.test('drop clears what waits and resolves only once the write under way is don
   t.equal(batches.length, 1, 'the change waiting at the drop is never written');
 });
 
+t.test(
+  'a batch that fails while the organization is dropped is not written again, nor are later changes',
+  async (t) => {
+    const { records, batches, writes } = fixture();
+    records.set('a', record('a'));
+    writes.changed('a');
+    const first = writes.flush();
+    await turn();
+    const dropped = writes.drop();
+    batches[0]?.fail(new Error('the store is away'));
+    await t.rejects(first);
+    await dropped;
+    writes.changed('a');
+    await writes.flush();
+    t.equal(batches.length, 1, 'nothing of a dropped organization is written after the failed batch');
+  },
+);
+
 t.test('writeAll writes every record as stored, changed or not', async (t) => {
   const { records, batches, writes } = fixture();
   records.set('a', record('a', { gateway: 'g' }));
