@@ -10,6 +10,9 @@ import { pidFrom, processGone, startNodeFleet, waitForNodes, type FleetNode } fr
 import { startServerProcess } from '../support/server-process.js';
 import { until } from '../support/deadline.js';
 
+// Real clients, the cli and the server through every push-jobs path: about two minutes alone.
+t.setTimeout(300_000);
+
 const server = await startServerProcess(t, {
   settings: {
     server_name: '127.0.0.1',

@@ -11,6 +11,10 @@ import { waitForNodes } from '../support/node-fleet.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 import type { ServerProcess } from '../support/server-process.js';
 
+// Faults of real processes (kill -9, SIGSTOP past a registration, a Redis restart), each waited out: about two
+// minutes alone.
+t.setTimeout(300_000);
+
 const DEFAULT_PARTITION = partitionName(partitionOf('default'));
 const NAMES = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6'];
 

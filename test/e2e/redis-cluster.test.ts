@@ -19,6 +19,10 @@ import { startRedisCluster } from '../support/redis-cluster.js';
 import { collectionKey, membersKey } from '../../src/store/layout.js';
 import { partitionOf } from '../../src/store/partitions.js';
 
+// A Redis Cluster of three masters and their replicas, and failovers of a slot by an operator and by kill -9: about
+// two minutes alone.
+t.setTimeout(300_000);
+
 const NODES = 'org/default/nodes';
 
 t.test('two processes on a three-master Redis Cluster run a job', async (t) => {

@@ -20,6 +20,9 @@ import { startRedisSentinel } from '../support/redis-sentinel.js';
 import { collectionKey } from '../../src/store/layout.js';
 import { partitionOf } from '../../src/store/partitions.js';
 
+// Sentinel failovers, by an operator and by kill -9, each waited out: about two minutes alone.
+t.setTimeout(300_000);
+
 /** Where the default organization's nodes are kept. */
 const NODES_KEY = collectionKey('infra:', partitionOf('default'), 'org/default/nodes');
 
