@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { messageOf } from '../lib/thrown.js';
-import { realTimers, type Timers } from '../lib/timers.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 import { signedText } from '../protocol/frames.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
 import { enveloped, envelopeFor, type ServerMessage } from '../protocol/messages.js';
@@ -161,12 +161,8 @@ export class Connection {
   async flush(timeoutMs: number): Promise<void> {
     const deadline = this.timers.now() + timeoutMs;
     while ((this.pending.length > 0 || this.writing) && !this.closed && this.timers.now() < deadline) {
-      await this.wait(FLUSH_POLL_MS);
+      await delay(this.timers, FLUSH_POLL_MS);
     }
-  }
-
-  private wait(ms: number): Promise<void> {
-    return new Promise((resolve) => this.timers.after(ms, resolve));
   }
 
   private frames(body: object): [string, string] {
@@ -183,7 +179,7 @@ export class Connection {
         await this.command.send(this.frames(next));
         this.pending.shift();
       } catch {
-        await this.wait(RETRY_MS);
+        await delay(this.timers, RETRY_MS);
       }
     }
     this.writing = false;

@@ -5,7 +5,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { hasCode } from '../lib/thrown.js';
-import { realTimers, type Timers } from '../lib/timers.js';
+import { delay, realTimers, type Timers } from '../lib/timers.js';
 import { OutputCollector } from './job-output.js';
 
 export interface ProcessSpec {
@@ -89,8 +89,7 @@ export async function stopGroup(
   groups.signal(pgid, 'SIGTERM');
   const deadline = timers.now() + graceMs;
   // Not unref'd: at start-up, stopping a leftover is all that keeps the client's event loop alive.
-  while (groups.alive(pgid) && timers.now() < deadline)
-    await new Promise<void>((resolve) => timers.after(POLL_MS, resolve));
+  while (groups.alive(pgid) && timers.now() < deadline) await delay(timers, POLL_MS);
   if (groups.alive(pgid)) groups.signal(pgid, 'SIGKILL');
 }
 

@@ -351,9 +351,11 @@ export class PushHub implements PushTransport, PushSessions {
     peer.lastBeat = at;
     this.heartbeats += 1;
     const { incarnation_id: incarnation, job_id: job, sequence } = m;
-    this.writer.recoverVotes(m.org, m.node, peer, m, at, (acked) =>
-      peer.follower.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: acked }, sequence }),
-    );
+    // Most nodes await no commit: their heartbeat, the hot path, makes no recovery callback.
+    if (peer.awaiting !== undefined)
+      this.writer.recoverVotes(m.org, m.node, peer, m, at, (acked) =>
+        peer.follower.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: acked }, sequence }),
+      );
     peer.follower.tell({ type: 'heartbeat', at, incarnation, job, sequence });
   }
 

@@ -5,7 +5,7 @@ import { countNodes } from '../../actors/push/job-machine.js';
 import type { JobState, NodeJobStatus } from '../../actors/push/job-model.js';
 import type { NodeAvailability } from '../../actors/push/push-data.js';
 import { upFromJobs } from '../../actors/push/restored-nodes.js';
-import type { JobStatus } from '../../src/push/job-states.js';
+import { NODE_JOB_STATUSES, type JobStatus } from '../../src/push/job-states.js';
 
 const AT = Date.UTC(2026, 10, 21, 10, 0, 0);
 
@@ -68,16 +68,7 @@ t.test('a node new in a job not voting yet is left as its record says', async (t
 });
 
 t.test('nodes whose job status says they did not answer it are left alone', async (t) => {
-  const others: NodeJobStatus[] = [
-    'succeeded',
-    'failed',
-    'aborted',
-    'crashed',
-    'nacked',
-    'unavailable',
-    'was_ready',
-    'timed_out',
-  ];
+  const others = NODE_JOB_STATUSES.filter((s) => s !== 'new' && s !== 'ready' && s !== 'running');
   const records = new Map(others.map((s) => [s, down(s)]));
   upFromJobs(records, [job('j1', 'running', Object.fromEntries(others.map((s) => [s, s])))], AT);
   for (const s of others) t.same(records.get(s), down(s), `${s}: its record kept`);
