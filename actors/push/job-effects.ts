@@ -2,7 +2,7 @@
 // note or answer makes it visible (the saver holds those back until their write is done).
 import { dispatch, type Ref } from 'nact';
 import type { JobMsg, JobParent } from './job-messages.js';
-import type { JobEffect, JobState } from './job-model.js';
+import type { JobEffect, JobState, JobTimer } from './job-model.js';
 import type { JobRendering } from './job-rendering.js';
 import type { JobSaver } from './job-saver.js';
 import { headerOf } from './job-store.js';
@@ -80,7 +80,7 @@ export class JobEffects {
   }
 
   /** Unref'd: a pending deadline must not keep a stopped server's process alive; live sockets do that. */
-  private arm(timer: 'voting' | 'run', at: number): void {
+  private arm(timer: JobTimer, at: number): void {
     const { timers, now } = this.ports;
     const wait = at - now();
     if (wait > MAX_TIMER_MS) timers.after(MAX_TIMER_MS, () => this.arm(timer, at), { unref: true });

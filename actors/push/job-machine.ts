@@ -1,4 +1,6 @@
 // The push-job lifecycle (spec 3.1, 3.2): stepJob applies the tables of job-tables.ts and decides the job-level move.
+// A rollout runs it once per wave: its nodes wait (`waiting`) until their wave starts, each wave votes and runs as
+// a whole job does, and the job ends after the last wave, or when one fails, or once failures pass the budget.
 //
 // stepJob updates `state` in place and returns that same object. A job may hold 20,000 nodes, and copying
 // its node map on every answer costs about 20 ms there, which makes one wave of answers quadratic. The job
@@ -6,18 +8,19 @@
 // a snapshot never mixes two steps).
 import type { JobNote } from '../../src/api/job-feed.js';
 import { isFinished, NODE_JOB_STATUSES } from '../../src/push/job-states.js';
+import { apply, draftOf, effectsOf, ignore, statusOf, type Draft } from './job-draft.js';
 import type {
-  IgnoreReason,
   JobOptions,
-  JobEffect,
   JobEvent,
   JobState,
-  JobStatus,
   JobStep,
   NodeEventType,
   NodeJobStatus,
+  RolloutState,
 } from './job-model.js';
-import { CRASH, RUNNING, VOTING, type Cell, type CellNote, type RunBucket, type VoteBucket } from './job-tables.js';
+import { CRASH, RUNNING, VOTING, WAVES, type Cell, type RunBucket, type VoteBucket } from './job-tables.js';
+import { enter, ran, startWave } from './job-waves.js';
+import { waveNodes } from './rollout-plan.js';
 
 /** Quorum as an absolute count: undefined is 100%; `N%` and fractions round up (reference 5.7). */
 export function resolveQuorum(q: number | string | undefined, nodeCount: number): number {
@@ -36,12 +39,15 @@ export type NewJob = Pick<JobState, 'id' | 'command' | 'run_timeout' | 'voting_t
   nodes: readonly string[];
   options?: JobOptions;
   at: number;
+  /** A job in waves (rollout-plan.ts planRollout); its first wave's quorum is the job's to begin with. */
+  rollout?: RolloutState;
 };
 
 export function newJob(init: NewJob): JobState {
   if (!Number.isInteger(init.quorum) || init.quorum < 0) throw new RangeError(`quorum ${init.quorum} is not a count`);
   const nodes = nullMap<NodeJobStatus>();
-  for (const node of init.nodes) nodes[node] = 'new';
+  const first = init.rollout ? new Set(waveNodes([...init.nodes].sort(), init.rollout.sizes, 0)) : null;
+  for (const node of init.nodes) nodes[node] = first === null || first.has(node) ? 'new' : 'waiting';
   const state: JobState = {
     id: init.id,
     command: init.command,
@@ -60,55 +66,30 @@ export function newJob(init: NewJob): JobState {
     run_deadline: null,
   };
   if (init.requestor !== undefined) state.requestor = init.requestor;
+  if (init.rollout) {
+    state.rollout = structuredClone(init.rollout);
+    state.quorum = (init.rollout.waves[0] as { quorum: number }).quorum;
+  }
   return state;
 }
 
-/** What one step decided so far; `effectsOf` turns it into ordered effects. */
-interface Draft {
-  readonly state: JobState;
-  readonly event: JobEvent;
-  /** The job-level fields (status, times, deadlines) changed. */
-  jobChanged: boolean;
-  /** Nodes whose status changed, each once. */
-  nodesChanged: Set<string>;
-  outputs: string[];
-  commit: string[];
-  aborts: string[];
-  run: string[];
-  arm: JobEffect | null;
-  finished: JobStatus | null;
-  ignored: JobEffect[];
-  notes: JobNote[];
-}
-
 export function stepJob(state: JobState, event: JobEvent): JobStep {
-  const d: Draft = {
-    state,
-    event,
-    jobChanged: false,
-    nodesChanged: new Set(),
-    outputs: [],
-    commit: [],
-    aborts: [],
-    run: [],
-    arm: null,
-    finished: null,
-    ignored: [],
-    notes: [],
-  };
+  const d = draftOf(state, event);
   const s = state;
   switch (event.type) {
     case 'start':
       if (s.status !== 'new') return ignore(d, 'already_started');
-      enter(d, 'voting');
       d.notes.push(startNote(s));
-      s.voting_deadline = event.at + s.voting_timeout * 1000;
-      for (const node in s.nodes) {
-        if (event.available.has(node)) d.commit.push(node);
-        else apply(d, node, VOTING.node_down.new);
-      }
-      settle(d);
-      if (d.finished === null) d.arm = { type: 'arm', timer: 'voting', at: s.voting_deadline };
+      vote(
+        d,
+        Object.keys(s.nodes).filter((node) => s.nodes[node] === 'new'),
+        event.available,
+      );
+      break;
+    case 'next_wave':
+      if (s.rollout?.next_wave_at !== event.at || s.status !== 'running') return ignore(d, 'stale_timer');
+      s.rollout.next_wave_at = null;
+      vote(d, waveNodes(Object.keys(s.nodes).sort(), s.rollout.sizes, s.rollout.current), event.available);
       break;
     case 'restored':
       restore(d, event.available);
@@ -159,6 +140,24 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
 }
 
 /**
+ * `nodes` (all new, or a rollout's next wave, still waiting) are asked to vote, those of them `available`; the
+ * others are unavailable. A rollout's wave starts here, with its own quorum.
+ */
+function vote(d: Draft, nodes: readonly string[], available: ReadonlySet<string>): void {
+  const s = d.state;
+  enter(d, 'voting');
+  s.voting_deadline = d.event.at + s.voting_timeout * 1000;
+  if (s.rollout) startWave(d, s.rollout, nodes.length);
+  for (const node of nodes) {
+    if (s.nodes[node] === 'waiting') apply(d, node, WAVES.start.waiting);
+    if (available.has(node)) d.commit.push(node);
+    else apply(d, node, VOTING.node_down.new);
+  }
+  settle(d);
+  if (s.status === 'voting') d.arm = { type: 'arm', timer: 'voting', at: s.voting_deadline };
+}
+
+/**
  * After a server restart a job in flight keeps going: clients finish their current job while the server is
  * away (spec 3.3) and node followers restored `up` with the same client incarnation do not rehab them, so their
  * answers still arrive. Nodes not available now count as down; deadlines are re-armed unchanged (one that
@@ -181,6 +180,11 @@ function restore(d: Draft, available: ReadonlySet<string>): void {
   const phase = s.status;
   settle(d);
   if (s.status !== phase) return;
+  const pause = s.rollout?.next_wave_at ?? null;
+  if (pause !== null) {
+    d.arm = { type: 'arm', timer: 'wave', at: pause };
+    return;
+  }
   const at = phase === 'voting' ? s.voting_deadline : s.run_deadline;
   if (at === null) throw new Error(`job ${s.id}: ${phase} without a deadline`);
   d.arm = { type: 'arm', timer: phase === 'voting' ? 'voting' : 'run', at };
@@ -214,7 +218,7 @@ function settle(d: Draft): void {
       for (const node in s.nodes) apply(d, node, VOTING.quorum_failed[voteBucket(s, node)]);
       enter(d, 'quorum_failed');
     } else if (s.counts.ready === 0) {
-      enter(d, 'complete'); // quorum 0 and nobody ready: nothing to run, and the user asked for no minimum
+      ran(d); // quorum 0 and nobody ready: nothing to run, and the user asked for no minimum
     } else {
       enter(d, 'running');
       d.notes.push({ event: 'quorum_succeeded', data: {} });
@@ -223,45 +227,8 @@ function settle(d: Draft): void {
       d.arm = { type: 'arm', timer: 'run', at: s.run_deadline };
     }
   }
-  if (s.status === 'running' && s.counts.ready === 0 && s.counts.running === 0) enter(d, 'complete');
-}
-
-function apply(d: Draft, node: string, cell: Cell): void {
-  const s = d.state;
-  if (cell.to !== undefined) {
-    s.counts[statusOf(s, node)] -= 1;
-    s.counts[cell.to] += 1;
-    s.nodes[node] = cell.to;
-    s.node_updated_at[node] = d.event.at;
-    d.nodesChanged.add(node);
-  }
-  if (cell.note !== undefined) d.notes.push(noteOf(cell.note, node));
-  if (cell.abort === true) {
-    d.aborts.push(node);
-    d.notes.push({ event: 'rehab', data: { node } });
-  }
-  if (cell.ignore !== undefined) d.ignored.push({ type: 'ignored', reason: cell.ignore, event: d.event.type, node });
-}
-
-function enter(d: Draft, status: JobStatus): void {
-  d.state.status = status;
-  d.state.updated_at = d.event.at;
-  d.jobChanged = true;
-  if (isFinished(status)) {
-    d.finished = status;
-    d.notes.push({ event: 'job_complete', data: { status } });
-  }
-}
-
-function noteOf(n: CellNote, node: string): JobNote {
-  switch (n.event) {
-    case 'run_start':
-      return { event: n.event, data: { node } };
-    case 'quorum_vote':
-      return { event: n.event, data: { node, status: n.status } };
-    case 'run_complete':
-      return { event: n.event, data: { node, status: n.status } };
-  }
+  if (s.status === 'running' && s.counts.ready === 0 && s.counts.running === 0 && s.rollout?.next_wave_at == null)
+    ran(d);
 }
 
 /** The feed's `start` event (reference 6.5: the run-as user is `job_user`, capture is `capture`). */
@@ -270,7 +237,7 @@ function startNote(s: JobState): JobNote {
     command: s.command,
     run_timeout: s.run_timeout,
     quorum: s.quorum,
-    node_count: s.counts.new,
+    node_count: s.counts.new + s.counts.waiting,
   };
   if (s.requestor !== undefined) data.user = s.requestor;
   const o = s.options;
@@ -282,61 +249,21 @@ function startNote(s: JobState): JobNote {
   return { event: 'start', data };
 }
 
-function ignore(d: Draft, reason: IgnoreReason, node?: string): JobStep {
-  const effect = { type: 'ignored', reason, event: d.event.type } as const;
-  return { state: d.state, effects: [node === undefined ? effect : { ...effect, node }] };
-}
-
-// persist comes before every effect that makes the change visible: sends, timers and `finished`.
-function effectsOf(d: Draft): JobEffect[] {
-  const s = d.state;
-  const out: JobEffect[] = d.outputs.map((node) => ({ type: 'save_output', node }));
-  if (d.jobChanged || d.nodesChanged.size > 0) {
-    out.push({ type: 'persist', job: d.jobChanged, nodes: [...d.nodesChanged] });
-  }
-  if (d.notes.length > 0) out.push({ type: 'feed', at: d.event.at, notes: d.notes });
-  if (d.commit.length > 0) {
-    if (s.voting_deadline === null) throw new Error(`job ${s.id}: commits without a voting deadline`);
-    out.push({
-      type: 'send',
-      message: 'commit',
-      nodes: d.commit,
-      job_id: s.id,
-      command: s.command,
-      options: s.options,
-      run_timeout: s.run_timeout,
-      vote_by: s.voting_deadline,
-    });
-  }
-  if (d.aborts.length > 0) out.push({ type: 'send', message: 'abort', nodes: d.aborts, job_id: s.id });
-  if (d.run.length > 0) out.push({ type: 'send', message: 'run', nodes: d.run, job_id: s.id });
-  if (d.arm !== null) out.push(d.arm);
-  if (d.finished !== null) out.push({ type: 'finished', status: d.finished });
-  out.push(...d.ignored);
-  return out;
-}
-
 /** The cell for `node` in the table of the job's phase; a finished job has only terminal nodes, so RUNNING serves. */
 function cellFor(s: JobState, row: NodeEventType | 'abort', node: string): Cell {
   return s.status === 'voting' ? VOTING[row][voteBucket(s, node)] : RUNNING[row][runBucket(s, node)];
 }
 
-function statusOf(s: JobState, node: string): NodeJobStatus {
-  const status = s.nodes[node];
-  if (status === undefined) throw new Error(`job ${s.id}: no node ${node}`);
-  return status;
-}
-
 function voteBucket(s: JobState, node: string): VoteBucket {
   const status = statusOf(s, node);
   if (status === 'running') throw new Error(`job ${s.id}: node ${node} is running while the job is ${s.status}`);
-  return status === 'new' || status === 'ready' ? status : 'terminal';
+  return status === 'waiting' || status === 'new' || status === 'ready' ? status : 'terminal';
 }
 
 function runBucket(s: JobState, node: string): RunBucket {
   const status = statusOf(s, node);
   if (status === 'new') throw new Error(`job ${s.id}: node ${node} is new while the job is ${s.status}`);
-  return status === 'ready' || status === 'running' ? status : 'terminal';
+  return status === 'waiting' || status === 'ready' || status === 'running' ? status : 'terminal';
 }
 
 /** How many nodes are in each status. */

@@ -3,6 +3,7 @@
 import type { Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import type { Reply } from '../shared/reply.js';
+import type { JobTimer } from './job-model.js';
 import type { JobHeader } from './job-store.js';
 import type { NodeAnswerMessage } from './ports.js';
 
@@ -19,7 +20,7 @@ export type JobMsg =
   | { type: 'answer'; node: string; message: NodeAnswerMessage; stored?: (saved: Promise<void>) => void }
   | { type: 'node_down'; node: string }
   | { type: 'node_reached'; node: string }
-  | { type: 'timer'; timer: 'voting' | 'run'; at: number }
+  | { type: 'timer'; timer: JobTimer; at: number }
   | { type: 'abort'; replyTo: Ref<Reply> }
   /**
    * From the parent once it has forgotten the job: all sent before is answered, and nothing comes after. `replyTo`
@@ -38,4 +39,6 @@ export interface JobParent {
   refused(id: string): void;
   /** Whether the organization was deleted (read once a new job is stored, before it starts). */
   deleted(): boolean;
+  /** Which of `nodes` are available now (read as a rollout's next wave starts). */
+  available(nodes: Iterable<string>): ReadonlySet<string>;
 }

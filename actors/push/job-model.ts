@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { JOB_STATUSES, NODE_JOB_STATUSES, type JobStatus, type NodeJobStatus } from '../../src/push/job-states.js';
 import type { JobNote } from '../../src/api/job-feed.js';
+import { failureBudgetSchema, WAVE_STATUSES } from '../../src/api/rollout.js';
 import type { NodeAnswerType } from '../../src/protocol/messages.js';
 
 export type { JobStatus, NodeJobStatus };
@@ -17,6 +18,29 @@ export const jobOptionsSchema = z.object({
 export type JobOptions = z.infer<typeof jobOptionsSchema>;
 
 const epochMs = z.number().int().nonnegative();
+
+/** One wave of a rollout: its quorum within it, and how it went. Its nodes follow from the sizes (rollout-plan.ts). */
+const waveStateSchema = z.object({
+  status: z.enum(WAVE_STATUSES),
+  quorum: z.number().int().nonnegative(),
+  started_at: epochMs.nullable(),
+  ended_at: epochMs.nullable(),
+});
+export type WaveState = z.infer<typeof waveStateSchema>;
+
+/** A job in waves (src/api/rollout.ts): the plan, as resolved when the job was made, and where it stands. */
+export const rolloutStateSchema = z.object({
+  /** Each wave's node count, in order; the waves take the job's nodes by name. */
+  sizes: z.array(z.number().int().positive()).min(1),
+  waves: z.array(waveStateSchema).min(1),
+  max_failures: failureBudgetSchema.nullable(),
+  pause: z.number().int().nonnegative(), // seconds
+  /** The wave that runs or ran last, 1 for the first; 0 before the job starts. */
+  current: z.number().int().nonnegative(),
+  /** When the next wave starts, while the job pauses between waves. */
+  next_wave_at: epochMs.nullable(),
+});
+export type RolloutState = z.infer<typeof rolloutStateSchema>;
 
 /** The persisted snapshot. Parse a stored one with this schema, then step it with `restored`. */
 export const jobStateSchema = z.object({
@@ -38,10 +62,14 @@ export const jobStateSchema = z.object({
   updated_at: epochMs, // when the job entered its present status (spec 2.4)
   voting_deadline: epochMs.nullable(),
   run_deadline: epochMs.nullable(),
+  /** Present for a job in waves; `quorum`, the deadlines and `status` are then the current wave's. */
+  rollout: rolloutStateSchema.optional(),
 });
 export type JobState = z.infer<typeof jobStateSchema>;
 
 export type NodeAnswer = NodeAnswerType;
+/** A job's deadlines: its (current wave's) voting and run, and a rollout's pause between waves. */
+export type JobTimer = 'voting' | 'run' | 'wave';
 export type NodeEventType = NodeAnswer | 'node_down';
 
 export type JobEvent =
@@ -54,6 +82,8 @@ export type JobEvent =
    */
   | { type: 'node_reached'; at: number; node: string }
   | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
+  /** A rollout's pause is over (`at`: when it was to end): the next wave starts, on its nodes `available` now. */
+  | { type: 'next_wave'; at: number; available: ReadonlySet<string> }
   | { type: 'abort'; at: number }
   | { type: 'restored'; at: number; available: ReadonlySet<string> }
   /** The job actor threw (a broken invariant): the job ends `crashed` and lets its nodes go. */
@@ -86,7 +116,7 @@ export type JobEffect =
       vote_by: number;
     }
   | { type: 'send'; message: 'run' | 'abort'; nodes: string[]; job_id: string }
-  | { type: 'arm'; timer: 'voting' | 'run'; at: number }
+  | { type: 'arm'; timer: JobTimer; at: number }
   | { type: 'finished'; status: JobStatus }
   | { type: 'ignored'; reason: IgnoreReason; event: JobEvent['type']; node?: string }
   | { type: 'rejected'; error: 'job_finished' | 'not_started'; status: JobStatus };

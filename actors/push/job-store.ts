@@ -49,6 +49,7 @@ export function headerOf(s: JobState): JobHeader {
     updated_at,
     voting_deadline: s.voting_deadline,
     run_deadline: s.run_deadline,
+    ...(s.rollout === undefined ? {} : { rollout: s.rollout }),
   };
 }
 

@@ -151,7 +151,9 @@ class JobActor {
         machine.send({ type: 'node_reached', at, node: msg.node });
         break;
       case 'timer':
-        machine.send({ type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
+        if (msg.timer === 'wave')
+          machine.send({ type: 'next_wave', at: msg.at, available: this.waitingAvailable(state) });
+        else machine.send({ type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
         break;
       case 'abort': {
         const rejected = machine.send({ type: 'abort', at }).some((e) => e.type === 'rejected');
@@ -167,6 +169,13 @@ class JobActor {
         break;
     }
     return state;
+  }
+
+  /** A rollout's nodes still waiting for their wave that are available now. */
+  private waitingAvailable(state: JobState): ReadonlySet<string> {
+    const waiting: string[] = [];
+    for (const node in state.nodes) if (state.nodes[node] === 'waiting') waiting.push(node);
+    return this.owner.available(waiting);
   }
 
   private answered(msg: Extract<JobMsg, { type: 'answer' }>, at: number): void {

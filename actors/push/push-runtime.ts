@@ -110,7 +110,11 @@ export class PushRuntime implements EventsRuntime {
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
     this.ports.cluster.rollCall(this.org);
     for (const job of inFlight)
-      dispatch(this.spawnJobActor(job), { type: 'begin', available: this.availableOf(job), restored: true });
+      dispatch(this.spawnJobActor(job), {
+        type: 'begin',
+        available: this.availableOf(Object.keys(job.nodes)),
+        restored: true,
+      });
   }
 
   /**
@@ -244,7 +248,7 @@ export class PushRuntime implements EventsRuntime {
     const { job, reply } = request;
     dispatch(this.spawnJobActor(job), {
       type: 'begin',
-      available: this.availableOf(job),
+      available: this.availableOf(Object.keys(job.nodes)),
       restored: false,
       answer: { replyTo, reply },
     });
@@ -364,10 +368,10 @@ export class PushRuntime implements EventsRuntime {
     return this.jobsRef;
   }
 
-  /** The job's nodes that are available now: one lookup per node of the job, not a pass over the fleet. */
-  private availableOf(job: JobState): Set<string> {
+  /** The nodes that are available now: one lookup per node, not a pass over the fleet. */
+  private availableOf(nodes: Iterable<string>): Set<string> {
     const available = new Set<string>();
-    for (const node in job.nodes) if (this.data.records.get(node)?.available === true) available.add(node);
+    for (const node of nodes) if (this.data.records.get(node)?.available === true) available.add(node);
     return available;
   }
 
@@ -377,6 +381,7 @@ export class PushRuntime implements EventsRuntime {
       finished: (id, final) => this.tell({ type: 'job_finished', id, final }),
       refused: (id) => this.tell({ type: 'job_retired', id }),
       deleted: () => this.deleted,
+      available: (nodes) => this.availableOf(nodes),
     });
     this.jobs.set(job.id, handle);
     return handle.ref;

@@ -3,6 +3,7 @@
 // event's data also carries `timestamp` (`YYYY-MM-DD HH:MM:SS.uuuuuuZ`).
 import { z } from 'zod';
 import type { NodeJobStatus } from '../push/job-states.js';
+import { WAVE_STATUSES, type WaveStatus } from './rollout.js';
 
 /** `quorum_vote` statuses; `lost_availibility` is spelt as the original server spells it on the wire. */
 export const VOTE_STATUSES = [
@@ -69,7 +70,11 @@ export type JobNote =
   | { event: 'run_start'; data: { node: string } }
   | { event: 'run_complete'; data: { node: string; status: RunStatus } }
   | { event: 'rehab'; data: { node: string } }
-  | { event: 'job_complete'; data: { status: string } };
+  | { event: 'job_complete'; data: { status: string } }
+  /** A rollout's wave is asked to vote (`wave`: 1 for the first; `nodes`: how many it takes). */
+  | { event: 'wave_start'; data: { wave: number; nodes: number; quorum: number } }
+  /** A rollout's wave ended; `failures`: of every node that ran so far. */
+  | { event: 'wave_end'; data: { wave: number; status: WaveStatus; failures: number } };
 export type JobNoteName = JobNote['event'];
 
 const stamped = <T extends z.ZodRawShape>(shape: T) => z.looseObject({ ...shape, timestamp: z.string() });
@@ -83,6 +88,13 @@ export const FEED_EVENT_DATA = {
   run_complete: stamped({ node, status: z.enum(RUN_STATUSES) }),
   rehab: stamped({ node }),
   job_complete: stamped({ status: z.string(), job: z.string().optional() }),
+  wave_start: stamped({ wave: z.number(), nodes: z.number(), quorum: z.number(), job: z.string().optional() }),
+  wave_end: stamped({
+    wave: z.number(),
+    status: z.enum(WAVE_STATUSES),
+    failures: z.number(),
+    job: z.string().optional(),
+  }),
   /** The job's actor is gone: its whole record, as GET answers it. */
   summary: z.looseObject({ id: z.string(), status: z.string(), nodes: z.record(z.string(), z.array(z.string())) }),
   /** The org feed's readers asked for more than it keeps. */

@@ -3,6 +3,20 @@
 import { httpDate } from '../lib/dates.js';
 import type { JobStatus, NodeJobStatus } from '../push/job-states.js';
 import type { JobBody } from './push-jobs.js';
+import type { FailureBudget, RolloutView, WaveStatus } from './rollout.js';
+
+/** What a job's rollout view is made from (the job machine's rollout state satisfies it). */
+export interface RolloutShape {
+  sizes: readonly number[];
+  waves: ReadonlyArray<{ status: WaveStatus; quorum: number; started_at: number | null; ended_at: number | null }>;
+  max_failures: FailureBudget | null;
+  pause: number;
+  current: number;
+  next_wave_at: number | null;
+}
+
+/** The statuses of a node that ran the command and did not succeed: what a rollout's failure budget counts. */
+export const FAILED_RUNS: ReadonlySet<NodeJobStatus> = new Set(['failed', 'crashed', 'timed_out', 'aborted']);
 
 /** What a job's JSON is made from. */
 export interface JobShape {
@@ -16,6 +30,7 @@ export interface JobShape {
   nodes: Record<string, NodeJobStatus>;
   node_updated_at: Record<string, number>;
   options: { capture?: boolean; env?: Record<string, string>; dir?: string; user?: string };
+  rollout?: RolloutShape;
 }
 
 /**
@@ -61,5 +76,35 @@ export function jobJson(s: JobShape, sorted?: readonly string[]): JobBody {
   if (s.options.env !== undefined) body.env = s.options.env;
   if (s.options.dir !== undefined) body.dir = s.options.dir;
   if (s.options.user !== undefined) body.user = s.options.user;
+  if (s.rollout !== undefined) body.rollout = rolloutJson(s, s.rollout, sorted ?? Object.keys(s.nodes).sort());
   return body;
+}
+
+/** The waves with their nodes (the job's, by name, in runs of the waves' sizes) and how each went. */
+function rolloutJson(s: Pick<JobShape, 'nodes'>, r: RolloutShape, sorted: readonly string[]): RolloutView {
+  let from = 0;
+  const waves = r.waves.map((w, i) => {
+    const size = r.sizes[i] ?? 0;
+    const nodes = sorted.slice(from, from + size);
+    from += size;
+    const at = (t: number | null) => (t === null ? null : httpDate(t));
+    return {
+      wave: i + 1,
+      status: w.status,
+      nodes,
+      quorum: w.quorum,
+      started_at: at(w.started_at),
+      ended_at: at(w.ended_at),
+    };
+  });
+  let failures = 0;
+  for (const node in s.nodes) if (FAILED_RUNS.has(s.nodes[node] as NodeJobStatus)) failures += 1;
+  return {
+    waves,
+    current_wave: r.current,
+    max_failures: r.max_failures,
+    pause: r.pause,
+    failures,
+    next_wave_at: r.next_wave_at === null ? null : httpDate(r.next_wave_at),
+  };
 }

@@ -2,12 +2,12 @@
 // it answers with them and validates what it takes; the cli, push-jobs-client, the load tester and the tests read
 // answers through them. Readers ignore fields they do not know, so the server may add some.
 import { z } from 'zod';
-import { parseHttpDate } from '../lib/dates.js';
 import { commitSchema } from '../protocol/messages.js';
 import { JOB_STATUSES, NODE_JOB_STATUSES } from '../push/job-states.js';
+import { httpDateSchema } from './http-date.js';
+import { rolloutSchema, rolloutViewSchema } from './rollout.js';
 
-/** `Sat, 21 Nov 2026 10:35:19 GMT` (spec 2.4). */
-export const httpDateSchema = z.string().refine((s) => parseHttpDate(s) !== undefined, 'must be an HTTP-date');
+export { httpDateSchema };
 
 const NODE_NAME = /^[A-Za-z0-9_.:-]+$/;
 
@@ -33,6 +33,8 @@ export const jobStartSchema = z.strictObject({
     .regex(/^(raw|base64):/s)
     .max(60_000)
     .optional(),
+  /** Run in waves (src/api/rollout.ts); without it, on every node at once. */
+  rollout: rolloutSchema.optional(),
 });
 /** What a caller sends (defaults may be left out). */
 export type JobStartBody = z.input<typeof jobStartSchema>;
@@ -65,6 +67,8 @@ export const jobSchema = jobSummarySchema.extend({
   env: z.record(z.string(), z.string()).optional(),
   dir: z.string().optional(),
   user: z.string().optional(),
+  /** A job in waves: each wave's nodes and outcome, and the current wave. */
+  rollout: rolloutViewSchema.optional(),
 });
 export type JobBody = z.infer<typeof jobSchema>;
 

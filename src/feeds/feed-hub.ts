@@ -1,8 +1,9 @@
 // The job and organization feeds of one server process (reference 6.5). Job actors publish what their machine
 // says; readers (the SSE routes, the dashboard) take events from the logs kept here, and taps (metrics) see
 // every event as it is published. A job's log lives from its actor's start until a while after it finished;
-// an organization's log keeps `start` and `job_complete` for org_feed_expiration, and in a cluster also hands them
-// to an OrgFeedHistory (Redis), from which the next owner of the organization starts its log.
+// an organization's log keeps `start`, `job_complete` and a rollout's `wave_start` and `wave_end` for
+// org_feed_expiration, and in a cluster also hands them to an OrgFeedHistory (Redis), from which the next owner
+// of the organization starts its log.
 import { feedTimestamp, type JobNote } from '../api/job-feed.js';
 import { realTimers, type Timers } from '../lib/timers.js';
 import { FeedLog, type FeedEvent } from './feed-log.js';
@@ -34,7 +35,7 @@ export interface FeedSettings {
   timers?: Timers;
 }
 
-const ORG_EVENTS: ReadonlySet<string> = new Set(['start', 'job_complete']);
+const ORG_EVENTS: ReadonlySet<string> = new Set(['start', 'job_complete', 'wave_start', 'wave_end']);
 
 export class FeedHub {
   private readonly jobs = new Map<string, FeedLog>();

@@ -1,7 +1,8 @@
 // The job and node status vocabulary of push jobs (spec 3.1, 3.2): the job machine steps through it, the REST
-// bodies (src/api/push-jobs.ts) carry it.
+// bodies (src/api/push-jobs.ts) carry it. A rollout (a job in waves) adds one job status and two node statuses of
+// its own, named in the specification's style.
 
-/** Spec 3.1. */
+/** Spec 3.1, then `max_failures_exceeded`: a rollout stopped starting waves once its failures passed its budget. */
 export const JOB_STATUSES = [
   'new',
   'voting',
@@ -11,6 +12,7 @@ export const JOB_STATUSES = [
   'crashed',
   'timed_out',
   'aborted',
+  'max_failures_exceeded',
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -20,6 +22,7 @@ const FINISHED: ReadonlySet<JobStatus> = new Set<JobStatus>([
   'crashed',
   'timed_out',
   'aborted',
+  'max_failures_exceeded',
 ]);
 
 /** A finished job never changes again. */
@@ -27,8 +30,12 @@ export function isFinished(status: JobStatus): boolean {
   return FINISHED.has(status);
 }
 
-/** Spec 3.2, in lifecycle order. */
+/**
+ * Spec 3.2, in lifecycle order, with a rollout's own two: `waiting`, in a later wave, not asked yet; `skipped`, its
+ * wave never started (the rollout was halted, aborted, or ended before it).
+ */
 export const NODE_JOB_STATUSES = [
+  'waiting',
   'new',
   'ready',
   'running',
@@ -40,6 +47,7 @@ export const NODE_JOB_STATUSES = [
   'unavailable',
   'was_ready',
   'timed_out',
+  'skipped',
 ] as const;
 export type NodeJobStatus = (typeof NODE_JOB_STATUSES)[number];
 
@@ -48,15 +56,17 @@ export type NodeJobStatus = (typeof NODE_JOB_STATUSES)[number];
  * tables hold to it), so of two reports about one node, the one at the later stage is the newer.
  */
 export const NODE_JOB_STAGE = {
-  new: 0,
-  ready: 1,
-  running: 2,
-  succeeded: 3,
-  failed: 3,
-  aborted: 3,
-  crashed: 3,
-  nacked: 3,
-  unavailable: 3,
-  was_ready: 3,
-  timed_out: 3,
+  waiting: 0,
+  new: 1,
+  ready: 2,
+  running: 3,
+  succeeded: 4,
+  failed: 4,
+  aborted: 4,
+  crashed: 4,
+  nacked: 4,
+  unavailable: 4,
+  was_ready: 4,
+  timed_out: 4,
+  skipped: 4,
 } as const satisfies Record<NodeJobStatus, number>;

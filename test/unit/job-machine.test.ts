@@ -2,7 +2,7 @@
 import t from 'tap';
 import { newJob, resolveQuorum, stepJob } from '../../actors/push/job-machine.js';
 import { jobNodesByStatus } from '../../src/api/job-view.js';
-import { CRASH, RUNNING, VOTING, type Cell } from '../../actors/push/job-tables.js';
+import { CRASH, RUNNING, VOTING, WAVES, type Cell } from '../../actors/push/job-tables.js';
 import { NODE_JOB_STAGE, isFinished } from '../../src/push/job-states.js';
 import { NODE_ANSWER_TYPES } from '../../src/protocol/messages.js';
 import {
@@ -253,11 +253,12 @@ t.test('a terminal node never moves', async (t) => {
 
 t.test('every move in the tables goes to a later stage, so a later stage is always the newer news', async (t) => {
   // The dashboard keeps the later of an event and a fetched panel by stage: a move back would show an old status.
-  const bucketStage = { new: 0, ready: 1, running: 2, terminal: 3 } as const;
+  const bucketStage = { waiting: 0, new: 1, ready: 2, running: 3, terminal: 4 } as const;
   const tables: [string, Record<string, Partial<Record<keyof typeof bucketStage, Cell>>>][] = [
     ['voting', VOTING],
     ['running', RUNNING],
     ['crash', { crash: CRASH }],
+    ['waves', WAVES],
   ];
   let moves = 0;
   for (const [name, table] of tables) {
@@ -273,6 +274,8 @@ t.test('every move in the tables goes to a later stage, so a later stage is alwa
     }
   }
   t.ok(moves > 20, `${moves} moves checked`);
+  t.equal(NODE_JOB_STAGE.waiting, bucketStage.waiting);
+  t.equal(NODE_JOB_STAGE.skipped, bucketStage.terminal);
   t.equal(NODE_JOB_STAGE.new, bucketStage.new);
   t.equal(NODE_JOB_STAGE.ready, bucketStage.ready);
   t.equal(NODE_JOB_STAGE.running, bucketStage.running);

@@ -5,8 +5,10 @@ import type { NodeStateBody } from '../../../src/api/push-jobs.js';
 import { newGuid } from '../../../src/lib/ids.js';
 import { envelopeFor } from '../../../src/protocol/messages.js';
 import { curveKeyBytes } from '../../../src/protocol/z85.js';
+import type { RolloutRequest } from '../../../src/api/rollout.js';
 import { newJob, resolveQuorum } from '../../push/job-machine.js';
-import type { JobOptions, JobState } from '../../push/job-model.js';
+import type { JobOptions, JobState, RolloutState } from '../../push/job-model.js';
+import { planRollout, RolloutError } from '../../push/rollout-plan.js';
 import type { NodeAvailability } from '../../push/push-data.js';
 import type { PushRequest } from '../../push/push-requests.js';
 import { accessFor, orgUri } from '../access.js';
@@ -21,6 +23,8 @@ export interface JobRequest {
   quorum?: number | string;
   voting_timeout?: number;
   options: JobOptions;
+  /** Run in waves (src/api/rollout.ts). */
+  rollout?: RolloutRequest;
 }
 
 export type PushOp =
@@ -113,6 +117,13 @@ function startJob(state: OrgState, ctx: RequestContext, request: JobRequest, env
     return {
       reply: fail(400, `Field 'quorum' invalid: ${quorum} is more than the ${nodes.length} nodes of the job`),
     };
+  let rollout: RolloutState | undefined;
+  try {
+    rollout = request.rollout && planRollout(request.rollout, nodes.length, (n) => resolveQuorum(request.quorum, n));
+  } catch (e) {
+    if (e instanceof RolloutError) return { reply: fail(400, e.message) };
+    throw e;
+  }
   const limit = env.push.voting_timeout;
   const voting = Math.min(request.voting_timeout ?? limit, limit);
   const job = newJob({
@@ -125,6 +136,7 @@ function startJob(state: OrgState, ctx: RequestContext, request: JobRequest, env
     options: request.options,
     requestor: ctx.requestor.name,
     at: env.now,
+    ...(rollout === undefined ? {} : { rollout }),
   });
   const tooBig = commitTooBig(job, state.org.name, env);
   if (tooBig !== null) return { reply: fail(400, tooBig) };

@@ -62,6 +62,7 @@ function startJobOp(c: Ctx): StartJobOp {
   };
   if (body.quorum !== undefined) job.job.quorum = body.quorum;
   if (body.voting_timeout !== undefined) job.job.voting_timeout = body.voting_timeout;
+  if (body.rollout !== undefined) job.job.rollout = body.rollout;
   return job;
 }
 
