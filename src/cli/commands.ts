@@ -11,6 +11,7 @@ import {
   parseQuorum,
   parseSeconds,
 } from './job-start.js';
+import { parseRollout } from './rollout-options.js';
 import { jobAbort, jobList, jobOutput, jobStatus, OUTPUT_CHANNELS } from './jobs.js';
 import { nodeStatus } from './nodes.js';
 import { CommandError } from './terminal.js';
@@ -92,6 +93,21 @@ const COMMANDS: Record<string, Command<Cli>> = {
         arg: 'SECONDS',
         help: "seconds nodes have to commit (at most the server's setting)",
       },
+      waves: {
+        type: 'string',
+        arg: 'N|N%,...',
+        help: 'run in waves of these sizes, by node name; the last repeats (e.g. 1,10%,100%)',
+      },
+      'max-failures': {
+        type: 'string',
+        arg: 'N|N%',
+        help: 'with --waves: start no further wave past this many failures, or share of the nodes that ran',
+      },
+      pause: {
+        type: 'string',
+        arg: 'SECONDS',
+        help: 'with --waves: seconds between one wave and the next (default 0)',
+      },
       nowait: { type: 'boolean', short: 'b', help: 'print the job ID and return at once' },
       'poll-interval': POLL_INTERVAL,
       verbose: VERBOSE,
@@ -110,6 +126,7 @@ const COMMANDS: Record<string, Command<Cli>> = {
         dir: str(v, 'in-dir'),
         asUser: str(v, 'as-user'),
         file: str(v, 'file'),
+        rollout: parseRollout(str(v, 'waves'), str(v, 'max-failures'), str(v, 'pause')),
         nowait: flag(v, 'nowait'),
         pollSeconds: parsePollInterval(str(v, 'poll-interval') ?? '1'),
         verbose: flag(v, 'verbose'),

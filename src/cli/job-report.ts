@@ -1,11 +1,12 @@
 // What the cli says about a job (spec 2.4, 4.4): the report of spec 4.4, the per-node table of `job status`, and
 // the one-line reason a job did not fully succeed. The job's shape is src/api/push-jobs.ts's.
 import type { JobBody } from '../api/push-jobs.js';
+import type { RolloutView } from '../api/rollout.js';
 import { NODE_JOB_STATUSES, type NodeJobStatus } from '../push/job-states.js';
 import { formatColumns, formatFields } from './columns.js';
 
 /** Node statuses that mean "still to come" in a live job. */
-const pendingNodeStatuses: ReadonlySet<string> = new Set<NodeJobStatus>(['new', 'ready', 'running']);
+const pendingNodeStatuses: ReadonlySet<string> = new Set<NodeJobStatus>(['waiting', 'new', 'ready', 'running']);
 /** Finished node statuses that do not count against the job: it ran, or quorum failed through no fault of its own. */
 const blamelessNodeStatuses: ReadonlySet<string> = new Set<NodeJobStatus>(['succeeded', 'was_ready']);
 
@@ -60,7 +61,32 @@ export function formatJobReport(job: JobBody): string {
     ['On_timeout', `${job.run_timeout} seconds`],
     ['Status', job.status],
   ];
-  return `${formatFields(fields)}\n${formatNodeTable(job)}`;
+  const r = job.rollout;
+  if (r === undefined) return `${formatFields(fields)}\n${formatNodeTable(job)}`;
+  fields.push(['Rollout', rolloutLine(r)]);
+  return `${formatFields(fields)}\n${formatWaveTable(r)}\n${formatNodeTable(job)}`;
+}
+
+/** `wave 2 of 3, 1 failure (max_failures 1), pause 30 seconds`. */
+function rolloutLine(r: RolloutView): string {
+  const budget = r.max_failures === null ? 'no max_failures' : `max_failures ${r.max_failures}`;
+  const failures = `${r.failures} failure${r.failures === 1 ? '' : 's'}`;
+  return `wave ${r.current_wave} of ${r.waves.length}, ${failures} (${budget}), pause ${r.pause} seconds`;
+}
+
+/** Each wave: its status, its nodes and quorum, when it started and ended. */
+export function formatWaveTable(r: RolloutView): string {
+  return formatColumns(
+    ['Wave', 'Status', 'Nodes', 'Quorum', 'Started', 'Ended'],
+    r.waves.map((w) => [
+      String(w.wave),
+      w.status,
+      w.nodes.length <= 3 ? w.nodes.join(', ') : `${w.nodes.length} (${w.nodes[0]} to ${w.nodes.at(-1)})`,
+      String(w.quorum),
+      w.started_at ?? '-',
+      w.ended_at ?? '-',
+    ]),
+  );
 }
 
 /**
@@ -81,6 +107,8 @@ export function jobFailure(job: JobBody): string | null {
 
 /** Nodes in each phase of a live job: not voted yet, committed, running, and finished. */
 export function phaseCounts(job: Pick<JobBody, 'nodes'>): {
+  /** A rollout's nodes whose wave has not started. */
+  waiting: number;
   voting: number;
   ready: number;
   running: number;
@@ -89,6 +117,7 @@ export function phaseCounts(job: Pick<JobBody, 'nodes'>): {
   const counts = nodeCounts(job);
   const of = (s: string) => counts.find(([status]) => status === s)?.[1] ?? 0;
   return {
+    waiting: of('waiting'),
     voting: of('new'),
     ready: of('ready'),
     running: of('running'),

@@ -79,6 +79,8 @@ export interface JobStartOptions {
   asUser?: string;
   /** A file path whose contents the nodes receive. */
   file?: string;
+  /** Run in waves (`--waves`, `--max-failures`, `--pause`). */
+  rollout?: JobStartBody['rollout'];
   nowait: boolean;
   pollSeconds: number;
   verbose: boolean;
@@ -103,6 +105,7 @@ async function jobBody(cli: Cli, o: JobStartOptions): Promise<JobStartBody> {
   if (o.env !== undefined) body.env = o.env;
   if (o.dir !== undefined) body.dir = o.dir;
   if (o.asUser !== undefined) body.user = o.asUser;
+  if (o.rollout !== undefined) body.rollout = o.rollout;
   if (o.file !== undefined) {
     try {
       body.file = fileField(await readFile(o.file));

@@ -7,7 +7,7 @@ import { jobSchema, type JobBody } from '../api/push-jobs.js';
 import { isFinished, type JobStatus, type NodeJobStatus } from '../push/job-states.js';
 import type { Cli } from './cli-connection.js';
 import { CommandError } from './terminal.js';
-import type { ProgressPrinter } from './progress.js';
+import { progressOf, type ProgressPrinter, type ProgressShape } from './progress.js';
 
 export interface WaitOptions {
   pollSeconds: number;
@@ -26,11 +26,17 @@ const UNDECIDED: ReadonlySet<NodeJobStatus> = new Set(['new', 'ready']);
 export class JobView {
   status: JobStatus;
   private readonly nodes = new Map<string, NodeJobStatus>();
+  /** A rollout's waves, each its nodes, and the wave its events reached. */
+  private readonly waves: readonly (readonly string[])[];
+  private wave = 0;
 
   constructor(job: JobBody) {
     this.status = job.status;
-    // The feed replays the job from its first event, so every node starts where the job started it.
-    for (const names of Object.values(job.nodes)) for (const node of names ?? []) this.nodes.set(node, 'new');
+    this.waves = job.rollout?.waves.map((w) => w.nodes) ?? [];
+    // The feed replays the job from its first event, so every node starts where the job started it: a rollout's
+    // nodes wait for their wave, whose start the feed says.
+    const initial: NodeJobStatus = this.waves.length > 0 ? 'waiting' : 'new';
+    for (const names of Object.values(job.nodes)) for (const node of names ?? []) this.nodes.set(node, initial);
     if (this.status !== 'new' && !isFinished(this.status)) this.status = 'voting';
   }
 
@@ -41,6 +47,7 @@ export class JobView {
     if (e.event === 'start') this.status = 'voting';
     else if (e.event === 'quorum_succeeded') this.status = 'running';
     else if (e.event === 'job_complete') this.status = status as JobStatus;
+    else if (e.event === 'wave_start') this.waveStarted(Number(e.data.wave));
     if (node === undefined || before === undefined) return;
     let next: NodeJobStatus | undefined;
     if (e.event === 'quorum_vote' && (status !== 'down' || UNDECIDED.has(before))) next = VOTED[status];
@@ -49,18 +56,33 @@ export class JobView {
     if (next !== undefined) this.nodes.set(node, next);
   }
 
+  private waveStarted(wave: number): void {
+    this.wave = wave;
+    this.status = 'voting';
+    for (const node of this.waves[wave - 1] ?? []) if (this.nodes.get(node) === 'waiting') this.nodes.set(node, 'new');
+  }
+
   /** The shape the progress line reads. */
-  get body(): Pick<JobBody, 'status' | 'nodes'> {
+  get body(): ProgressShape {
     const nodes: JobBody['nodes'] = {};
     for (const [node, status] of this.nodes) (nodes[status] ??= []).push(node);
-    return { status: this.status, nodes };
+    const wave = this.waves.length === 0 ? undefined : { current: this.wave, of: this.waves.length };
+    return wave === undefined ? { status: this.status, nodes } : { status: this.status, nodes, wave };
   }
 }
 
-/** `10:35:19 web1 quorum_vote success`: one node event for --verbose; undefined for job-level events. */
+/**
+ * `10:35:19 web1 quorum_vote success`: one node event for --verbose; a rollout's `10:35:19 wave 2 start (2 nodes)`
+ * and `10:35:49 wave 2 end complete (1 failure)`; undefined for the other job-level events.
+ */
 export function eventLine(e: FeedEvent): string | undefined {
-  if (typeof e.data.node !== 'string') return undefined;
   const time = typeof e.data.timestamp === 'string' ? `${e.data.timestamp.slice(11, 19)} ` : '';
+  if (e.event === 'wave_start') return `${time}wave ${String(e.data.wave)} start (${String(e.data.nodes)} nodes)`;
+  if (e.event === 'wave_end') {
+    const failures = Number(e.data.failures);
+    return `${time}wave ${String(e.data.wave)} end ${String(e.data.status)} (${failures} failure${failures === 1 ? '' : 's'})`;
+  }
+  if (typeof e.data.node !== 'string') return undefined;
   const status = typeof e.data.status === 'string' ? ` ${e.data.status}` : '';
   return `${time}${e.data.node} ${e.event}${status}`;
 }
@@ -124,7 +146,7 @@ async function pollJob(cli: Cli, id: string, pollSeconds: number, printer: Progr
   let wait = Math.min(100, pollSeconds * 1000);
   for (;;) {
     const job = await cli.api.call('GET', path, jobSchema);
-    printer.update(job);
+    printer.update(progressOf(job));
     if (isFinished(job.status)) return job;
     await cli.sleep(wait);
     wait = Math.min(wait * 2, pollSeconds * 1000);

@@ -5,12 +5,26 @@ import type { JobBody } from '../api/push-jobs.js';
 import { isFinished } from '../push/job-states.js';
 import { nodeTotal, phaseCounts } from './job-report.js';
 
-/** e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`. */
-export function progressText(job: Pick<JobBody, 'status' | 'nodes'>): string {
+/**
+ * e.g. `running: 0 voting, 1 ready, 2 running, 3 of 6 finished (2 succeeded, 1 nacked)`; a rollout's says its wave
+ * and the nodes still waiting for theirs: `running, wave 2 of 3: 2 voting, ..., 1 of 6 finished (1 succeeded), 3 waiting`.
+ */
+export function progressText(job: ProgressShape): string {
   const p = phaseCounts(job);
   const finished = p.finished.reduce((n, [, count]) => n + count, 0);
   const detail = p.finished.length === 0 ? '' : ` (${p.finished.map(([status, n]) => `${n} ${status}`).join(', ')})`;
-  return `${job.status}: ${p.voting} voting, ${p.ready} ready, ${p.running} running, ${finished} of ${nodeTotal(job)} finished${detail}`;
+  const wave = job.wave === undefined ? '' : `, wave ${job.wave.current} of ${job.wave.of}`;
+  const waiting = p.waiting === 0 ? '' : `, ${p.waiting} waiting`;
+  return `${job.status}${wave}: ${p.voting} voting, ${p.ready} ready, ${p.running} running, ${finished} of ${nodeTotal(job)} finished${detail}${waiting}`;
+}
+
+/** What the progress line shows: the job's status and nodes, and a rollout's wave. */
+export type ProgressShape = Pick<JobBody, 'status' | 'nodes'> & { wave?: { current: number; of: number } };
+
+/** A job as GET shows it, as the progress line reads it. */
+export function progressOf(job: JobBody): ProgressShape {
+  const r = job.rollout;
+  return r === undefined ? job : { ...job, wave: { current: r.current_wave, of: r.waves.length } };
 }
 
 /** Cut to the terminal's width: a wrapped line could no longer be redrawn with a carriage return. */
@@ -28,7 +42,7 @@ export class ProgressPrinter {
 
   constructor(private readonly term: Terminal) {}
 
-  update(job: Pick<JobBody, 'status' | 'nodes'>): void {
+  update(job: ProgressShape): void {
     if (this.term.isTTY === true) {
       const line = fitLine(progressText(job), this.term.columns);
       if (line !== this.lastLine) this.term.write(`\r${line}${CLEAR_TO_END}`);
