@@ -130,6 +130,25 @@ t.test('a status this version does not know is counted as other', async (t) => {
   t.equal(await value('infra_jobs_finished_total{org="default",status="other"}'), 2, 'a status not final is other');
 });
 
+t.test('a rollout counts its waves started and ended, and a halt once failures passed its budget', async (t) => {
+  const { feed, value } = setup();
+  feed.emit('default', 'r1', ev('start', 0, { command: 'deploy', node_count: 6, quorum: 1 }));
+  feed.emit('default', 'r1', ev('wave_start', 0, { wave: 1, nodes: 1, quorum: 1 }));
+  feed.emit('default', 'r1', ev('wave_end', 100, { wave: 1, status: 'complete', failures: 0 }));
+  feed.emit('default', 'r1', ev('wave_start', 200, { wave: 2, nodes: 2, quorum: 2 }));
+  feed.emit('default', 'r1', ev('wave_end', 300, { wave: 2, status: 'complete', failures: 2 }));
+  feed.emit('default', 'r1', ev('job_complete', 300, { status: 'max_failures_exceeded' }));
+  feed.emit('other', 'r2', ev('wave_start', 0, { wave: 1, nodes: 3, quorum: 3 }));
+  feed.emit('other', 'r2', ev('wave_end', 50, { wave: 1, status: 'quorum_failed', failures: 0 }));
+  feed.emit('other', 'r2', ev('job_complete', 50, { status: 'quorum_failed' }));
+  t.equal(await value('infra_rollout_waves_started_total{org="default"}'), 2);
+  t.equal(await value('infra_rollout_waves_ended_total{org="default",status="complete"}'), 2);
+  t.equal(await value('infra_rollout_waves_ended_total{org="other",status="quorum_failed"}'), 1);
+  t.equal(await value('infra_rollouts_halted_total{org="default"}'), 1, 'the halted rollout');
+  t.equal(await value('infra_rollouts_halted_total{org="other"}'), undefined, 'a quorum failure is no halt');
+  t.equal(await value('infra_jobs_finished_total{org="default",status="max_failures_exceeded"}'), 1);
+});
+
 t.test('every metric has HELP text, and the feed can be let go', async (t) => {
   const { feed, stop, line, value } = setup();
   for (const name of [
@@ -137,6 +156,9 @@ t.test('every metric has HELP text, and the feed can be let go', async (t) => {
     'infra_jobs_finished_total',
     'infra_job_duration_seconds',
     'infra_job_commit_to_all_acked_seconds',
+    'infra_rollout_waves_started_total',
+    'infra_rollout_waves_ended_total',
+    'infra_rollouts_halted_total',
   ])
     t.match(await line(new RegExp(`^# HELP ${name} `)), /\S+ \S+ \S+ \w/, `${name} has HELP text`);
   stop();
