@@ -215,4 +215,39 @@ async function dashboardTests(): Promise<void> {
     const jobs = await admin.request('GET', '/organizations/default/pushy/jobs');
     t.equal(Array.isArray(jobs.body) ? jobs.body.length : -1, 2, 'no job was started');
   });
+
+  t.test("a rollout's waves show on the job page, and follow the job without a reload", async (t) => {
+    const page = await browser.newPage();
+    t.teardown(() => page.close());
+    await signIn(page, 'olga', PASSWORD);
+    await page.waitForURL(ui('/ui/orgs'));
+    await waitForNodes(admin, nodes, 'available');
+    const started = await admin.request('POST', '/organizations/default/pushy/jobs', {
+      command: 'deploy',
+      nodes: NODES,
+      rollout: { waves: [1, '100%'], max_failures: 0 },
+    });
+    t.equal(started.status, 201);
+    const id = (started.body as { id: string }).id;
+    await page.goto(ui(`/ui/orgs/default/jobs/${id}`));
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+    const waveStatuses = () =>
+      page.locator('#job-waves td.wave-status').evaluateAll((tds) => tds.map((td) => td.dataset.status ?? ''));
+    const waves = (want: string) =>
+      until(`the waves to be ${want}`, async () => ((await waveStatuses()).join() === want ? true : undefined), 30_000);
+    await waves('running,pending');
+    t.equal(await page.textContent('#job-waves tr[data-wave="1"] td.wave-nodes'), 'node1', 'the canary by name');
+    t.equal(await page.textContent('#job-waves tr[data-wave="2"] td.wave-nodes'), 'node2, node3');
+    t.equal(await page.textContent('[data-count=waiting]'), '2 waiting', 'the later wave waits');
+    t.match(await page.textContent('#rollout-summary'), /^Wave 1 of 2 · 0 failures of max_failures 0 · pause 0 s/);
+
+    await go(id, 'node1');
+    await waves('complete,running');
+    t.match(await page.textContent('#rollout-summary'), /^Wave 2 of 2 /, 'the page follows the next wave');
+    await Promise.all([go(id, 'node2'), go(id, 'node3')]);
+    await waves('complete,complete');
+    await page.waitForSelector('#job-status [data-status=complete]');
+    t.equal(await page.evaluate(() => 'notReloaded' in globalThis), true, 'the page was never reloaded');
+    await page.screenshot({ path: join(scratch, 'dashboard-rollout.png'), fullPage: true });
+  });
 }

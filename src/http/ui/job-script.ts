@@ -29,7 +29,7 @@ export const JOB_SCRIPT = `'use strict';
   function say(text, on) { live.textContent = text; live.className = on ? 'live on' : 'live'; }
   if (finished()) { say('finished', false); return; }
 
-  function label(status) { return status.replace('_', ' '); }
+  function label(status) { return status.split('_').join(' '); }
   function badge(status, text) {
     var b = document.createElement('span');
     b.className = 'st st-' + status;
@@ -137,6 +137,8 @@ export const JOB_SCRIPT = `'use strict';
   on('quorum_vote', function (d) { setNode(d.node, lookup(AFTER_VOTE, d.status), d.timestamp); });
   on('run_start', function (d) { setNode(d.node, 'running', d.timestamp); });
   on('run_complete', function (d) { setNode(d.node, lookup(AFTER_RUN, d.status), d.timestamp); });
-  ['start', 'quorum_succeeded', 'job_complete', 'summary'].forEach(function (type) { on(type, refresh); });
+  ['start', 'quorum_succeeded', 'wave_start', 'wave_end', 'job_complete', 'summary'].forEach(function (type) {
+    on(type, refresh);
+  });
 })();
 `;

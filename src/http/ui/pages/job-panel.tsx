@@ -1,4 +1,4 @@
-// One job as the dashboard shows it: its facts, a count of nodes per status and the per-node table. The job page
+// One job as the dashboard shows it: its facts, a rollout's waves, a count of nodes per status and the per-node table. The job page
 // holds it, and its live script fetches it again when the job itself moves; rows carry data-node and their
 // cells data-status so the script can update them from the job feed.
 import type { FC } from 'hono/jsx';
@@ -6,6 +6,7 @@ import type { JobBody } from '../../../api/push-jobs.js';
 import { isFinished, NODE_JOB_STATUSES, type NodeJobStatus } from '../../../push/job-states.js';
 import { parseHttpDate } from '../../../lib/dates.js';
 import { CsrfField, orgPath, shortDate, Status, When } from './layout.js';
+import { WaveTable } from './wave-table.js';
 
 export interface JobPanelProps {
   org: string;
@@ -54,6 +55,7 @@ export const JobPanel: FC<JobPanelProps> = ({ org, job, now, canAbort, csrf }) =
           </form>
         ) : null}
       </div>
+      {job.rollout === undefined ? null : <WaveTable rollout={job.rollout} />}
       <div class="counts" id="node-counts">
         <NodeCounts rows={rows} />
       </div>
@@ -98,7 +100,7 @@ const NodeCounts: FC<{ rows: { status: NodeJobStatus }[] }> = ({ rows }) => (
       const n = rows.filter((r) => r.status === status).length;
       return n === 0 ? null : (
         <span class={`st st-${status}`} data-count={status}>
-          {n} {status.replace('_', ' ')}
+          {n} {status.replaceAll('_', ' ')}
         </span>
       );
     })}

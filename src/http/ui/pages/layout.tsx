@@ -92,7 +92,7 @@ export const CsrfField: FC<{ token: string }> = ({ token }) => <input type="hidd
 /** A status in its colour. */
 export const Status: FC<{ status: string; testid?: string }> = ({ status, testid }) => (
   <span class={`st st-${status}`} data-status={status} data-testid={testid}>
-    {status.replace('_', ' ')}
+    {status.replaceAll('_', ' ')}
   </span>
 );
 

@@ -2,9 +2,9 @@
 // (`st-<status>`) for jobs, nodes in a job, and node availability.
 const GREEN = ['succeeded', 'complete', 'up', 'available'];
 const BLUE = ['running', 'voting', 'ready'];
-const GREY = ['new', 'was_ready', 'aborted'];
+const GREY = ['new', 'was_ready', 'aborted', 'waiting', 'pending', 'skipped'];
 const AMBER = ['nacked', 'unavailable'];
-const RED = ['failed', 'crashed', 'down', 'quorum_failed', 'timed_out'];
+const RED = ['failed', 'crashed', 'down', 'quorum_failed', 'timed_out', 'max_failures_exceeded'];
 
 const palette = (names: string[], fg: string, bg: string) =>
   `${names.map((n) => `.st-${n}`).join(',')}{color:${fg};background:${bg};border-color:${fg}33}`;
