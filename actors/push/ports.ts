@@ -5,30 +5,13 @@ import type { FeedHub } from '../../src/feeds/feed-hub.js';
 import type { Counters } from '../../src/lib/counters.js';
 import type { Logger } from '../../src/lib/logger.js';
 import type { Timers } from '../../src/lib/timers.js';
-import type { NodeAnswerType } from '../../src/protocol/messages.js';
+import type { OutboundMessage, PushDescription } from '../../src/protocol/node-messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
-import type { JobOptions } from './job-model.js';
 import type { ServerLag } from './node-machine.js';
 
-/** Server-to-node job messages, before the transport adds the envelope (org, node, sequence, timestamp). */
-export type OutboundMessage =
-  | ({ type: 'commit'; job_id: string; command: string; run_timeout: number } & JobOptions)
-  | { type: 'run'; job_id: string }
-  | { type: 'abort'; job_id: string | null }
-  /** The node's result for the job is stored, or never will be (docs/protocol.md, "Results until acknowledged"). */
-  | { type: 'ack_result'; job_id: string };
-
-/** A node's answer to a job message, after the transport verified and decoded it. */
-export interface NodeAnswerMessage {
-  type: NodeAnswerType;
-  job_id: string | null;
-  exit_status?: number | null;
-  stdout?: string;
-  stderr?: string;
-  truncated?: boolean;
-  reason?: string;
-}
+// The job messages and the channels' description are plain shapes the transport and the cluster carry too.
+export type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../src/protocol/node-messages.js';
 
 export interface PushSettings {
   voting_timeout: number;
@@ -69,17 +52,6 @@ export interface SessionGrant {
    * when that member names none.
    */
   gatewayServer?: string;
-}
-
-/** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */
-export interface PushDescription {
-  heartbeat_addr: string;
-  command_addr: string;
-  curve_public_key: string | null;
-  incarnation_id: string;
-  max_message_skew: number;
-  max_body_size: number;
-  server_name: string;
 }
 
 /** What the push-jobs transport offers the actors: the one way to a node, and the key a node connects with. */

@@ -1,6 +1,6 @@
 // What the push-jobs actors ask of the cluster: which member is a node's gateway and whether another speaks for it,
 // and what the owner of an organization tells its nodes' gateways. On one process every node is connected here, so
-// the answers are fixed (SOLE_PROCESS); a member of a cluster plugs its gateway routes in once it joins the streams.
+// the answers are fixed (SOLE_PROCESS); a member of a cluster plugs its gateway router in once it joins the streams.
 
 /** An owner's record of a node, as a gateway's follower restarts from it. */
 export interface OwnersRecord {
@@ -43,7 +43,7 @@ export const SOLE_PROCESS: PushCluster = {
 
 /**
  * The cluster as the actors see it, given to them at start: one process's answers until the member joins the
- * streams between members (after its actors start, as its gateway routes need them), the routes' from then on.
+ * streams between members (after its actors start, as its gateway router needs them), the router's from then on.
  */
 export class PushClusterSlot implements PushCluster {
   private cluster: PushCluster = SOLE_PROCESS;

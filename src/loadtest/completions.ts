@@ -5,7 +5,7 @@
 // stream cut by a restart).
 import type { ApiClient } from '../auth/api-client.js';
 import { readEventStream } from '../api/event-stream.js';
-import { now } from './sim-node.js';
+import { now } from './clock.js';
 
 export class CompletionFeed {
   /** Finished jobs the feed told of, and when it did. */

@@ -13,10 +13,11 @@ import {
   type ServerPool,
 } from '../client/server-pool.js';
 import type { Batches } from './batches.js';
+import { now } from './clock.js';
 import { endpointKey, type FetchOutcome } from './follow.js';
 import type { WorkerInit } from './ipc.js';
 import type { LinkGroups } from './link-groups.js';
-import { now, type SimNode } from './sim-node.js';
+import type { SimNode } from './sim-node.js';
 
 export class ConfigRefetcher {
   /** Nodes waiting for their fetch. */

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { generateKeyPair, readPrivateKey, type GeneratedKeyPair } from '../auth/rsa-keys.js';
 import { writeKeyFile } from '../client/registration.js';
 import { assignBehaviours, type NodeBehaviour } from './behaviour.js';
+import { now } from './clock.js';
 import { round } from './figures.js';
 import type { Fleet, FleetEvents } from './fleet.js';
 import type { WorkerInit } from './ipc.js';
@@ -14,7 +15,6 @@ import type { LoadOptions } from './options.js';
 import type { Progress } from './progress-line.js';
 import type { StopSignal } from './scenario.js';
 import type { ServerUnderLoad } from './server-under-load.js';
-import { now } from './sim-node.js';
 import { until } from './stopping.js';
 
 /** The nodes a run plays. */

@@ -145,6 +145,7 @@ export class Fleet {
     this.failure = undefined;
     this.broadcast({ type: 'stop', cleanup });
     const all = Promise.all(this.members.map((m) => m.stopped));
+    // Node's own timer: it only bounds the wait for the worker processes, which are killed after it.
     const timeout = new Promise<number[]>((resolve) => setTimeout(() => resolve([]), STOP_TIMEOUT_MS).unref());
     const deleted = await Promise.race([all, timeout]);
     for (const m of this.members) if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGKILL');

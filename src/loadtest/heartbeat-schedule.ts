@@ -2,8 +2,10 @@
 // own, and the visit plays its behaviour: a crashed node comes back after a silence past the offline window; once
 // the measured part has begun, a flapping node falls silent now and then, and with --late-heartbeats every node beats
 // just inside that window. A visit also has a node's config fetched again once the server has been silent to it.
+import type { Timers } from '../lib/timers.js';
 import type { Batches } from './batches.js';
-import { now, type SimNode } from './sim-node.js';
+import { testerTimers } from './clock.js';
+import type { SimNode } from './sim-node.js';
 
 /** The scheduler's step: each node's heartbeat slot is one of interval / TICK_MS. */
 const TICK_MS = 10;
@@ -31,7 +33,7 @@ export interface ScheduleDeps {
 
 export class HeartbeatSchedule {
   private slots: Slot[] = [];
-  private ticker: NodeJS.Timeout | undefined;
+  private stopTicker: (() => void) | undefined;
   /** The measured part has begun: nodes flap and beat late only from then on. */
   private begun = false;
 
@@ -39,6 +41,7 @@ export class HeartbeatSchedule {
     /** The worker's nodes, all provisioned once `run` is called. */
     private readonly nodes: readonly SimNode[],
     private readonly deps: ScheduleDeps,
+    private readonly timers: Timers = testerTimers,
   ) {}
 
   /** Every node is visited once per interval, in its own slot; time decides which slots are due. */
@@ -49,18 +52,18 @@ export class HeartbeatSchedule {
     const interval = first.config.intervalMs;
     const threshold = first.config.offlineThreshold;
     const slotCount = Math.max(1, Math.round(interval / TICK_MS));
-    const t0 = now();
+    const t0 = this.timers.now();
     let visited = 0;
     this.deps.batches.lag.enable();
-    this.ticker = setInterval(() => {
-      const at = now();
+    this.stopTicker = this.timers.every(TICK_MS, () => {
+      const at = this.timers.now();
       const due = Math.floor(((at - t0) / interval) * slotCount);
       for (; visited <= due; visited++) {
         const slot = visited % slotCount;
         for (let i = slot; i < this.slots.length; i += slotCount)
           this.visit(this.slots[i] as Slot, at, interval, threshold);
       }
-    }, TICK_MS);
+    });
   }
 
   begin(): void {
@@ -68,7 +71,7 @@ export class HeartbeatSchedule {
   }
 
   stop(): void {
-    clearInterval(this.ticker);
+    this.stopTicker?.();
   }
 
   private visit(s: Slot, at: number, interval: number, threshold: number): void {

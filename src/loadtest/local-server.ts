@@ -104,6 +104,7 @@ async function writeSettings(
 function listening(child: ChildProcessByStdio<null, Readable, Readable>, exited: Promise<void>, lines: string[]) {
   let partial = '';
   return new Promise<string>((resolve, reject) => {
+    // Node's own timers here and in `stop`: they only bound the waits for the server process.
     const timer = setTimeout(
       () => reject(new Error(`the server did not start:\n${lines.join('\n')}`)),
       START_TIMEOUT_MS,

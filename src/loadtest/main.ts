@@ -2,6 +2,7 @@
 // in worker processes, the measured scenario, the figures, and cleaning up. Exit 0 when every job ended as
 // expected, 1 otherwise or when the run could not be completed.
 import { messageOf } from '../lib/thrown.js';
+import { now } from './clock.js';
 import { summaryText, type Figures } from './figures.js';
 import { bringUp, castOf, fleetEvents, sharesOf } from './fleet-start.js';
 import { Fleet } from './fleet.js';
@@ -12,14 +13,13 @@ import { Progress, type Streams } from './progress-line.js';
 import { figuresOf } from './run-figures.js';
 import { OfflineDetector, StopSignal } from './scenario.js';
 import { serverUnderLoad } from './server-under-load.js';
-import { now } from './sim-node.js';
 import { stopOnSignals, watchdog, type Held } from './stopping.js';
 
 export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> {
   const progress = new Progress(io.stderr);
   const stop = new StopSignal(now() + o.timeoutS * 1000);
   const held: Held = { servers: [], fleet: null };
-  const forced = watchdog(o.timeoutS, io.stderr, held);
+  const cancelWatchdog = watchdog(o.timeoutS, io.stderr, held);
   const stopListening = stopOnSignals(stop);
   const errors: string[] = [];
   try {
@@ -63,7 +63,7 @@ export async function runLoadTest(o: LoadOptions, io: Streams): Promise<number> 
     held.fleet?.kill();
     return 1;
   } finally {
-    clearTimeout(forced);
+    cancelWatchdog();
     stopListening();
     await Promise.all(held.servers.map((s) => s.stop()));
   }

@@ -1,6 +1,8 @@
 // The measured part of a run: the window opened, the scenario played (--jobs jobs, or heartbeats alone for
 // --seconds) with the loops of signed GETs and the offline detection of flapping nodes beside it, and the window
 // closed once every node has beaten in it.
+import { delay, type Timers } from '../lib/timers.js';
+import { testerTimers } from './clock.js';
 import { CompletionFeed } from './completions.js';
 import type { Cast } from './fleet-start.js';
 import type { Fleet } from './fleet.js';
@@ -17,10 +19,10 @@ import {
   type StopSignal,
 } from './scenario.js';
 import type { ServerUnderLoad } from './server-under-load.js';
-import { now } from './sim-node.js';
 import { until } from './stopping.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How often the live line shows how far the scenario got. */
+const PROGRESS_MS = 250;
 
 /** Flapping nodes are timed only inside the measured window: the detector hears of them while it is open. */
 export class FlapGate {
@@ -51,18 +53,18 @@ export interface Measured {
   rest: RestFigures;
 }
 
-export async function measure(x: MeasureContext): Promise<Measured> {
+export async function measure(x: MeasureContext, timers: Timers = testerTimers): Promise<Measured> {
   const { o, server, fleet, stop } = x;
-  const opened = await openWindow(o, server, fleet);
+  const opened = await openWindow(o, server, fleet, timers);
   x.flaps.open = true;
   fleet.begin();
   const live = new Set<string>();
   let scenarioDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (scenarioDone = resolve));
-  const rest = restLoop(server.api, o.org, o.restConcurrency, live, stop, done);
+  const rest = restLoop(server.api, o.org, o.restConcurrency, live, stop, done, timers);
   const watching = x.detector.watch(stop, done);
-  const records = await play(x, opened.at, live, scenarioDone);
-  const closed = await closeWindow(o, server, fleet, opened, stop);
+  const records = await play(x, opened.at, live, scenarioDone, timers);
+  const closed = await closeWindow(o, server, fleet, opened, stop, timers);
   const restFigures = await rest;
   await watching;
   x.flaps.open = false;
@@ -70,22 +72,28 @@ export async function measure(x: MeasureContext): Promise<Measured> {
 }
 
 /** The scenario, with the live line; `done` tells the loops beside it once it is over, however it ends. */
-async function play(x: MeasureContext, openedAt: number, live: Set<string>, done: () => void): Promise<JobRecord[]> {
+async function play(
+  x: MeasureContext,
+  openedAt: number,
+  live: Set<string>,
+  done: () => void,
+  timers: Timers,
+): Promise<JobRecord[]> {
   const { o, server, fleet, cast, stop, progress } = x;
   let finishedJobs = 0;
   let records: JobRecord[] = [];
   let completions: CompletionFeed | undefined;
-  const ticker = setInterval(() => {
-    const secs = round((now() - openedAt) / 1000);
+  const stopTicker = timers.every(PROGRESS_MS, () => {
+    const secs = round((timers.now() - openedAt) / 1000);
     progress.set(
       o.heartbeatOnly
         ? `heartbeats: ${secs}/${o.seconds} s, ${fleet.totals.heartbeatsSent} sent`
         : `jobs: ${finishedJobs}/${o.jobs} finished, ${live.size} in flight, ${secs} s`,
     );
-  }, 250);
+  });
   try {
     if (o.heartbeatOnly) {
-      await Promise.race([sleep(o.seconds * 1000), until(stop), fleet.failure$]);
+      await Promise.race([delay(timers, o.seconds * 1000), until(stop, timers), fleet.failure$]);
     } else {
       progress.say(`running ${o.jobs} jobs of ${o.jobNodes} nodes, ${o.concurrency} at a time`);
       completions = await CompletionFeed.open(server.api, o.org);
@@ -102,12 +110,13 @@ async function play(x: MeasureContext, openedAt: number, live: Set<string>, done
           live,
           completions,
           onFinished: () => (finishedJobs += 1),
+          timers,
         }),
         fleet.failure$,
       ]);
     }
   } finally {
-    clearInterval(ticker);
+    stopTicker();
     completions?.close();
     done();
   }

@@ -2,17 +2,19 @@
 // processes), its Redis and the tester itself had counted when the window opened and when it closed. The figures
 // are their differences over the window's length.
 import type { ServerStatusBody } from '../api/status-schema.js';
+import { delay, type Timers } from '../lib/timers.js';
+import { testerTimers } from './clock.js';
 import type { Fleet, FleetTotals } from './fleet.js';
 import { cpuSeconds, rssMiB } from './local-server.js';
 import type { LoadOptions } from './options.js';
 import { commandstats, processRefs, sampleProcesses, type ProcessRef, type ProcessSample } from './processes.js';
 import type { StopSignal } from './scenario.js';
 import { serverStatus, type ServerUnderLoad } from './server-under-load.js';
-import { now } from './sim-node.js';
 
 /** At most this long past the scenario, the measured window waits for every node's heartbeat. */
 const WINDOW_STRETCH_MAX_MS = 10_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How often the stretched window looks at the fleet's heartbeats. */
+const STRETCH_POLL_MS = 50;
 
 /** What one end of the window read. */
 interface WindowEnd {
@@ -40,8 +42,8 @@ export interface WindowClosed extends WindowEnd {
   rssMb: number | null;
 }
 
-async function cpuAndTime(pid: number | null): Promise<{ cpu: number | null; at: number }> {
-  return { cpu: pid === null ? null : await cpuSeconds(pid).catch(() => null), at: now() };
+async function cpuAndTime(pid: number | null, timers: Timers): Promise<{ cpu: number | null; at: number }> {
+  return { cpu: pid === null ? null : await cpuSeconds(pid).catch(() => null), at: timers.now() };
 }
 
 /** The CPU seconds of the tester so far: this process and its workers, every thread (their ZeroMQ ones too). */
@@ -50,15 +52,20 @@ async function testerCpuSeconds(fleet: Fleet): Promise<number | null> {
   return all.some((s) => s === null) ? null : all.reduce<number>((n, s) => n + (s ?? 0), 0);
 }
 
-export async function openWindow(o: LoadOptions, server: ServerUnderLoad, fleet: Fleet): Promise<WindowOpened> {
-  const { cpu, at } = await cpuAndTime(server.pid);
+export async function openWindow(
+  o: LoadOptions,
+  server: ServerUnderLoad,
+  fleet: Fleet,
+  timers: Timers = testerTimers,
+): Promise<WindowOpened> {
+  const { cpu, at } = await cpuAndTime(server.pid, timers);
   const testerCpu = await testerCpuSeconds(fleet);
   const totals = { ...fleet.totals, drops: { ...fleet.totals.drops } };
   const status = await serverStatus(server.api);
   const single = server.pid === null ? null : { url: server.baseUrl, pid: server.pid };
   const refs = processRefs(status, server.spawnedRefs, single);
   const [processes, redis] = await Promise.all([
-    sampleProcesses(refs, now),
+    sampleProcesses(refs, () => timers.now()),
     o.redis === null ? null : commandstats(o.redis),
   ]);
   return { at, cpu, testerCpu, status, processes, redis, fleet: totals, refs };
@@ -74,14 +81,15 @@ export async function closeWindow(
   fleet: Fleet,
   opened: WindowOpened,
   stop: StopSignal,
+  timers: Timers = testerTimers,
 ): Promise<WindowClosed> {
-  const stretchUntil = now() + WINDOW_STRETCH_MAX_MS;
-  while (fleet.totals.heartbeatsSent - opened.fleet.heartbeatsSent < o.nodes && !stop.over && now() < stretchUntil)
-    await sleep(50);
-  const { cpu, at } = await cpuAndTime(server.pid);
+  const stretchUntil = timers.now() + WINDOW_STRETCH_MAX_MS;
+  const short = () => fleet.totals.heartbeatsSent - opened.fleet.heartbeatsSent < o.nodes;
+  while (short() && !stop.over && timers.now() < stretchUntil) await delay(timers, STRETCH_POLL_MS);
+  const { cpu, at } = await cpuAndTime(server.pid, timers);
   const testerCpu = await testerCpuSeconds(fleet);
   const [processes, redis] = await Promise.all([
-    sampleProcesses(opened.refs, now),
+    sampleProcesses(opened.refs, () => timers.now()),
     o.redis === null ? null : commandstats(o.redis),
   ]);
   const status = await serverStatus(server.api);

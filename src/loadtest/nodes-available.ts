@@ -2,6 +2,8 @@
 // and has heard each, with the live line saying how far it got, and hints of what to check when it never does.
 import type { ApiClient } from '../auth/api-client.js';
 import { nodeStateListSchema } from '../api/push-jobs.js';
+import { delay, type Timers } from '../lib/timers.js';
+import { testerTimers } from './clock.js';
 import type { Fleet, FleetTotals } from './fleet.js';
 import type { Progress } from './progress-line.js';
 import { call, type StopSignal } from './scenario.js';
@@ -9,7 +11,6 @@ import { call, type StopSignal } from './scenario.js';
 const READY_POLL_MS = 500;
 /** How many nodes to name when some never became available. */
 const NAMED_NOT_READY = 5;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The nodes the server refused as another process's, while it still holds them: most often those of a run that
@@ -53,6 +54,7 @@ export async function waitAvailable(
   stop: StopSignal,
   progress: Progress,
   fleet: Fleet,
+  timers: Timers = testerTimers,
 ): Promise<void> {
   const path = `/organizations/${encodeURIComponent(org)}/pushy/node_states`;
   // The list is as long as the fleet: a large one is asked for less often, and a server too busy to answer one
@@ -87,6 +89,6 @@ export async function waitAvailable(
         `--timeout passed with ${ready} of ${names.size} nodes available${hint}${notReady(names, states)}`,
       );
     }
-    await Promise.race([sleep(pollMs), fleet.failure$]);
+    await Promise.race([delay(timers, pollMs), fleet.failure$]);
   }
 }

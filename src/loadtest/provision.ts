@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { ApiClient, ApiNetworkError, errorText } from '../auth/api-client.js';
 import { toSpkiPem } from '../auth/rsa-keys.js';
 import { ConfigFetchError, fetchPushConfig, type PushConfig } from '../client/push-config.js';
+import { delay } from '../lib/timers.js';
+import { testerTimers } from './clock.js';
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; resolves once all are done. */
 export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -50,7 +52,7 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
       return await fn();
     } catch (e) {
       if (attempt >= ATTEMPTS || !passing(e)) throw e;
-      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      await delay(testerTimers, 100 * 2 ** attempt);
     }
   }
 }

@@ -6,11 +6,12 @@ import { jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../a
 import { isFinished } from '../push/job-states.js';
 import type { z } from 'zod';
 import { messageOf } from '../lib/thrown.js';
+import { delay, type Timers } from '../lib/timers.js';
 import type { NodeBehaviour } from './behaviour.js';
+import { now, testerTimers } from './clock.js';
 import type { CompletionFeed } from './completions.js';
 import { expectOutcome, quorumCount, type Expectation } from './expected.js';
 import type { LoadOptions } from './options.js';
-import { now } from './sim-node.js';
 import { pool } from './provision.js';
 
 const JOB_POLL_MS = 20;
@@ -40,8 +41,6 @@ export class StopSignal {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** A signed request whose 2xx answer is parsed by `schema`; anything else throws with the server's words. */
 export async function call<S extends z.ZodType>(
   api: ApiClient,
@@ -62,16 +61,21 @@ const OUTAGE_TOLERANCE_MS = 120_000;
  * GETs the job until it answers 2xx. A refused connection or a 5xx (a server killed and started again, a store
  * away) is waited out for OUTAGE_TOLERANCE_MS: an outage under load is a scenario to measure, not the end of it.
  */
-async function getJob(api: ApiClient, path: string, stop: StopSignal): Promise<z.output<typeof jobSchema>> {
+async function getJob(
+  api: ApiClient,
+  path: string,
+  stop: StopSignal,
+  timers: Timers,
+): Promise<z.output<typeof jobSchema>> {
   let failingSince: number | null = null;
   for (;;) {
     const res = await api.request('GET', path).catch((e: unknown) => ({ status: 0, body: String(e) }));
     if (res.status >= 200 && res.status < 300) return jobSchema.parse(res.body);
     const transient = res.status === 0 || res.status >= 500;
-    failingSince ??= now();
-    if (!transient || stop.over || now() - failingSince > OUTAGE_TOLERANCE_MS)
+    failingSince ??= timers.now();
+    if (!transient || stop.over || timers.now() - failingSince > OUTAGE_TOLERANCE_MS)
       throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    await sleep(JOB_POLL_MS * 10);
+    await delay(timers, JOB_POLL_MS * 10);
   }
 }
 
@@ -88,6 +92,7 @@ export interface JobContext {
   live: Set<string>;
   completions: CompletionFeed;
   onFinished(record: JobRecord): void;
+  timers: Timers;
 }
 
 /** Runs --jobs jobs, --concurrency at a time; resolves with every job started. */
@@ -125,7 +130,7 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
   };
   const record: JobRecord = {
     id: null,
-    postedAt: now(),
+    postedAt: ctx.timers.now(),
     finishedAt: null,
     final: null,
     expectation: expectOutcome(view, quorum, { ...timing, aborted: false }),
@@ -147,8 +152,8 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
     ctx.live.add(id);
     const path = `${jobs}/${encodeURIComponent(id)}`;
     if (o.abortAfterMs !== null) {
-      const wait = Math.max(0, record.postedAt + o.abortAfterMs - now());
-      aborted = sleep(wait).then(async () => {
+      const wait = Math.max(0, record.postedAt + o.abortAfterMs - ctx.timers.now());
+      aborted = delay(ctx.timers, wait).then(async () => {
         const res = await ctx.api.request('POST', `${path}/abort`);
         return res.status < 300;
       });
@@ -158,15 +163,15 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
     let toldAt: number | null = null;
     const told = ctx.completions.finishedAt(id).then((at) => (toldAt = at));
     while (!ctx.stop.over) {
-      const job = await getJob(ctx.api, path, ctx.stop);
+      const job = await getJob(ctx.api, path, ctx.stop, ctx.timers);
       if (isFinished(job.status)) {
-        record.finishedAt = toldAt ?? now();
+        record.finishedAt = toldAt ?? ctx.timers.now();
         record.final = job;
         break;
       }
       await (toldAt === null && ctx.completions.live
-        ? Promise.race([told, sleep(FEED_SAFETY_POLL_MS)])
-        : sleep(JOB_POLL_MS));
+        ? Promise.race([told, delay(ctx.timers, FEED_SAFETY_POLL_MS)])
+        : delay(ctx.timers, JOB_POLL_MS));
     }
     ctx.live.delete(id);
   } catch (e) {
@@ -204,6 +209,7 @@ export async function restLoop(
   live: ReadonlySet<string>,
   stop: StopSignal,
   done: Promise<unknown>,
+  timers: Timers = testerTimers,
 ): Promise<RestFigures> {
   const figures: RestFigures = { gets: 0, latenciesMs: [], busyMs: Array<number>(loops).fill(0), errors: 0 };
   let finished = false;
@@ -214,14 +220,14 @@ export async function restLoop(
       const ids = [...live];
       const id = ids[turn++ % Math.max(1, ids.length)];
       if (id === undefined) {
-        await sleep(JOB_POLL_MS);
+        await delay(timers, JOB_POLL_MS);
         continue;
       }
-      const t0 = now();
+      const t0 = timers.now();
       const res = await api
         .measure('GET', `/organizations/${encodeURIComponent(org)}/pushy/jobs/${encodeURIComponent(id)}`)
         .catch(() => null);
-      const ms = now() - t0;
+      const ms = timers.now() - t0;
       if (res === null || !isJsonAnswer(res)) {
         figures.errors += 1;
         continue;
@@ -258,6 +264,7 @@ export class OfflineDetector {
   constructor(
     private readonly api: ApiClient,
     private readonly org: string,
+    private readonly timers: Timers = testerTimers,
   ) {}
 
   silent(node: string, lastBeatAt: number, due: number): void {
@@ -275,26 +282,26 @@ export class OfflineDetector {
     let finished = false;
     void done.finally(() => (finished = true));
     while (!finished && !stop.over) {
-      const at = now();
+      const at = this.timers.now();
       const polled = [...this.pending].filter(
         ([, s]) => at - s.polledAt >= DETECT_POLL_MS || at >= s.due - DETECT_NEAR_MS,
       );
       await pool(polled, DETECT_CONCURRENCY, async ([node, silence]) => {
-        silence.polledAt = now();
+        silence.polledAt = this.timers.now();
         const res = await this.api
           .request(
             'GET',
             `/organizations/${encodeURIComponent(this.org)}/pushy/node_states/${encodeURIComponent(node)}`,
           )
           .catch(() => null);
-        const seenAt = now();
+        const seenAt = this.timers.now();
         const state = res === null ? null : nodeStateSchema.safeParse(res.body);
         if (state?.success === true && state.data.status === 'down' && this.pending.get(node) === silence) {
           this.pending.delete(node);
           this.detectedMs.push(seenAt - silence.lastBeatAt);
         }
       });
-      await sleep(DETECT_STEP_MS);
+      await delay(this.timers, DETECT_STEP_MS);
     }
   }
 }

@@ -4,6 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { ApiClient } from '../auth/api-client.js';
 import { serverStatusSchema, type ServerStatusBody } from '../api/status-schema.js';
+import { delay } from '../lib/timers.js';
+import { testerTimers } from './clock.js';
 import { findListeningPid, spawnServer, type SpawnedServer } from './local-server.js';
 import type { LoadOptions } from './options.js';
 import type { ProcessRef } from './processes.js';
@@ -11,7 +13,6 @@ import type { Progress } from './progress-line.js';
 import type { StopSignal } from './scenario.js';
 
 const READY_POLL_MS = 500;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface ServerUnderLoad {
   /** The one server, or the member of the cluster that serves the organization. */
@@ -111,7 +112,7 @@ async function waitForCluster(
   let owner: string | null = null;
   while (settled < 2) {
     if (stop.over) throw new Error(`--timeout passed before the ${urls.length} server processes formed a cluster`);
-    await sleep(READY_POLL_MS);
+    await delay(testerTimers, READY_POLL_MS);
     const members = (await serverStatus(signer(urls[0] as string)))?.cluster?.members ?? [];
     const holding = members.filter((m) => m.partitions > 0).length;
     const serving = await servingUrl(urls, signer, org);

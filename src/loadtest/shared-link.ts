@@ -14,10 +14,12 @@ import {
 } from '../client/connection.js';
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
+import { delay, type Timers } from '../lib/timers.js';
 import type { ServerMessage } from '../protocol/messages.js';
 import type { DecodeOptions, DropReason } from '../protocol/receive.js';
 import { GatewayReplayGuard } from '../protocol/replay.js';
 import { connectSocket } from '../protocol/socket-connect.js';
+import { testerTimers } from './clock.js';
 
 /** What a simulated node sends through, whether its connection is its own or shared. */
 export interface NodeLink {
@@ -71,6 +73,7 @@ export class SharedLink {
     curve: CurveKeys | null,
     routingId: string,
     private readonly handlers: LinkHandlers,
+    private readonly timers: Timers = testerTimers,
   ) {
     // As the client's own connection, with queues as deep as the nodes it carries.
     const options = dealerOptions(config, routingId, curve);
@@ -162,10 +165,10 @@ export class SharedLink {
   private gatherAnswers(): void {
     if (this.answersDue || this.writingAnswers) return;
     this.answersDue = true;
-    setTimeout(() => {
+    this.timers.after(GATHER_MS, () => {
       this.answersDue = false;
       void this.writeAnswers();
-    }, GATHER_MS);
+    });
   }
 
   /** Job answers in order; one the socket cannot take now is tried again, with a fresh envelope. */
@@ -177,7 +180,7 @@ export class SharedLink {
         await this.command.send(this.frames(next.member, next.answer));
         if (this.answers[0] === next) this.answers.shift();
       } catch {
-        await new Promise((r) => setTimeout(r, RETRY_MS));
+        await delay(this.timers, RETRY_MS);
       }
     }
     this.writingAnswers = false;

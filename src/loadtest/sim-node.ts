@@ -10,6 +10,7 @@ import { GatewayReplayGuard } from '../protocol/replay.js';
 import { Connection, type CurveKeys, type Sender } from '../client/connection.js';
 import type { JobAnswer } from '../client/job-runner.js';
 import type { PushConfig } from '../client/push-config.js';
+import type { Timers } from '../lib/timers.js';
 import {
   acknowledgeResult,
   holdResult,
@@ -18,6 +19,7 @@ import {
   type UnackedResults,
 } from '../client/unacked-results.js';
 import type { NodeBehaviour } from './behaviour.js';
+import { testerTimers } from './clock.js';
 import type { NodeRecorder } from './node-record.js';
 import { SilenceWatch } from './follow.js';
 import type { NodeLink, SharedLink } from './shared-link.js';
@@ -51,8 +53,6 @@ interface Asked {
   vote: 'deciding' | 'ack' | 'nack' | 'silent';
 }
 
-export const now = (): number => performance.timeOrigin + performance.now();
-
 export class SimNode {
   private connection: NodeLink | null = null;
   private held: Held = IDLE;
@@ -63,7 +63,8 @@ export class SimNode {
   private unacked: UnackedResults = [];
   private sender: Sender;
   private curve: CurveKeys | null;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** What cancels each of this node's timers that has not fired yet. */
+  private readonly scheduled = new Set<() => void>();
   /** Epoch ms of the last heartbeat handed to the socket. */
   lastBeatAt = 0;
   /** Down after a crash until the worker restarts it. */
@@ -91,10 +92,11 @@ export class SimNode {
     private shared: SharedLink | null = null,
     /** The Curve key pair its own connections present: the one its config requests name. */
     private readonly curvePair: CurveKeys = curveKeyPair(),
+    private readonly timers: Timers = testerTimers,
   ) {
     this.curve = config.curveServerKey === null || shared !== null ? null : curvePair;
     this.sender = this.newSender();
-    this.watch = new SilenceWatch(config, now());
+    this.watch = new SilenceWatch(config, this.timers.now());
   }
 
   /** Its channels are open (connected, not crashed or stopped). */
@@ -127,7 +129,7 @@ export class SimNode {
   }
 
   connect(): void {
-    this.watch.restart(now());
+    this.watch.restart(this.timers.now());
     this.record?.({ event: 'connected', heartbeat: this.config.heartbeatAddr });
     if (this.shared !== null) {
       const { sender, config } = this;
@@ -150,7 +152,7 @@ export class SimNode {
     const c = this.connection;
     if (c === null) return false;
     if (c.sendHeartbeat({ type: 'heartbeat', job_state: this.held.state, job_id: this.held.id })) {
-      this.lastBeatAt = now();
+      this.lastBeatAt = this.timers.now();
       this.resendResults(false);
       return true;
     }
@@ -163,7 +165,7 @@ export class SimNode {
     this.record?.({ event: 'crashed', job: this.held.id });
     this.crashed = true;
     this.stop();
-    this.sink.crashed(this.name, now());
+    this.sink.crashed(this.name, this.timers.now());
   }
 
   /** A new process of the same client: a fresh incarnation, the same session key. */
@@ -177,8 +179,7 @@ export class SimNode {
   }
 
   stop(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.cancelTimers();
     this.connection?.close();
     this.connection = null;
     this.held = IDLE;
@@ -201,7 +202,7 @@ export class SimNode {
     if (this.connection === null) return false;
     this.connection.sendCommand(answer);
     this.sink.answered();
-    if (isResult(answer)) this.unacked = holdResult(this.unacked, answer, now()).results;
+    if (isResult(answer)) this.unacked = holdResult(this.unacked, answer, this.timers.now()).results;
     return true;
   }
 
@@ -210,7 +211,7 @@ export class SimNode {
     const c = this.connection;
     if (c === null || this.unacked.length === 0) return;
     const everyMs = this.config.intervalMs * this.config.offlineThreshold;
-    const { results, due } = resultsToResend(this.unacked, now(), everyMs, { connected });
+    const { results, due } = resultsToResend(this.unacked, this.timers.now(), everyMs, { connected });
     this.unacked = results;
     for (const answer of due) {
       c.sendCommand(answer);
@@ -218,17 +219,22 @@ export class SimNode {
     }
   }
 
+  private cancelTimers(): void {
+    for (const cancel of this.scheduled) cancel();
+    this.scheduled.clear();
+  }
+
   private later(ms: number, fn: () => void): void {
     if (ms <= 0) return fn();
-    const t = setTimeout(() => {
-      this.timers.delete(t);
+    const cancel = this.timers.after(ms, () => {
+      this.scheduled.delete(cancel);
       fn();
-    }, ms);
-    this.timers.add(t);
+    });
+    this.scheduled.add(cancel);
   }
 
   private receive(m: ServerMessage): void {
-    this.watch.heard(now());
+    this.watch.heard(this.timers.now());
     switch (m.type) {
       case 'heartbeat':
         this.sink.serverHeartbeat(!this.heard);
@@ -260,7 +266,7 @@ export class SimNode {
       else if (asked.vote === 'nack') this.send({ type: 'nack_commit', job_id: job, reason: 'busy' });
       return;
     }
-    this.sink.commit(job, now());
+    this.sink.commit(job, this.timers.now());
     const silent = this.behaviour.vote === 'silent';
     const vote: Asked = { job, vote: silent ? 'silent' : 'deciding' };
     this.asked = vote;
@@ -275,18 +281,18 @@ export class SimNode {
             job,
             reason: this.held.id !== null ? `busy with ${this.held.id}` : 'nack',
           });
-        this.sink.voted(job, 'nack', now());
+        this.sink.voted(job, 'nack', this.timers.now());
       } else {
         vote.vote = 'ack';
         this.held = { state: 'committed', id: job };
         if (this.send({ type: 'ack_commit', job_id: job })) this.record?.({ event: 'committed', job });
-        this.sink.voted(job, 'ack', now());
+        this.sink.voted(job, 'ack', this.timers.now());
       }
     });
   }
 
   private run(job: string): void {
-    this.sink.run(job, now());
+    this.sink.run(job, this.timers.now());
     if (this.held.id !== job) {
       if (this.send({ type: 'nack_run', job_id: job })) this.record?.({ event: 'run_refused', job });
       return;
@@ -297,7 +303,7 @@ export class SimNode {
     if (end === 'crash') {
       // Give the ack a moment to leave, as a client killed mid-command would have sent it already.
       this.later(Math.max(10, this.timings.runMs), () => {
-        this.sink.result(job, 'crashed', now());
+        this.sink.result(job, 'crashed', this.timers.now());
         this.crash();
       });
       return;
@@ -309,7 +315,7 @@ export class SimNode {
       const status = failed ? 'failed' : 'succeeded';
       if (this.send({ type: status, job_id: job, exit_status: failed ? 1 : 0 }))
         this.record?.({ event: 'result', job, status, exit_status: failed ? 1 : 0 });
-      this.sink.result(job, failed ? 'failed' : 'succeeded', now());
+      this.sink.result(job, failed ? 'failed' : 'succeeded', this.timers.now());
     });
   }
 
@@ -320,8 +326,7 @@ export class SimNode {
     if (drops && this.held.state !== 'idle')
       this.record?.({ event: 'aborted', job: this.held.id, phase: this.held.state });
     if (drops) {
-      for (const t of this.timers) clearTimeout(t);
-      this.timers.clear();
+      this.cancelTimers();
       this.held = IDLE;
     }
     this.send({ type: 'aborted', job_id: answer });

@@ -5,17 +5,19 @@ import { context, curveKeyPair } from 'zeromq';
 import { ApiClient } from '../auth/api-client.js';
 import { readPrivateKey, toSpkiPem } from '../auth/rsa-keys.js';
 import { messageOf } from '../lib/thrown.js';
+import { delay, type Timers } from '../lib/timers.js';
 import { unresolvedEndpoints } from '../protocol/endpoint-host.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { Batches } from './batches.js';
 import { seededRandom } from './behaviour.js';
+import { testerTimers } from './clock.js';
 import { ConfigRefetcher } from './config-refetch.js';
 import { HeartbeatSchedule } from './heartbeat-schedule.js';
 import { parentMessageSchema, type WorkerInit, type WorkerMessage } from './ipc.js';
 import { LinkGroups } from './link-groups.js';
 import { fileRecorder } from './node-record.js';
 import { deleteNode, listKnown, pool, provisionNode, type ProvisionTarget } from './provision.js';
-import { now, SimNode } from './sim-node.js';
+import { SimNode } from './sim-node.js';
 
 const BATCH_MS = 200;
 const PROGRESS_MS = 250;
@@ -26,6 +28,8 @@ const PROGRESS_MS = 250;
 const WAVE = 250;
 const WAVE_SHARE = 0.9;
 const WAVE_WAIT_MS = 5000;
+/** How often a wave's nodes are looked at for whether they heard the server. */
+const WAVE_POLL_MS = 50;
 
 function send(m: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
@@ -46,17 +50,24 @@ class Worker {
   private readonly random = seededRandom(process.pid);
   private readonly refetcher: ConfigRefetcher;
   private readonly schedule: HeartbeatSchedule;
-  private flusher: NodeJS.Timeout | undefined;
+  private stopFlushing: (() => void) | undefined;
 
-  constructor(private readonly init: WorkerInit) {
+  constructor(
+    private readonly init: WorkerInit,
+    private readonly timers: Timers = testerTimers,
+  ) {
     this.links = new LinkGroups(init.org, init.nodesPerConnection, this.curve, this.batches.sink);
     this.refetcher = new ConfigRefetcher(init, this.curve.publicKey, this.links, this.random, this.batches);
-    this.schedule = new HeartbeatSchedule(this.nodes, {
-      batches: this.batches,
-      lateHeartbeats: init.lateHeartbeats,
-      random: this.random,
-      refetch: (node) => this.refetcher.add(node),
-    });
+    this.schedule = new HeartbeatSchedule(
+      this.nodes,
+      {
+        batches: this.batches,
+        lateHeartbeats: init.lateHeartbeats,
+        random: this.random,
+        refetch: (node) => this.refetcher.add(node),
+      },
+      timers,
+    );
   }
 
   async provision(): Promise<void> {
@@ -70,7 +81,7 @@ class Worker {
     this.refetcher.signWith(clientKey);
     await this.provisionNodes(clientKey);
     this.schedule.run();
-    this.flusher = setInterval(() => void this.flush(), BATCH_MS);
+    this.stopFlushing = this.timers.every(BATCH_MS, () => void this.flush());
     await this.connectInWaves();
   }
 
@@ -89,7 +100,7 @@ class Worker {
     let done = 0;
     let reused = 0;
     const endpoints = new Set<string>();
-    const progress = setInterval(() => void send({ type: 'provisioned', done, reused }), PROGRESS_MS);
+    const stopProgress = this.timers.every(PROGRESS_MS, () => void send({ type: 'provisioned', done, reused }));
     try {
       const known = await listKnown(target.admin, i.org);
       await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
@@ -104,14 +115,14 @@ class Worker {
               `that host: give the server a server_name its nodes can reach`,
           );
         const link = this.links.linkFor(p.config);
-        const node = new SimNode(name, behaviour, p.config, i.org, i, this.batches.sink, link, this.curve);
+        const node = new SimNode(name, behaviour, p.config, i.org, i, this.batches.sink, link, this.curve, this.timers);
         if (i.recordFile !== null) node.record = fileRecorder(i.recordFile, name);
         this.nodes.push(node);
         done += 1;
         if (p.reused) reused += 1;
       });
     } finally {
-      clearInterval(progress);
+      stopProgress();
     }
     await send({ type: 'provisioned', done, reused });
   }
@@ -122,9 +133,9 @@ class Worker {
     for (let i = 0; i < this.nodes.length; i += waveNodes) {
       const wave = this.nodes.slice(i, i + waveNodes);
       for (const node of wave) node.connect();
-      const until = now() + WAVE_WAIT_MS;
-      while (wave.filter((n) => n.heard).length < WAVE_SHARE * wave.length && now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
+      const until = this.timers.now() + WAVE_WAIT_MS;
+      while (wave.filter((n) => n.heard).length < WAVE_SHARE * wave.length && this.timers.now() < until) {
+        await delay(this.timers, WAVE_POLL_MS);
       }
       await send({ type: 'connecting', nodes: i + wave.length });
     }
@@ -138,7 +149,7 @@ class Worker {
   async stop(cleanup: boolean): Promise<void> {
     this.schedule.stop();
     this.batches.lag.disable();
-    clearInterval(this.flusher);
+    this.stopFlushing?.();
     this.refetcher.stop();
     for (const node of this.nodes) node.stop();
     this.links.closeAll();
@@ -189,6 +200,7 @@ process.on('message', (raw: unknown) => {
         () => process.exit(0),
         (e: unknown) => {
           fail(e);
+          // The process ends once the failure has had a moment to reach the parent: nothing here runs after.
           setTimeout(() => process.exit(1), 100);
         },
       );

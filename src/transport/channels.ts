@@ -2,11 +2,11 @@
 // other, each with its outbox; and the read loop that shares the event loop between reading both and writing the
 // fleet's fan-outs. What is read leaves here as raw frames: checking them is verify.ts's, acting on them the hub's.
 import { Router } from 'zeromq';
-import type { PushDescription } from '../../actors/push/ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { codeOf, messageOf } from '../lib/thrown.js';
 import { keepaliveOptions } from '../protocol/keepalive.js';
+import type { PushDescription } from '../protocol/node-messages.js';
 import { readUntilClosed, worthReporting } from '../protocol/read-loop.js';
 import { receiveIntoOwnMemory } from '../protocol/zmq-context.js';
 import { bindRetrying } from './bind-retrying.js';

@@ -4,9 +4,9 @@
 // `node_in_use` refusals told to a client process that does not hold its node.
 import type { VotesRecovered } from '../api/status-schema.js';
 import type { ServerConfig } from '../config/server-config.js';
-import type { OutboundMessage } from '../../actors/push/ports.js';
 import { signedText } from '../protocol/frames.js';
 import { enveloped, envelopeFor, type ClientHeartbeat } from '../protocol/messages.js';
+import type { OutboundMessage } from '../protocol/node-messages.js';
 import { answered, awaits, recoveries, written } from './awaited-commits.js';
 import type { PushChannels } from './channels.js';
 import type { Peer, PeerTable } from './peers.js';

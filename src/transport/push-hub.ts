@@ -1,15 +1,13 @@
 // The push-jobs transport (spec 6, 8), put together from its rooms: the channels (channels.ts: sockets, the read
 // loop, outboxes), the verify pipeline (verify.ts: decode, key, HMAC, replay), the peers table (peers.ts) and the
 // writer (node-writer.ts: signing, sequencing, unsent messages, vote recovery). A checked message is handed to
-// its node follower here, in one hop; in a cluster, job messages for nodes connected elsewhere go through
-// gateway-routes.ts. The actors see this through PushTransport and PushSessions alone.
+// its node follower here, in one hop; in a cluster, job messages for nodes connected elsewhere go through the
+// gateway router (src/cluster/gateway-router.ts). The actors see this through PushTransport and PushSessions alone.
 import { randomUUID } from 'node:crypto';
 import type { InfraSystem } from '../../actors/system.js';
+import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
 import {
   RECONNECT_GRACE_MAX_MS,
-  type NodeAnswerMessage,
-  type OutboundMessage,
-  type PushDescription,
   type PushParts,
   type PushSessions,
   type PushSettings,
@@ -21,14 +19,16 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import type { ClientMessage } from '../protocol/messages.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../protocol/node-messages.js';
 import { DropCounter, NodeHolders } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
+import type { MemberView } from '../cluster/gateway-ports.js';
+import { GatewayRouter } from '../cluster/gateway-router.js';
 import type { GatewayOrder } from '../cluster/node-link-messages.js';
 import { SOLE_PROCESS, type PushCluster } from '../cluster/push-cluster.js';
 import { PushChannels, type Channel } from './channels.js';
 import type { ZmqConnections } from './connection-watch.js';
 import { loadCurveKeys, saveCurveKeys, type CurveKeys } from './curve-keys.js';
-import { GatewayRoutes, type MemberView } from './gateway-routes.js';
 import { HeartbeatLag } from './heartbeat-lag.js';
 import { HeldForRead } from './held-for-read.js';
 import { NodeWriter } from './node-writer.js';
@@ -63,6 +63,11 @@ type HubConfig = Pick<
   | 'api_url'
 >;
 
+/** The cluster as the hub sees it: the router's view, with the gateway's node followers whole. */
+export interface HubCluster extends MemberView {
+  gateways: GatewayNodes;
+}
+
 export class PushHub implements PushTransport, PushSessions {
   readonly settings: PushSettings;
   readonly incarnationId = randomUUID();
@@ -88,7 +93,9 @@ export class PushHub implements PushTransport, PushSessions {
   private readonly unsent: Unsent;
   private system: InfraSystem | undefined;
   /** Where job messages go in a cluster (undefined on one process: every node is connected here). */
-  private routes: GatewayRoutes | undefined;
+  private routes: GatewayRouter | undefined;
+  /** What this member sees of the cluster it joined (undefined on one process). */
+  private cluster: HubCluster | undefined;
   private beats: ServerHeartbeats | undefined;
 
   constructor(
@@ -183,12 +190,13 @@ export class PushHub implements PushTransport, PushSessions {
 
   /**
    * Joins the cluster's streams: from now on, job messages for nodes connected elsewhere go to their gateway. The
-   * routes it returns answer the actors' questions of the cluster (PushCluster).
+   * router it returns answers the actors' questions of the cluster (PushCluster).
    */
-  useCluster(cluster: MemberView): GatewayRoutes {
+  useCluster(cluster: HubCluster): GatewayRouter {
     if (this.me === undefined) throw new Error('a hub joins a cluster only with its member id');
     const here = { send: this.writer, peers: this.peers, channels: this.channels };
-    this.routes = new GatewayRoutes(this.me, cluster, this.sessions, here, this.log);
+    this.cluster = cluster;
+    this.routes = new GatewayRouter(this.me, cluster, this.sessions, here, this.log);
     return this.routes;
   }
 
@@ -269,7 +277,7 @@ export class PushHub implements PushTransport, PushSessions {
 
   /** Writes the session keys and the Curve key pair again (the store lost them). */
   async writeBack(): Promise<void> {
-    const cluster = this.routes?.cluster;
+    const { cluster } = this;
     await this.sessions.writeBack(cluster ? (org) => cluster.owns(org) : () => true);
     if (this.curve) await saveCurveKeys(this.store, this.curve);
   }
@@ -278,11 +286,11 @@ export class PushHub implements PushTransport, PushSessions {
   async openOrg(org: string): Promise<void> {
     await this.sessions.load([org]);
     this.peers.forgetOrg(org);
-    this.routes?.cluster.gateways.forgetOrg(org);
+    this.cluster?.gateways.forgetOrg(org);
   }
 
   releaseOrg(org: string): void {
-    const gateways = this.routes?.cluster.gateways;
+    const gateways = this.cluster?.gateways;
     if (!gateways) {
       this.closeOrg(org);
       return;
@@ -296,7 +304,7 @@ export class PushHub implements PushTransport, PushSessions {
 
   closeOrg(org: string): void {
     this.routes?.forgetOrg(org);
-    this.routes?.cluster.gateways.forgetOrg(org);
+    this.cluster?.gateways.forgetOrg(org);
     this.sessions.forgetOrg(org);
     this.holders.forgetOrg(org);
     this.writer.forgetOrg(org);
@@ -318,7 +326,7 @@ export class PushHub implements PushTransport, PushSessions {
   private followerOf(org: string, node: string) {
     const own = this.system?.nodeFollower(org, node);
     if (own) return { follower: own, owned: true };
-    const gateway = this.routes?.cluster.gateways.nodeFollower(org, node);
+    const gateway = this.cluster?.gateways.nodeFollower(org, node);
     return gateway ? { follower: gateway, owned: false } : undefined;
   }
 
@@ -334,7 +342,7 @@ export class PushHub implements PushTransport, PushSessions {
     if (!peer) {
       // A gateway reading the organization's node records (its first node of that organization here): the message,
       // verified already, is handed on once they are read.
-      const loading = this.routes?.cluster.gateways.loading(m.org);
+      const loading = this.cluster?.gateways.loading(m.org);
       const later = () => this.deliver(channel, m, identity, this.now(), true);
       if (loading && !retried && this.held.hold(loading, later)) return;
       this.drops.record('unknown_node', `${m.org}/${m.node}: no such organization`);

@@ -7,6 +7,7 @@
 // A session also names the Curve keys its node's config requests named (ccpk): the gateway's ZAP handler admits a
 // connection only with one of those (admitted-keys.ts).
 import { z } from 'zod';
+import type { GatewayChoice } from '../cluster/gateway-ports.js';
 import { newSessionKey } from '../protocol/signing.js';
 import { sessionsCollection } from '../store/collections.js';
 import type { Store } from '../store/store.js';
@@ -27,9 +28,6 @@ export interface Session {
   /** The Curve public keys (Z85) the node named in its config requests: admitted while the session lives. */
   ccpk: string[];
 }
-
-/** A session's gateway for a config request: `current` (absent for a new session) kept or replaced. */
-export type GatewayChoice = (current: string | undefined) => string | undefined;
 
 /** An organization's keys are read whole, on a message that finds none, at most this often (ms). */
 const ORG_READ_EVERY_MS = 10_000;

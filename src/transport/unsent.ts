@@ -7,7 +7,7 @@
 // after a restart is given to reconnect, counted from when it was first sent or, if later, from when the channels
 // began reading. A fleet reconnecting to a restarted server is heard over seconds, and a node whose command
 // connection comes up late keeps heartbeating meanwhile.
-import type { OutboundMessage } from '../../actors/push/ports.js';
+import type { OutboundMessage } from '../protocol/node-messages.js';
 
 /** A message on its way to a node: `at`, when its job sent it; `voteBy`, a commit's voting deadline. */
 export interface Outgoing {

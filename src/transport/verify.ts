@@ -1,6 +1,7 @@
 // The verify pipeline of the push-jobs transport: a message's frames are decoded, its session key looked up, its
 // HMAC, clock skew and sequence checked (src/protocol/receive.ts), and it comes out checked or dropped and counted.
 // A message whose key is still being read waits for the read (held-for-read.ts). Nothing here acts on a message.
+import type { Orphans } from '../cluster/gateway-ports.js';
 import type { ServerConfig } from '../config/server-config.js';
 import type { ClientMessage } from '../protocol/messages.js';
 import { decodeFrames, NodeHolders, type DecodeOptions, type Dropped, type DropCounter } from '../protocol/receive.js';
@@ -30,11 +31,6 @@ export interface VerifyPorts {
   now(): number;
   /** Where a node with no session here is adopted from, in a cluster; undefined on one process. */
   orphans(): Orphans | undefined;
-}
-
-export interface Orphans {
-  /** The key of a node whose gateway died (or was this process's predecessor): taken over; else undefined. */
-  adoptOrphan(org: string, node: string): Buffer | undefined;
 }
 
 export class Verifier {

@@ -107,8 +107,8 @@ export class ClusterWiring {
   /**
    * Joins the streams between members once the actors run: job messages for nodes connected elsewhere go through
    * their gateway's stream, and what nodes connected here say of organizations owned elsewhere goes to the owner's
-   * inbox; the actors' questions of the cluster go to the routes from now on. Each organization's recent feed
-   * events are kept in Redis, for its next owner to resume.
+   * inbox; the actors' questions of the cluster go to the gateway router from now on. Each organization's recent
+   * feed events are kept in Redis, for its next owner to resume.
    */
   attach(system: InfraSystem, hub: PushHub, slot: PushClusterSlot, config: ServerConfig, timers = realTimers): void {
     const { member, store, logger } = this;

@@ -1,51 +1,19 @@
-// The hub's side of a cluster: where a job message for a node goes (this process's sockets, or the stream of the
+// The cluster's gateway router: where a job message for a node goes (this process's sockets, or the stream of the
 // member that is the node's gateway), which gateway a node's config names, and what an owner's orders ask of this
 // process as a gateway; it answers the actors' questions of the cluster (PushCluster). The sockets, signing and
-// delivery stay in the transport's other rooms; this file only routes, and hands to them.
-import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
-import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
-import type { Member } from '../cluster/members.js';
-import type { NodeLink } from '../cluster/node-link.js';
-import type { GatewayOrder } from '../cluster/node-link-messages.js';
-import { preferredGateway } from '../cluster/ownership.js';
-import type { OwnersRecord, PushCluster } from '../cluster/push-cluster.js';
+// delivery stay in the transport; this file only routes, and hands to what the transport gives it (gateway-ports.ts).
 import type { Logger } from '../lib/logger.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../protocol/node-messages.js';
 import { partitionOf, type Partition } from '../store/partitions.js';
-import type { GatewayChoice, SessionKeys } from './session-keys.js';
-import type { Orphans } from './verify.js';
-
-/**
- * What this member sees of the cluster, for routing besides its own sockets: the streams to the other members, the
- * node followers of organizations other members own, who is alive, and what this member owns under which epoch.
- */
-export interface MemberView {
-  link: NodeLink;
-  gateways: GatewayNodes;
-  /** The live members. */
-  members(): readonly Member[];
-  /** Whether this process owns the organization now. */
-  owns(org: string): boolean;
-  /**
-   * The epoch of this process's lease on the organization's partition while it surely holds it, else undefined:
-   * its orders carry it, and without it this process orders nothing, sends its nodes nothing.
-   */
-  epochOf(org: string): number | undefined;
-}
+import type { GatewayChoice, GatewaySessions, Here, MemberView, Orphans } from './gateway-ports.js';
+import type { GatewayOrder } from './node-link-messages.js';
+import { preferredGateway } from './ownership.js';
+import type { OwnersRecord, PushCluster } from './push-cluster.js';
 
 /** An order as an owner makes it, before it is stamped with the epoch of its lease. */
 type Unstamped = GatewayOrder extends infer O ? (O extends GatewayOrder ? Omit<O, 'epoch'> : never) : never;
 
-/** This process's own side of the transport, which the routes hand messages to. */
-export interface Here {
-  /** Writes a job message to a node connected to this process (or keeps it until the node is heard). */
-  send: { send(org: string, node: string, message: OutboundMessage, voteBy?: number): void };
-  /** The node's connection here is not its own any more: its next message here finds its follower anew. */
-  peers: { forget(org: string, node: string): void };
-  /** This process's channels as nodes reach them. */
-  channels: { describe(): PushDescription };
-}
-
-export class GatewayRoutes implements PushCluster, Orphans {
+export class GatewayRouter implements PushCluster, Orphans {
   /** The gateways a job's messages went to through the streams, by `org\0job`: told when the job is over. */
   private readonly routed = new Map<string, Set<string>>();
   /** The newest owner's epoch this gateway heard orders from, by partition: older ones are refused. */
@@ -60,8 +28,8 @@ export class GatewayRoutes implements PushCluster, Orphans {
   constructor(
     /** This process's member id. */
     private readonly me: string,
-    readonly cluster: MemberView,
-    private readonly sessions: SessionKeys,
+    private readonly cluster: MemberView,
+    private readonly sessions: GatewaySessions,
     private readonly here: Here,
     private readonly log: Logger,
   ) {}
@@ -166,7 +134,7 @@ export class GatewayRoutes implements PushCluster, Orphans {
   }
 
   /**
-   * The key of a node whose session names a gateway that is gone (see SessionKeys.adoptOrphan): this process is its
+   * The key of a node whose session names a gateway that is gone (see GatewaySessions.adoptOrphan): this process is its
    * gateway now. The owner stores that; an owner elsewhere learns it from the node's `attached` event.
    */
   adoptOrphan(org: string, node: string): Buffer | undefined {

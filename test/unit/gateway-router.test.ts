@@ -1,19 +1,18 @@
 // The orders between a cluster's owners and gateways, as routed by one member: a gateway obeys no order older than
 // the newest owner's epoch it has heard, and an owner whose lease is in doubt orders and sends nothing.
 import t from 'tap';
-import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
-import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../actors/push/ports.js';
+import type { GatewayFollowers, GatewaySessions, MemberView } from '../../src/cluster/gateway-ports.js';
+import { GatewayRouter } from '../../src/cluster/gateway-router.js';
 import type { NodeLink } from '../../src/cluster/node-link.js';
 import type { GatewayOrder } from '../../src/cluster/node-link-messages.js';
-import { GatewayRoutes, type MemberView } from '../../src/transport/gateway-routes.js';
-import type { SessionKeys } from '../../src/transport/session-keys.js';
+import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../src/protocol/node-messages.js';
 import { quietLogger } from '../support/logs.js';
 
 const commit: OutboundMessage = { type: 'commit', job_id: 'j1', command: 'hello', run_timeout: 60 };
 const abort: OutboundMessage = { type: 'abort', job_id: 'j1' };
 
 /** A member `me` routing for organization acme, its lease epoch on acme's partition set by the test. */
-function routes(me: string, gatewayOfNode = 'other') {
+function router(me: string, gatewayOfNode = 'other') {
   const written: Array<{ gateway: string; order: GatewayOrder }> = [];
   const sentHere: Array<{ node: string; message: OutboundMessage }> = [];
   const lease: { epoch: number | undefined } = { epoch: undefined };
@@ -26,7 +25,7 @@ function routes(me: string, gatewayOfNode = 'other') {
   };
   const cluster: MemberView = {
     link: link as unknown as NodeLink,
-    gateways: gateways as unknown as GatewayNodes,
+    gateways: gateways as unknown as GatewayFollowers,
     members: () => [
       {
         id: 'me',
@@ -48,13 +47,13 @@ function routes(me: string, gatewayOfNode = 'other') {
     owns: () => lease.epoch !== undefined,
     epochOf: () => lease.epoch,
   };
-  const sessions = { gatewayOf: () => gatewayOfNode } as unknown as SessionKeys;
+  const sessions = { gatewayOf: () => gatewayOfNode } as unknown as GatewaySessions;
   const here = {
     send: { send: (_org: string, node: string, message: OutboundMessage) => void sentHere.push({ node, message }) },
     peers: { forget: () => undefined },
     channels: { describe: () => ({}) as PushDescription },
   };
-  return { r: new GatewayRoutes(me, cluster, sessions, here, quietLogger()), written, sentHere, lease, relayed };
+  return { r: new GatewayRouter(me, cluster, sessions, here, quietLogger()), written, sentHere, lease, relayed };
 }
 
 const send = (epoch: number, message: OutboundMessage): GatewayOrder => ({
@@ -66,7 +65,7 @@ const send = (epoch: number, message: OutboundMessage): GatewayOrder => ({
 });
 
 t.test('a gateway obeys no order older than the newest owner it heard from', async (t) => {
-  const { r, sentHere } = routes('me');
+  const { r, sentHere } = router('me');
   r.orders([send(20, commit)]);
   // The owner of epoch 10 was deposed (paused past its lease); it wakes and writes what it had queued.
   r.orders([send(10, abort)]);
@@ -80,7 +79,7 @@ t.test('a gateway obeys no order older than the newest owner it heard from', asy
 });
 
 t.test('a gateway that owns the organization itself obeys no order from an older owner', async (t) => {
-  const { r, sentHere, lease } = routes('me');
+  const { r, sentHere, lease } = router('me');
   lease.epoch = 30;
   r.orders([send(20, abort)]);
   t.same(sentHere, [], 'nothing from the owner it took over from');
@@ -93,7 +92,7 @@ t.test('a gateway that owns the organization itself obeys no order from an older
 });
 
 t.test('an owner whose lease is in doubt orders nothing and may not act', async (t) => {
-  const { r, written } = routes('me');
+  const { r, written } = router('me');
   t.equal(r.mayAct('acme'), false, 'no lease: it may not act');
   r.rollCall('acme');
   t.same(written, [], 'and writes no order');
@@ -101,7 +100,7 @@ t.test('an owner whose lease is in doubt orders nothing and may not act', async 
 });
 
 t.test('an owner’s message for a node of another gateway carries its epoch', async (t) => {
-  const { r, written, lease } = routes('me');
+  const { r, written, lease } = router('me');
   lease.epoch = 42;
   t.equal(r.mayAct('acme'), true);
   t.equal(r.sendElsewhere('acme', 'n1', commit, 1000), true, 'handed to the node’s gateway');
@@ -111,7 +110,7 @@ t.test('an owner’s message for a node of another gateway carries its epoch', a
 t.test(
   'a node’s answer read while the lease is in doubt goes to the owner’s inbox, not to this owner’s jobs',
   async (t) => {
-    const { r, lease, relayed } = routes('me', 'me');
+    const { r, lease, relayed } = router('me', 'me');
     const result: NodeAnswerMessage = { type: 'succeeded', job_id: 'j1', exit_status: 0 };
     lease.epoch = 7;
     t.notOk(r.relayed('acme', 'n1', 1000, result), 'the lease sure: this process’s own job takes it');
