@@ -72,6 +72,9 @@ const HANDLERS = {
   get_push_access: handlePushOp,
   get_node_state: handlePushOp,
   get_push_config: handlePushOp,
+  create_schedule: handlePushOp,
+  list_schedules: handlePushOp,
+  schedule: handlePushOp,
 
   list_indexes: handleSearchOp,
   search: handleSearchOp,

@@ -8,6 +8,7 @@ import {
   ORG_COLLECTIONS,
   orgCollection,
   ORGS,
+  schedulesCollection,
   type OrgCollection,
 } from '../../src/store/collections.js';
 import type { Store, StoreOp } from '../../src/store/store.js';
@@ -24,6 +25,7 @@ import {
 import type { JobState } from '../push/job-model.js';
 import { loadJobHeaders, withNodes } from '../push/job-store.js';
 import { storedNodeRecordSchema } from '../push/push-data.js';
+import { scheduleStateSchema } from '../push/schedule-machine.js';
 import { groupOps, MemberPlaces, migrationOps, withMembers } from './group-store.js';
 import { applyWrites, emptyOrgState, type OrgCollections, type OrgState, type OrgWrite } from './org-state.js';
 
@@ -74,6 +76,9 @@ export async function loadOrg(store: Store, rawOrg: unknown): Promise<LoadedOrg>
     state.push.headers.set(header.id, header);
     if (!isFinished(header.status)) inFlight.push(await withNodes(store, org.name, header));
   }
+  const schedules = schedulesCollection(org.name);
+  for (const [name, raw] of await store.load(schedules))
+    state.push.schedules.set(name, parseDoc(scheduleStateSchema, raw, schedules, name));
   const records = nodeStatesCollection(org.name);
   // Documents first (earlier versions wrote one per node), then the field map that replaced them.
   const saved = [...(await store.load(records)), ...(await store.getFields(records, NODE_STATES_MAP))];

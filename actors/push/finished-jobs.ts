@@ -1,6 +1,7 @@
 // Finished jobs answered from memory, newest last, until they hold FINISHED_CACHE_NODES nodes: the latest ones are
 // those asked about most, and each answers from how it looked when it ended, serialized once.
 import type { JobBody } from '../../src/api/push-jobs.js';
+import { parseHttpDate } from '../../src/lib/dates.js';
 import type { FinishedJob } from './job-answers.js';
 
 /** Finished jobs answered from memory, counted in nodes. */
@@ -31,8 +32,18 @@ export class FinishedJobs {
     this.nodes -= nodeCount(job.body);
   }
 
-  entries(): IterableIterator<[string, FinishedJob]> {
-    return this.jobs.entries();
+  /**
+   * What the store gets back of each job here once it lost them: its nodes' statuses and times (their exit statuses
+   * and output are gone), as the job's field map holds them.
+   */
+  *storedFields(): Iterable<[string, Array<readonly [string, { status: string; at: number }]>]> {
+    for (const [id, { body }] of this.jobs) {
+      const at = (n: string) => parseHttpDate(body.node_updated_at[n] ?? body.created_at) ?? 0;
+      yield [
+        id,
+        Object.entries(body.nodes).flatMap(([status, names]) => names.map((n) => [n, { status, at: at(n) }] as const)),
+      ];
+    }
   }
 }
 

@@ -64,6 +64,8 @@ export const jobStateSchema = z.object({
   run_deadline: epochMs.nullable(),
   /** Present for a job in waves; `quorum`, the deadlines and `status` are then the current wave's. */
   rollout: rolloutStateSchema.optional(),
+  /** Present for a job a schedule started: its name, and the occurrence the job is for. */
+  schedule: z.object({ name: z.string(), occurrence: epochMs }).optional(),
 });
 export type JobState = z.infer<typeof jobStateSchema>;
 

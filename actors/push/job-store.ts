@@ -50,6 +50,7 @@ export function headerOf(s: JobState): JobHeader {
     voting_deadline: s.voting_deadline,
     run_deadline: s.run_deadline,
     ...(s.rollout === undefined ? {} : { rollout: s.rollout }),
+    ...(s.schedule === undefined ? {} : { schedule: s.schedule }),
   };
 }
 

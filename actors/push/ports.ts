@@ -26,6 +26,8 @@ export interface PushSettings {
    * and back off while the partition has no owner, which lasts up to a lease.
    */
   takeover_grace_ms?: number;
+  /** How late a schedule's missed occurrence may still fire (schedule_catchup, in ms; 0 fires none). */
+  schedule_catchup_ms?: number;
 }
 
 /**

@@ -2,6 +2,7 @@
 // 2.4-2.6, 4.1): the supervisor, which holds the jobs, the node states and the job list, answers each itself.
 import type { Reply } from '../shared/reply.js';
 import type { JobState } from './job-model.js';
+import type { ScheduleRequest } from './schedules.js';
 
 export type PushRequest =
   /** A new job: its actor stores it, starts it, then sends `reply`. */
@@ -19,9 +20,21 @@ export type PushRequest =
   /** `known`: the organization has the node object. */
   | { type: 'node_state'; node: string; known: boolean; since: number }
   /** The node's config, with a session key only the requester can read; `ccpk` is bound to the session. */
-  | { type: 'node_config'; node: string; ccpk?: string };
+  | { type: 'node_config'; node: string; ccpk?: string }
+  /** Schedules: created, listed, shown, deleted, paused, resumed (schedules.ts answers them). */
+  | ScheduleRequest;
+
+/** A request about schedules, which the supervisor's schedules answer. */
+export function isScheduleRequest(request: PushRequest): request is ScheduleRequest {
+  return request.type === 'schedule_create' || request.type === 'schedules' || request.type === 'schedule';
+}
 
 /** A request that changes nothing: the organization may hand it on while its own writes are being stored. */
 export function isPushRead(request: PushRequest): boolean {
-  return request.type !== 'start_job' && !(request.type === 'job' && request.request === 'abort');
+  if (request.type === 'schedule') return request.request === 'get';
+  return (
+    request.type !== 'start_job' &&
+    request.type !== 'schedule_create' &&
+    !(request.type === 'job' && request.request === 'abort')
+  );
 }

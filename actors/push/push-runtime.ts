@@ -5,8 +5,7 @@
 import { dispatch, query, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
 import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
-import { parseHttpDate } from '../../src/lib/dates.js';
-import { jobsCollection } from '../../src/store/collections.js';
+import { jobsCollection, schedulesCollection } from '../../src/store/collections.js';
 import type { Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
 import { FinishedJobs } from './finished-jobs.js';
@@ -23,8 +22,9 @@ import { NodeStateWrites } from './node-state-writes.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import { answerPush, type AnswerSources } from './push-answers.js';
-import type { PushData } from './push-data.js';
-import type { PushRequest } from './push-requests.js';
+import { nodeRecordOf, type PushData } from './push-data.js';
+import { isScheduleRequest, type PushRequest } from './push-requests.js';
+import { Schedules } from './schedules.js';
 
 /** What the push supervisor takes from its children and timers, besides its organization's requests. */
 export type PushReport =
@@ -36,7 +36,9 @@ export type PushReport =
   /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
   | { type: 'gateway_events'; gateway: string; events: readonly NodeEvent[]; stored: (saved: Promise<void>) => void }
   /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
-  | { type: 'gateways_gone'; gateways: ReadonlySet<string> };
+  | { type: 'gateways_gone'; gateways: ReadonlySet<string> }
+  /** A schedule's occurrence is due (schedules.ts). */
+  | { type: 'schedule_tick'; name: string };
 
 /**
  * A finished job's actor lives on this long, as the original's job process did: a node answering late (a commit
@@ -69,6 +71,7 @@ export class PushRuntime implements EventsRuntime {
   private readonly ticks: Array<() => void> = [];
   readonly records: PushData['records'];
   private readonly answerSources: AnswerSources;
+  private readonly schedules: Schedules;
 
   constructor(
     readonly org: string,
@@ -95,6 +98,18 @@ export class PushRuntime implements EventsRuntime {
       live: (id) => this.jobs.has(id),
       forget: (id) => this.finished.forget(id),
     });
+    this.schedules = new Schedules(
+      org,
+      data.schedules,
+      ports,
+      {
+        running: (id) => this.jobs.has(id),
+        known: (id) => this.jobs.has(id) || data.headers.has(id),
+        start: (job) => this.begin(job, false),
+        self: () => this.self(),
+      },
+      ports.settings.schedule_catchup_ms ?? 0,
+    );
   }
 
   /**
@@ -109,12 +124,8 @@ export class PushRuntime implements EventsRuntime {
     for (const node of up) this.follow(node, grace);
     // Nodes connected to other processes keep their connections: those gateways say so, and they are not watched.
     this.ports.cluster.rollCall(this.org);
-    for (const job of inFlight)
-      dispatch(this.spawnJobActor(job), {
-        type: 'begin',
-        available: this.availableOf(Object.keys(job.nodes)),
-        restored: true,
-      });
+    for (const job of inFlight) this.begin(job, true);
+    this.schedules.resume();
   }
 
   /**
@@ -137,19 +148,7 @@ export class PushRuntime implements EventsRuntime {
     const config = this.ports.settings;
     const at = this.ports.now() + graceMs;
     const initial = newNode(
-      saved
-        ? {
-            node_name: node,
-            config,
-            at,
-            saved: {
-              node_name: node,
-              status: saved.status,
-              updated_at: saved.updated_at,
-              incarnation: saved.incarnation,
-            },
-          }
-        : { node_name: node, config, at },
+      saved ? { node_name: node, config, at, saved: nodeRecordOf(node, saved) } : { node_name: node, config, at },
     );
     const follower = new NodeFollower(initial, this.org, this.ports, {
       availability: (n, change) => this.tell({ type: 'node_availability', node: n, change }),
@@ -232,6 +231,9 @@ export class PushRuntime implements EventsRuntime {
       case 'gateways_gone':
         this.watchNodesOf(msg.gateways);
         break;
+      case 'schedule_tick':
+        this.schedules.tick(msg.name);
+        break;
       case 'push_tick':
         this.flush().catch(() => undefined); // logged; the states are written again at the next tick
         this.retention.tick(this.ports.now());
@@ -241,16 +243,25 @@ export class PushRuntime implements EventsRuntime {
 
   /** A request its organization handed on: a new job's actor is spawned, the rest answered from what is here. */
   request(request: PushRequest, requesterKey: string, replyTo: Ref<Reply>): void {
+    if (isScheduleRequest(request)) {
+      this.schedules.request(request, replyTo);
+      return;
+    }
     if (request.type !== 'start_job') {
       answerPush(this.answerSources, request, requesterKey, replyTo);
       return;
     }
-    const { job, reply } = request;
+    this.begin(request.job, false, { replyTo, reply: request.reply });
+  }
+
+  /** A job's actor starts it (`restored`: resumes it), on its nodes available now; `answer` leaves once it is stored. */
+  private begin(job: JobState, restored: boolean, answer?: { replyTo: Ref<Reply>; reply: Reply }): void {
+    const available = this.availableOf(Object.keys(job.nodes));
     dispatch(this.spawnJobActor(job), {
       type: 'begin',
-      available: this.availableOf(Object.keys(job.nodes)),
-      restored: false,
-      answer: { replyTo, reply },
+      available,
+      restored,
+      ...(answer === undefined ? {} : { answer }),
     });
   }
 
@@ -316,6 +327,7 @@ export class PushRuntime implements EventsRuntime {
   async release(): Promise<void> {
     this.released = true;
     this.stopTicks();
+    this.schedules.stop();
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
     // A job's mailbox is handled in order, so its answer says everything told before is handled. A job its crash
@@ -340,18 +352,16 @@ export class PushRuntime implements EventsRuntime {
     const { store } = this.ports;
     await this.writes.writeAll();
     await store.putMany(jobsCollection(this.org), [...this.data.headers]);
-    for (const [id, { body }] of this.finished.entries()) {
-      const fields = Object.entries(body.nodes).flatMap(([status, names]) =>
-        names.map((n) => [n, { status, at: parseHttpDate(body.node_updated_at[n] ?? body.created_at) ?? 0 }] as const),
-      );
+    await store.putMany(schedulesCollection(this.org), [...this.data.schedules]);
+    for (const [id, fields] of this.finished.storedFields())
       await store.putFields(jobsCollection(this.org), id, fields);
-    }
     for (const job of this.jobs.values()) dispatch(job.ref, { type: 'write_back' });
   }
 
   /** The organization is gone: nothing of it is written any more, and a job being stored never starts. */
   async drop(): Promise<void> {
     this.deleted = true;
+    this.schedules.stop();
     await this.writes.drop();
   }
 

@@ -31,6 +31,7 @@ export interface JobShape {
   node_updated_at: Record<string, number>;
   options: { capture?: boolean; env?: Record<string, string>; dir?: string; user?: string };
   rollout?: RolloutShape;
+  schedule?: { name: string; occurrence: number };
 }
 
 /**
@@ -77,6 +78,7 @@ export function jobJson(s: JobShape, sorted?: readonly string[]): JobBody {
   if (s.options.dir !== undefined) body.dir = s.options.dir;
   if (s.options.user !== undefined) body.user = s.options.user;
   if (s.rollout !== undefined) body.rollout = rolloutJson(s, s.rollout, sorted ?? Object.keys(s.nodes).sort());
+  if (s.schedule !== undefined) body.schedule = { name: s.schedule.name, occurrence: httpDate(s.schedule.occurrence) };
   return body;
 }
 

@@ -69,6 +69,8 @@ export const jobSchema = jobSummarySchema.extend({
   user: z.string().optional(),
   /** A job in waves: each wave's nodes and outcome, and the current wave. */
   rollout: rolloutViewSchema.optional(),
+  /** A job a schedule started: the schedule, and the occurrence it fired for. */
+  schedule: z.object({ name: z.string(), occurrence: httpDateSchema }).optional(),
 });
 export type JobBody = z.infer<typeof jobSchema>;
 

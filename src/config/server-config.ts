@@ -96,6 +96,11 @@ export const serverConfigSchema = z.strictObject({
   processes: z.int().min(1).max(64).describe('a whole number of processes from 1 to 64').default(1),
   lease_ttl: z.number().min(1).max(60).describe('a number of seconds from 1 to 60').default(5),
   job_retention_days: z.number().nonnegative().describe('a number of days, 0 to keep every job').default(30),
+  schedule_catchup: z
+    .number()
+    .nonnegative()
+    .describe('a number of seconds, 0 to fire no missed occurrence')
+    .default(300),
   keep_alive_time: positive('seconds', 15),
   org_feed_expiration: positive('seconds', 60),
   max_json_depth: positive('levels', 100),
@@ -178,6 +183,11 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
     meaning: "Seconds a dead server's partitions wait before another takes them",
   },
   { name: 'job_retention_days', default: '30', meaning: 'Days a finished job and its output are kept; 0 keeps them' },
+  {
+    name: 'schedule_catchup',
+    default: '300',
+    meaning: "Seconds late a schedule's missed occurrence may still fire (once) after a restart or takeover",
+  },
   { name: 'keep_alive_time', default: '15', meaning: 'Seconds a quiet event feed waits before a keepalive comment' },
   { name: 'org_feed_expiration', default: '60', meaning: "Seconds an organization's event feed keeps its events" },
   { name: 'max_json_depth', default: '100', meaning: 'Deepest nesting of arrays and objects in a request body' },

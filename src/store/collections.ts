@@ -55,6 +55,11 @@ export function nodeStatesCollection(org: string): string {
 }
 export const NODE_STATES_MAP = 'all';
 
+/** Push-jobs schedules, by schedule name (the push supervisor, actors/push/schedules.ts). */
+export function schedulesCollection(org: string): string {
+  return `${orgRoot(org)}/schedules`;
+}
+
 /** Push-jobs session keys, by node name (the transport). */
 export function sessionsCollection(org: string): string {
   return `${orgRoot(org)}/sessions`;

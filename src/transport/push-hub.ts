@@ -57,6 +57,7 @@ type HubConfig = Pick<
   | 'session_key_lifetime'
   | 'idle_timeout'
   | 'job_retention_days'
+  | 'schedule_catchup'
   | 'redis_url'
   | 'lease_ttl'
   | 'handshake_timeout'
@@ -113,6 +114,7 @@ export class PushHub implements PushTransport, PushSessions {
       offline_threshold: config.offline_threshold,
       online_threshold: config.online_threshold,
       job_retention_days: config.job_retention_days,
+      schedule_catchup_ms: config.schedule_catchup * 1000,
       // A cluster's owner dies with its lease still running, and the nodes' config fetches back off meanwhile.
       takeover_grace_ms: config.redis_url === undefined ? 0 : 2 * config.lease_ttl * 1000,
     };

@@ -5,27 +5,17 @@ import type { NodeStateBody } from '../../../src/api/push-jobs.js';
 import { newGuid } from '../../../src/lib/ids.js';
 import { envelopeFor } from '../../../src/protocol/messages.js';
 import { curveKeyBytes } from '../../../src/protocol/z85.js';
-import type { RolloutRequest } from '../../../src/api/rollout.js';
-import { newJob, resolveQuorum } from '../../push/job-machine.js';
-import type { JobOptions, JobState, RolloutState } from '../../push/job-model.js';
-import { planRollout, RolloutError } from '../../push/rollout-plan.js';
+import type { JobState } from '../../push/job-model.js';
+import { jobFromRequest, requestOf, type JobRequest } from '../../push/job-request.js';
+import type { ScheduleState } from '../../push/schedule-machine.js';
+import type { ScheduleCreate } from '../../../src/api/schedules.js';
+import { cronProblem } from '../../../src/push/cron.js';
 import type { NodeAvailability } from '../../push/push-data.js';
 import type { PushRequest } from '../../push/push-requests.js';
 import { accessFor, orgUri } from '../access.js';
 import type { OrgState } from '../org-state.js';
 import type { HandlerEnv, OrgOutcome } from '../outcome.js';
 import { fail, forbidden, ok, type RequestContext } from '../../shared/reply.js';
-
-export interface JobRequest {
-  command: string;
-  nodes: string[];
-  run_timeout: number;
-  quorum?: number | string;
-  voting_timeout?: number;
-  options: JobOptions;
-  /** Run in waves (src/api/rollout.ts). */
-  rollout?: RolloutRequest;
-}
 
 export type PushOp =
   | { type: 'list_jobs'; offset: number; limit: number }
@@ -41,7 +31,10 @@ export type PushOp =
   | { type: 'get_push_access' }
   | { type: 'get_node_state'; node: string }
   /** `ccpk`: the requester's Curve public key, Z85, as the query string gave it (reference 2.2). */
-  | { type: 'get_push_config'; node: string; ccpk?: string };
+  | { type: 'get_push_config'; node: string; ccpk?: string }
+  | { type: 'create_schedule'; schedule: ScheduleCreate }
+  | { type: 'list_schedules' }
+  | { type: 'schedule'; name: string; request: 'get' | 'delete' | 'pause' | 'resume' };
 
 /** Reference 6.1: `pushy_job_readers`/`pushy_job_writers` when they exist; else members read, admins write. */
 export function pushAccess(state: OrgState, ctx: RequestContext): { read: boolean; write: boolean } {
@@ -79,6 +72,18 @@ export function handlePushOp(state: OrgState, ctx: RequestContext, op: PushOp, e
       return toPush({ type: 'node_states', nodes: [...state.nodes.keys()], since, heartbeats: op.heartbeats === true });
     case 'get_push_access':
       return { reply: ok(may) };
+    case 'create_schedule':
+      // Authorized as job creation: each firing starts a job as its creator would.
+      if (!may.write) return { reply: forbidden('create') };
+      return createSchedule(state, ctx, op.schedule, env);
+    case 'list_schedules':
+      return may.read ? toPush({ type: 'schedules' }) : { reply: forbidden('read') };
+    case 'schedule': {
+      const perm = op.request === 'get' ? may.read : may.write;
+      if (!perm)
+        return { reply: forbidden(op.request === 'get' ? 'read' : op.request === 'delete' ? 'delete' : 'update') };
+      return toPush({ type: 'schedule', name: op.name, request: op.request });
+    }
     case 'get_node_state':
       if (!may.read) return { reply: forbidden('read') };
       return toPush({ type: 'node_state', node: op.node, known: state.nodes.has(op.node), since });
@@ -104,45 +109,52 @@ function toPush(request: PushRequest): OrgOutcome {
   return { reply: ok(null), effects: [{ type: 'push', request }] };
 }
 
-/** A new job, checked: its quorum, its voting timeout within the server's, and a commit nodes can take. */
+/** A new job, checked: its quorum and rollout, its voting timeout within the server's, and a commit nodes can take. */
 function startJob(state: OrgState, ctx: RequestContext, request: JobRequest, env: HandlerEnv): OrgOutcome {
-  const nodes = [...new Set(request.nodes)];
-  let quorum: number;
-  try {
-    quorum = resolveQuorum(request.quorum, nodes.length);
-  } catch {
-    return { reply: fail(400, "Field 'quorum' invalid") };
-  }
-  if (quorum > nodes.length)
-    return {
-      reply: fail(400, `Field 'quorum' invalid: ${quorum} is more than the ${nodes.length} nodes of the job`),
-    };
-  let rollout: RolloutState | undefined;
-  try {
-    rollout = request.rollout && planRollout(request.rollout, nodes.length, (n) => resolveQuorum(request.quorum, n));
-  } catch (e) {
-    if (e instanceof RolloutError) return { reply: fail(400, e.message) };
-    throw e;
-  }
-  const limit = env.push.voting_timeout;
-  const voting = Math.min(request.voting_timeout ?? limit, limit);
-  const job = newJob({
+  const made = jobFromRequest(request, {
     id: newGuid(),
-    command: request.command,
-    nodes,
-    run_timeout: request.run_timeout,
-    voting_timeout: voting,
-    quorum,
-    options: request.options,
     requestor: ctx.requestor.name,
     at: env.now,
-    ...(rollout === undefined ? {} : { rollout }),
+    votingLimit: env.push.voting_timeout,
   });
+  if ('error' in made) return { reply: fail(400, made.error) };
+  const { job } = made;
   const tooBig = commitTooBig(job, state.org.name, env);
   if (tooBig !== null) return { reply: fail(400, tooBig) };
   const uri = `${orgUri(ctx, state)}/pushy/jobs/${job.id}`;
   const reply = ok({ id: job.id, uri }, 201, uri);
   return { reply, effects: [{ type: 'push', request: { type: 'start_job', job, reply } }] };
+}
+
+/**
+ * A new schedule, checked as its jobs will be (quorum, rollout, voting timeout, commit size) and its expression and
+ * time zone, which must fire at least once.
+ */
+function createSchedule(state: OrgState, ctx: RequestContext, body: ScheduleCreate, env: HandlerEnv): OrgOutcome {
+  const made = jobFromRequest(requestOf(body.job), {
+    id: newGuid(),
+    requestor: ctx.requestor.name,
+    at: env.now,
+    votingLimit: env.push.voting_timeout,
+  });
+  if ('error' in made) return { reply: fail(400, made.error.replace("Field '", "Field 'job.")) };
+  const tooBig = commitTooBig(made.job, state.org.name, env);
+  if (tooBig !== null) return { reply: fail(400, tooBig) };
+  const problem = cronProblem(body.cron, body.time_zone, env.now);
+  if (problem !== null) return { reply: fail(400, problem) };
+  const schedule: ScheduleState = {
+    ...body,
+    uid: newGuid(),
+    paused: false,
+    requestor: ctx.requestor.name,
+    created_at: env.now,
+    updated_at: env.now,
+    settled_through: env.now,
+    jobs: [],
+    skipped_overlap: 0,
+    missed: 0,
+  };
+  return toPush({ type: 'schedule_create', schedule });
 }
 
 /** How many of the organization's nodes GET .../pushy/node_states shows with each status and availability. */

@@ -2,7 +2,7 @@
 // status feeds are in job-feeds.ts.
 import type { Hono } from 'hono';
 import type { InfraSystem } from '../../../actors/system.js';
-import type { JobOptions } from '../../../actors/push/job-model.js';
+import { requestOf } from '../../../actors/push/job-request.js';
 import type { AuthEnv } from '../authenticate.js';
 import { parseBody } from '../body.js';
 import { ApiError } from '../errors.js';
@@ -10,6 +10,8 @@ import { askOrg, param, route, type Ctx } from '../respond.js';
 import { jobStartSchema } from '../../api/push-jobs.js';
 import { EventStreams } from '../event-streams.js';
 import { jobFeedRoutes } from './job-feeds.js';
+import { withinLimits } from './job-limits.js';
+import { scheduleRoutes } from './schedules.js';
 
 const base = '/organizations/:org/pushy';
 
@@ -17,6 +19,7 @@ export function pushyRoutes(app: Hono<AuthEnv>, system: InfraSystem, streams = n
   jobRoutes(app, system);
   jobFeedRoutes(app, system, streams);
   nodeRoutes(app, system);
+  scheduleRoutes(app, system);
 }
 
 function jobRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {
@@ -44,26 +47,7 @@ type StartJobOp = Parameters<typeof askOrg>[2] & { type: 'start_job' };
 
 /** The start_job op of a POSTed job, held to the request limits on its nodes and command. */
 function startJobOp(c: Ctx): StartJobOp {
-  const body = parseBody(c, jobStartSchema);
-  const limits = c.get('limits');
-  if (body.nodes.length > limits.jobNodes)
-    throw ApiError.of(400, `Field 'nodes' names more than ${limits.jobNodes} nodes`);
-  if (body.command.length > limits.commandLength)
-    throw ApiError.of(400, `Field 'command' is longer than ${limits.commandLength} characters`);
-  const options: JobOptions = {};
-  if (body.capture_output !== undefined) options.capture = body.capture_output;
-  if (body.env !== undefined) options.env = body.env;
-  if (body.dir !== undefined) options.dir = body.dir;
-  if (body.user !== undefined) options.user = body.user;
-  if (body.file !== undefined) options.file = body.file;
-  const job: StartJobOp = {
-    type: 'start_job',
-    job: { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options },
-  };
-  if (body.quorum !== undefined) job.job.quorum = body.quorum;
-  if (body.voting_timeout !== undefined) job.job.voting_timeout = body.voting_timeout;
-  if (body.rollout !== undefined) job.job.rollout = body.rollout;
-  return job;
+  return { type: 'start_job', job: requestOf(withinLimits(c, parseBody(c, jobStartSchema))) };
 }
 
 function nodeRoutes(app: Hono<AuthEnv>, system: InfraSystem): void {

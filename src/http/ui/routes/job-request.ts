@@ -1,7 +1,7 @@
 // The start-job form read into the API's start_job request: nodes named and nodes a search finds, the body checked
 // by the API's own schema (jobStartSchema) and request limits, so a job started here is one the API would take.
 import { z } from 'zod';
-import type { JobRequest } from '../../../../actors/org/ops/push.js';
+import { requestOf, type JobRequest } from '../../../../actors/push/job-request.js';
 import { jobStartSchema } from '../../../api/push-jobs.js';
 import { fromOrg } from '../ui-ask.js';
 import type { UiCtx, UiDeps } from '../ui-env.js';
@@ -57,10 +57,7 @@ export async function jobRequestFrom(c: UiCtx, deps: UiDeps, org: string, form: 
   const body = parsed.data;
   if (body.command.length > deps.limits.commandLength)
     return { ok: false, error: `The command is longer than ${deps.limits.commandLength} characters.` };
-  const options = body.capture_output === true ? { capture: true } : {};
-  const job: JobRequest = { command: body.command, nodes: body.nodes, run_timeout: body.run_timeout, options };
-  if (body.quorum !== undefined) job.quorum = body.quorum;
-  return { ok: true, job };
+  return { ok: true, job: requestOf(body) };
 }
 
 const FIELD_HELP: Record<string, string> = {
