@@ -130,9 +130,22 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
   });
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
-  const { transport, sessions, settings, lag, cluster } = pushParts;
+  const { transport, sessions, settings, lag, cluster, votes } = pushParts;
   const timers = opts.timers ?? realTimers;
-  const push: PushPorts = { transport, settings, lag, cluster, store, now, timers, reporter, counters, log, feeds };
+  const push: PushPorts = {
+    transport,
+    settings,
+    lag,
+    cluster,
+    votes,
+    store,
+    now,
+    timers,
+    reporter,
+    counters,
+    log,
+    feeds,
+  };
   const orgPorts: OrgPorts = {
     store,
     now,

@@ -41,7 +41,7 @@ export class GatewayNodes {
     /** Hands an event to the organization's owner. */
     private readonly report: (event: NodeEvent) => void,
     /** Writes to a node connected here (not through the owner's transport: this process does not own it). */
-    private readonly sendHere: (org: string, node: string, message: OutboundMessage) => void,
+    private readonly sendHere: (org: string, node: string, message: OutboundMessage, voteBy?: number) => void,
   ) {
     const { heartbeat_interval } = ports.settings;
     this.stopSweeps = ports.timers.every(heartbeat_interval / SWEEPS_PER_INTERVAL, () => this.sweep(), {
@@ -72,7 +72,7 @@ export class GatewayNodes {
         availability: (n, change) => this.changed(org, n, change),
         runs: (job) => this.runs(org, node, job),
         answer: (n, at2, message) => this.report({ t: 'answer', org, node: n, at: at2, message }),
-        send: (n, message) => this.sendHere(org, n, message),
+        send: (n, message, voteBy) => this.sendHere(org, n, message, voteBy),
       },
     );
     o.nodes.set(node, actor);

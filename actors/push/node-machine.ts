@@ -3,10 +3,21 @@
 // Heartbeats are the hot path (20,000 nodes beating every second in one process), so a heartbeat that changes
 // nothing visible allocates nothing: the bookkeeping fields below are updated in place, the same state object
 // comes back, and so does one cached `{ state, effects }` result per state object with a shared frozen empty
-// effects array. The machine never keeps a reference to an event, so the transport may reuse one event object.
-// Visible fields (status, updated_at, incarnation, rehab) change only in a fresh state object.
+// effects array. The machine never keeps a reference to an event (of a commit written it keeps the message), so the
+// transport may reuse one event object. Visible fields (status, updated_at, incarnation, rehab) change only in a
+// fresh state object. The commits written and not answered yet are bookkeeping too (awaited-commits.ts): a heartbeat
+// reads them through vote-recovery.ts, and a node that awaits none pays one field check for them.
 import { z } from 'zod';
-import type { NodeAnswerType } from '../../src/protocol/messages.js';
+import type { ClientJobState, NodeAnswerType } from '../../src/protocol/messages.js';
+import {
+  answered,
+  recoveries,
+  waitsAfter,
+  type AwaitedCommits,
+  type VoteRecovered,
+  type WriteFact,
+} from './awaited-commits.js';
+import type { ServerLag } from './ports.js';
 
 export type NodeStatus = 'up' | 'down';
 
@@ -40,37 +51,36 @@ export interface NodeState extends Readonly<NodeRecord> {
   deferred_for: number;
   /** The sequence of the client's latest answer (its sequences rise across both channels): 0 before any. */
   answered_through: number;
+  /** The commits written to the node and not answered yet; undefined when none (most nodes, most of the time). */
+  awaiting: AwaitedCommits | undefined;
 }
 
 /** The job a client's message names, as the server sees it: none, one it runs, or one it does not run (any more). */
 export type JobHeld = 'none' | 'known' | 'unknown';
 
 /**
- * How far behind this server is in hearing its nodes now (ms), in two parts that count differently. `backlog`:
- * heartbeats have waited unread this long; a server wedged behind them for good must still find dead nodes, so it
- * stretches the offline window by LAG_ALLOWANCE_WINDOWS windows at most. `stall`: the process stood still this long
- * a moment ago (its event loop held up, or the process paused: SIGSTOP, a frozen VM); no node could be heard then,
- * so all of it counts, and for as long as it lasted only, as the meter holds it (src/transport/lag-meter.ts).
- */
-export interface ServerLag {
-  readonly backlog: number;
-  readonly stall: number;
-}
-
-export const NO_LAG: ServerLag = Object.freeze({ backlog: 0, stall: 0 });
-
-/**
  * `sequence`: the message's place in what its client sent, on either channel; a heartbeat sent before the client's
  * latest answer may name a job that answer ended. `lag`: how far behind the server hears its nodes now.
  */
 export type NodeEvent =
-  | { type: 'heartbeat'; at: number; incarnation: string; job: JobHeld; sequence: number; lag: ServerLag }
+  /** `job_id`, `job_state`: what the beat says the client holds; `job`: whether that job runs. */
+  | {
+      type: 'heartbeat';
+      at: number;
+      incarnation: string;
+      job: JobHeld;
+      job_id: string | null;
+      job_state: ClientJobState;
+      sequence: number;
+      lag: ServerLag;
+    }
   /**
    * Periodic, with the current time: decides silence and abort resends. `lag`: how far behind the server hears its
    * nodes now; silence within it may be the server's doing, so it lengthens the offline window.
    */
   | { type: 'tick'; at: number; lag: ServerLag }
-  | { type: 'answer'; at: number; answer: NodeAnswerType; job: JobHeld; sequence: number };
+  | { type: 'answer'; at: number; answer: NodeAnswerType; job_id: string | null; job: JobHeld; sequence: number }
+  | WriteFact;
 
 export type NodeEffect =
   | { type: 'availability_changed'; node_name: string; status: NodeStatus; available: boolean; updated_at: number }
@@ -82,7 +92,8 @@ export type NodeEffect =
   | { readonly type: 'forward' }
   /** A result for a job that runs no more: acknowledged, so its client stops sending it; no job will take it. */
   | { readonly type: 'ack_result' }
-  | { readonly type: 'ignored'; readonly reason: 'not_in_rehab' | 'answer_for_unknown_job' };
+  | { readonly type: 'ignored'; readonly reason: 'not_in_rehab' | 'answer_for_unknown_job' }
+  | VoteRecovered;
 
 export interface NodeStep {
   readonly state: NodeState;
@@ -176,7 +187,13 @@ export function newNode(init: NewNode): NodeState {
     abort_sent_at: 0,
     deferred_for: Number.NaN,
     answered_through: 0,
+    awaiting: undefined,
   };
+}
+
+/** `state`, restarted from a record, still awaiting what `before` awaited: a record says nothing of those. */
+export function restarted(before: NodeState, state: NodeState): NodeState {
+  return before.awaiting === undefined ? state : { ...state, awaiting: before.awaiting };
 }
 
 export function isAvailable(state: NodeState): boolean {
@@ -195,13 +212,18 @@ export function stepNode(state: NodeState, event: NodeEvent): NodeStep {
     throw new RangeError(`node ${state.node_name}: tick without a lag`);
   switch (event.type) {
     case 'heartbeat': {
-      const step = heartbeat(state, event.at, event.incarnation, event.lag);
-      if (event.job !== 'unknown') return step;
-      const signal = event.sequence < step.state.answered_through ? 'stale_job' : 'unknown_job';
-      return move(step.state, signal, event.at, step.effects);
+      // What the beat recovers comes before what it moves, as the node's answers it stands for would have.
+      const recovered = state.awaiting === undefined ? undefined : recoverVotes(state, event);
+      const step = beat(state, event);
+      return recovered === undefined ? step : done(state, step.state, [...recovered, ...step.effects]);
     }
     case 'answer':
       return answer(state, event);
+    case 'written':
+    case 'unroutable':
+    case 'answer_relayed':
+      state.awaiting = waitsAfter(state.awaiting, event);
+      return quiet(state);
     case 'tick': {
       if (state.status === 'down') return quiet(state);
       const silence = silenceOf(state, event.at, event.lag);
@@ -254,6 +276,29 @@ function resendDue(state: NodeState, at: number): boolean {
   return state.rehab && at - state.abort_sent_at >= state.config.heartbeat_interval;
 }
 
+type Heartbeat = Extract<NodeEvent, { type: 'heartbeat' }>;
+
+function beat(state: NodeState, event: Heartbeat): NodeStep {
+  const step = heartbeat(state, event.at, event.incarnation, event.lag);
+  if (event.job !== 'unknown') return step;
+  const signal = event.sequence < step.state.answered_through ? 'stale_job' : 'unknown_job';
+  return move(step.state, signal, event.at, step.effects);
+}
+
+/**
+ * What the beat recovers of the votes awaited (awaited-commits.ts), undefined for nothing. A beat taken as an ack
+ * counts as the node's answer sent with it, for the answers' sequence.
+ */
+function recoverVotes(state: NodeState, event: Heartbeat): readonly VoteRecovered[] | undefined {
+  const { offline_threshold, heartbeat_interval } = state.config;
+  const awaiting = state.awaiting as AwaitedCommits;
+  const found = recoveries(awaiting, event, event.at, offline_threshold * heartbeat_interval, event.job === 'known');
+  if (awaiting.size === 0) state.awaiting = undefined;
+  if (found?.some((r) => r.type === 'ack_from_heartbeat') && event.sequence > state.answered_through)
+    state.answered_through = event.sequence;
+  return found;
+}
+
 function heartbeat(state: NodeState, at: number, from: string, lag: ServerLag): NodeStep {
   if (from !== state.incarnation) return incarnation(state, at, from, lag);
   if (state.status === 'up') {
@@ -266,6 +311,7 @@ function heartbeat(state: NodeState, at: number, from: string, lag: ServerLag): 
 /** `aborted` ends rehab; an answer about a live job goes on to it; one holding a job no longer run resets the node. */
 function answer(state: NodeState, event: Extract<NodeEvent, { type: 'answer' }>): NodeStep {
   if (event.sequence > state.answered_through) state.answered_through = event.sequence;
+  if (event.job_id !== null) state.awaiting = answered(state.awaiting, event.job_id);
   const step = event.answer === 'aborted' ? move(state, 'aborted', event.at, NO_EFFECTS) : quiet(state);
   switch (event.job) {
     case 'none':
@@ -328,6 +374,8 @@ function move(state: NodeState, signal: Signal, at: number, before: readonly Nod
       rehab: cell.to === 'rehab',
       updated_at: status === state.status ? state.updated_at : at,
       streak: 0,
+      // Down, the node's jobs count it gone: none awaits its vote any more.
+      awaiting: status === 'down' ? undefined : state.awaiting,
     };
     const { node_name, updated_at } = next;
     const available = isAvailable(next);

@@ -1,31 +1,43 @@
 // One node follower per node with a live client: it follows the node's heartbeats through the pure node machine
-// (spec 3.3) and passes the node's job answers on to their job actors. A heartbeat ends here.
+// (spec 3.3) and passes the node's job answers on to their job actors. A heartbeat ends here. The transport also
+// tells it what it wrote to the node, so that its machine knows which commits await the node's vote, and writes again
+// (or takes a heartbeat as the ack of) one lost on the way.
 //
 // Node followers run on a synchronous mailbox. Their machine is pure and never waits, so a message is handled to
 // its end the moment it is told, in the order told, as a mailbox would: without nact's scheduling of each
 // message (an immediate, a context, promises), which costs more than the rest of a heartbeat's handling. They
 // live in their organization's push supervisor (push-runtime.ts); what they send goes to nact actors.
+import type { ClientJobState } from '../../src/protocol/messages.js';
+import type { WriteFact } from './awaited-commits.js';
 import {
   isAvailable,
-  NO_LAG,
+  restarted,
   stepNode,
   tickDue,
   type JobHeld,
   type NodeEffect,
   type NodeEvent,
   type NodeState,
-  type ServerLag,
 } from './node-machine.js';
 import { Interpreter } from '../shared/interpreter.js';
-import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
+import { NO_LAG, type NodeAnswerMessage, type OutboundMessage, type PushPorts, type ServerLag } from './ports.js';
 
 /** `sequence`: the message's place in what its client sent (see NodeEvent). */
 export type NodeMsg =
-  /** `job`: the job the client says it holds (reference 2.7), or null when idle. */
-  | { type: 'heartbeat'; at: number; incarnation: string; job: string | null; sequence: number }
+  /** `job`, `job_state`: the job the client says it holds (reference 2.7), or null when idle, and how far it got. */
+  | {
+      type: 'heartbeat';
+      at: number;
+      incarnation: string;
+      job: string | null;
+      job_state: ClientJobState;
+      sequence: number;
+    }
   /** `lag`: how far behind the server reads heartbeats now (ms), which lengthens the offline window. */
   | { type: 'tick'; at: number; lag: ServerLag }
-  | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number };
+  | { type: 'answer'; at: number; message: NodeAnswerMessage; sequence: number }
+  /** What the transport did with a message for the node, or an answer it passed to the owner another way. */
+  | WriteFact;
 
 export interface AvailabilityChange {
   status: 'up' | 'down';
@@ -47,10 +59,11 @@ export interface NodeParent {
   /** An answer about a job that runs, for that job. */
   answer(node: string, at: number, message: NodeAnswerMessage): void;
   /**
-   * Writes to the node (its rehab abort). An owner's runtime sends through the transport, which writes nothing while
-   * the organization's lease is in doubt; a gateway writes to the node's connection here, on its owner's word.
+   * Writes to the node (its rehab abort, a result's ack, a commit written again with its `voteBy`). An owner's
+   * runtime sends through the transport, which writes nothing while the organization's lease is in doubt; a gateway
+   * writes to the node's connection here, on its owner's word.
    */
-  send(node: string, message: OutboundMessage): void;
+  send(node: string, message: OutboundMessage, voteBy?: number): void;
 }
 
 type AnswerMsg = Extract<NodeMsg, { type: 'answer' }>;
@@ -71,9 +84,12 @@ export class NodeFollower {
     this.name = initial.node_name;
   }
 
-  /** Goes on from `state`, told nothing of the change: its parent gave it (see GatewayNodes.reset). */
+  /**
+   * Goes on from `state`, told nothing of the change: its parent gave it (see GatewayNodes.reset). The commits the
+   * node was written are still awaited.
+   */
   restart(state: NodeState): void {
-    this.machine.reset(state);
+    this.machine.reset(restarted(this.machine.state, state));
   }
 
   /** Whether a tick now would do anything: the runtime's sweeps tell only these nodes. */
@@ -101,6 +117,9 @@ export class NodeFollower {
     const { machine } = this;
     switch (msg.type) {
       case 'tick':
+      case 'written':
+      case 'unroutable':
+      case 'answer_relayed':
         machine.send(msg);
         return;
       case 'heartbeat':
@@ -110,6 +129,8 @@ export class NodeFollower {
           at: msg.at,
           incarnation: msg.incarnation,
           job: this.held(msg.job),
+          job_id: msg.job,
+          job_state: msg.job_state,
           sequence: msg.sequence,
           // Only a down node's streak reads the lag: an up node's heartbeat, the hot path, does not ask for it.
           lag: machine.state.status === 'down' ? this.ports.lag.lag(msg.at) : NO_LAG,
@@ -121,6 +142,7 @@ export class NodeFollower {
             type: 'answer',
             at: msg.at,
             answer: msg.message.type,
+            job_id: msg.message.job_id,
             job: this.held(msg.message.job_id),
             sequence: msg.sequence,
           },
@@ -175,6 +197,14 @@ export class NodeFollower {
         case 'ignored':
           ports.counters.inc('node_ignored', e.reason);
           ports.log.debug('node event ignored', { org, node: name, reason: e.reason });
+          break;
+        case 'resend_commit':
+          ports.votes.recovered('commit_resent');
+          parent.send(name, e.message, e.voteBy);
+          break;
+        case 'ack_from_heartbeat':
+          ports.votes.recovered('ack_from_heartbeat');
+          if (e.forward) parent.answer(name, e.at, { type: 'ack_commit', job_id: e.job_id });
           break;
       }
     }

@@ -1,5 +1,6 @@
 // What push-jobs actors need from outside the tree, given to them at spawn: the transport that signs and writes
 // to nodes and hands out session keys, the store, the clock, and where crashes and ignored events are counted.
+import type { VotesRecovered } from '../../src/api/status-schema.js';
 import type { PushCluster } from '../../src/cluster/push-cluster.js';
 import type { FeedHub } from '../../src/feeds/feed-hub.js';
 import type { Counters } from '../../src/lib/counters.js';
@@ -8,7 +9,6 @@ import type { Timers } from '../../src/lib/timers.js';
 import type { OutboundMessage, PushDescription } from '../../src/protocol/node-messages.js';
 import type { Store } from '../../src/store/store.js';
 import type { CrashReporter } from '../shared/supervision.js';
-import type { ServerLag } from './node-machine.js';
 
 // The job messages and the channels' description are plain shapes the transport and the cluster carry too.
 export type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../../src/protocol/node-messages.js';
@@ -60,8 +60,9 @@ export interface SessionGrant {
 export interface PushTransport {
   /**
    * Signs and writes one message to a node on the command channel; a node not connected misses it. A commit
-   * carries `voteBy`, when its job stops counting votes: until then it is written again to a node that is heard
-   * but has not answered it (the commit, or the node's answer, was lost on the way).
+   * carries `voteBy`, when its job stops counting votes, and is reported written with it to the node's follower:
+   * until then, its machine has it written again to a node that is heard but has not answered it (the commit, or the
+   * node's answer, was lost on the way).
    */
   send(org: string, node: string, message: OutboundMessage, voteBy?: number): void;
   /**
@@ -79,6 +80,21 @@ export interface PushTransport {
   describe(): PushDescription;
 }
 
+/**
+ * How far behind this server is in hearing its nodes now (ms), in two parts that count differently. `backlog`:
+ * heartbeats have waited unread this long; a server wedged behind them for good must still find dead nodes, so it
+ * stretches the offline window by LAG_ALLOWANCE_WINDOWS windows at most (node-machine.ts). `stall`: the process
+ * stood still this long a moment ago (its event loop held up, or the process paused: SIGSTOP, a frozen VM); no node
+ * could be heard then, so all of it counts, and for as long as it lasted only, as the meter holds it
+ * (src/transport/lag-meter.ts).
+ */
+export interface ServerLag {
+  readonly backlog: number;
+  readonly stall: number;
+}
+
+export const NO_LAG: ServerLag = Object.freeze({ backlog: 0, stall: 0 });
+
 /** How far behind this server reads node heartbeats, and what a node's silence was judged against it. */
 export interface ServerLagMeter {
   /**
@@ -91,6 +107,11 @@ export interface ServerLagMeter {
   downDeferred(org: string, node: string): void;
   /** A node silent past the offline window and the server's lag was marked down (counted for GET /_status). */
   downMarked(org: string, node: string): void;
+}
+
+/** Where node followers count the votes they recovered from heartbeats (`votes_recovered` of GET /_status). */
+export interface VoteCounter {
+  recovered(how: keyof VotesRecovered): void;
 }
 
 /** The transport's sessions and connections of each organization, as organizations come and go in this process. */
@@ -119,6 +140,7 @@ export interface PushParts {
   settings: PushSettings;
   lag: ServerLagMeter;
   cluster: PushCluster;
+  votes: VoteCounter;
 }
 
 export interface PushPorts {
@@ -126,6 +148,7 @@ export interface PushPorts {
   settings: PushSettings;
   lag: ServerLagMeter;
   cluster: PushCluster;
+  votes: VoteCounter;
   store: Store;
   now: () => number;
   /** The timers of the push actors (a job's deadlines, the supervisor's ticks, a finished job's linger). */

@@ -157,7 +157,7 @@ export class PushRuntime implements EventsRuntime {
         const job = message.job_id === null ? undefined : this.jobs.get(message.job_id);
         if (job) dispatch(job.ref, { type: 'answer', node: n, message });
       },
-      send: (n, message) => this.ports.transport.send(this.org, n, message),
+      send: (n, message, voteBy) => this.ports.transport.send(this.org, n, message, voteBy),
     });
     this.nodes.set(node, follower);
     return follower;

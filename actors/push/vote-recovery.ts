@@ -1,6 +1,7 @@
 // A node's vote on a commit, recovered when the commit or the answer was lost on the way (a restart, or the node's
-// channels replaced while the commit was in flight), as a pure table over the node's heartbeats. The transport
-// keeps the commits written and not answered, and runs what this says; it decides nothing itself.
+// channels replaced while the commit was in flight), as a pure table over the node's heartbeats. The node's machine
+// keeps the commits written and not answered (awaited-commits.ts), reads each heartbeat against them through this
+// table, and its follower carries out what it says.
 //
 // A node heard but silent on a commit written an offline window ago (`offline_threshold` intervals: heartbeats read
 // later than that would have the node down already) lost the commit or its answer. Its heartbeat says which: not

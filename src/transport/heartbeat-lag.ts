@@ -2,7 +2,7 @@
 // timer that probes the event loop, what the heartbeat reader last said of its channel, and the downs counted with
 // the lag allowed for (deferred) or past it (marked).
 import type { PushLag } from '../api/status-schema.js';
-import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
+import { NO_LAG, type ServerLag } from '../../actors/push/ports.js';
 import { realTimers, type Timers } from '../lib/timers.js';
 import { LagMeter } from './lag-meter.js';
 

@@ -3,7 +3,7 @@
 // heartbeat channel has gone without being seen empty (a backlog: heartbeats queued unread), and how overdue a probe
 // timer is (a stall: the event loop held up, or the whole process paused, during which no heartbeat could be heard).
 // The hub reports what it sees and when; the meter only does the arithmetic.
-import type { ServerLag } from '../../actors/push/node-machine.js';
+import type { ServerLag } from '../../actors/push/ports.js';
 
 export interface LagMeterOptions {
   /** The probe timer's period (ms): a probe later than this was held up by the rest. */

@@ -1,20 +1,19 @@
 // What the push-jobs transport writes to nodes: job messages and server heartbeats, each signed with the node's
 // session key and numbered in this process's sequence; messages for a node not reachable yet, kept until it is
-// (unsent.ts); the commits a node has not answered, written again when its heartbeat says they were lost; and the
-// `node_in_use` refusals told to a client process that does not hold its node.
-import type { VotesRecovered } from '../api/status-schema.js';
+// (unsent.ts); and the `node_in_use` refusals told to a client process that does not hold its node. The node's
+// follower is told each job message written to it and each that reached no connection of it: its machine keeps the
+// commits the node has not answered (actors/push/awaited-commits.ts), and asks for one lost to be written again.
 import type { ServerConfig } from '../config/server-config.js';
 import { signedText } from '../protocol/frames.js';
-import { enveloped, envelopeFor, type ClientHeartbeat } from '../protocol/messages.js';
+import { enveloped, envelopeFor } from '../protocol/messages.js';
 import type { OutboundMessage } from '../protocol/node-messages.js';
-import { answered, awaits, recoveries, written } from './awaited-commits.js';
 import type { PushChannels } from './channels.js';
 import type { Peer, PeerTable } from './peers.js';
 import type { SessionKeys } from './session-keys.js';
 import { nodeKey, type Outgoing, type Unsent } from './unsent.js';
 import type { Refusal } from './verify.js';
 
-export type WriterConfig = Pick<ServerConfig, 'server_name' | 'heartbeat_interval' | 'offline_threshold'>;
+export type WriterConfig = Pick<ServerConfig, 'server_name' | 'heartbeat_interval'>;
 
 export interface WriterPorts {
   channels: PushChannels;
@@ -29,8 +28,6 @@ export class NodeWriter {
   private sequence = 0;
   /** When each refused node was last told so. */
   private readonly refusedAt = new Map<string, number>();
-  /** Votes recovered from a lost commit (written again) or a lost ack (read from the node's heartbeat). */
-  readonly votesRecovered: VotesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
 
   constructor(
     private readonly config: WriterConfig,
@@ -61,7 +58,7 @@ export class NodeWriter {
     for (const out of this.ports.unsent.take(org, node, at)) this.write(org, node, peer, identity, out);
   }
 
-  /** `peer`: the node's, which keeps the commit awaiting an answer; `identity`: where to write. */
+  /** `peer`: the node's, whose follower is told what was written; `identity`: where to write. */
   private write(org: string, node: string, peer: Peer, identity: Buffer, out: Outgoing): void {
     const key = this.ports.sessions.keyFor(org, node);
     const channel = this.ports.channels.commandOut;
@@ -71,7 +68,7 @@ export class NodeWriter {
     channel.push([identity, ...signedText(enveloped(out.message, envelope), key)], () =>
       this.unroutable(org, node, identity, out),
     );
-    peer.awaiting = written(peer.awaiting, out, now);
+    peer.follower.tell({ type: 'written', at: now, message: out.message, voteBy: out.voteBy });
   }
 
   /**
@@ -81,41 +78,8 @@ export class NodeWriter {
   private unroutable(org: string, node: string, identity: Buffer, out: Outgoing): void {
     const peer = this.ports.peers.get(org, node);
     if (peer?.identity?.equals(identity)) peer.identity = undefined;
-    if (peer && awaits(peer.awaiting, out)) peer.awaiting = answered(peer.awaiting, out.message.job_id as string);
     this.ports.unsent.keep(org, node, out);
-  }
-
-  /** A node's answer for `job` came: its vote there is no longer awaited. */
-  answered(peer: Peer, job: string): void {
-    peer.awaiting = answered(peer.awaiting, job);
-  }
-
-  /**
-   * Runs what vote-recovery.ts says of each commit the node has not answered, on its heartbeat; the jobs whose
-   * commit the beat acknowledges are handed to `acked`.
-   */
-  recoverVotes(
-    org: string,
-    node: string,
-    peer: Peer,
-    beat: ClientHeartbeat,
-    at: number,
-    acked: (job: string) => void,
-  ): void {
-    if (!peer.awaiting || !peer.identity) return;
-    const window = this.config.offline_threshold * this.config.heartbeat_interval;
-    for (const { job, recovery, out } of recoveries(peer.awaiting, beat, at, window)) {
-      if (recovery === 'resend') {
-        this.votesRecovered.commit_resent += 1;
-        this.write(org, node, peer, peer.identity, out);
-        continue;
-      }
-      peer.awaiting = answered(peer.awaiting, job);
-      if (recovery === 'ack') {
-        this.votesRecovered.ack_from_heartbeat += 1;
-        acked(job);
-      }
-    }
+    peer?.follower.tell({ type: 'unroutable', at: this.ports.now(), message: out.message });
   }
 
   /** The server's heartbeat to one node. */
@@ -160,11 +124,9 @@ export class NodeWriter {
     for (const [key, at] of this.refusedAt) if (now - at >= this.config.heartbeat_interval) this.refusedAt.delete(key);
   }
 
-  /** The node went down: nothing waits for it any more. */
+  /** The node went down: nothing waits for it any more (its machine, which marked it down, awaits no vote of it). */
   nodeDown(org: string, node: string): void {
     this.ports.unsent.drop(org, node);
-    const peer = this.ports.peers.get(org, node);
-    if (peer) peer.awaiting = undefined;
   }
 
   forgetOrg(org: string): void {

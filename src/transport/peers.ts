@@ -1,7 +1,6 @@
 // The peers table of the push-jobs transport: each node heard here, with where to write to it, when it last
-// heartbeated, its node follower, and the commits written to it that it has not answered yet.
+// heartbeated, and its node follower.
 import type { NodeFollower } from '../../actors/push/node.js';
-import type { AwaitedCommits } from './awaited-commits.js';
 
 /** What the transport knows of a connected node. */
 export interface Peer {
@@ -19,8 +18,6 @@ export interface Peer {
   follower: NodeFollower;
   /** The follower is this process's own, as the organization's owner (not a gateway's). */
   owned: boolean;
-  /** Undefined when no commit waits for an answer (most nodes, most of the time). */
-  awaiting: AwaitedCommits | undefined;
 }
 
 /** Where a verified sender's follower comes from: the owner's, else a gateway's; undefined for no such organization. */
@@ -46,7 +43,7 @@ export class PeerTable {
       nodes = new Map();
       this.peers.set(org, nodes);
     }
-    const peer: Peer = { identity: undefined, lastBeat: 0, ...found, awaiting: undefined };
+    const peer: Peer = { identity: undefined, lastBeat: 0, ...found };
     nodes.set(node, peer);
     return peer;
   }

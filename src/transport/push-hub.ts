@@ -1,8 +1,9 @@
 // The push-jobs transport (spec 6, 8), put together from its rooms: the channels (channels.ts: sockets, the read
 // loop, outboxes), the verify pipeline (verify.ts: decode, key, HMAC, replay), the peers table (peers.ts) and the
-// writer (node-writer.ts: signing, sequencing, unsent messages, vote recovery). A checked message is handed to
-// its node follower here, in one hop; in a cluster, job messages for nodes connected elsewhere go through the
-// gateway router (src/cluster/gateway-router.ts). The actors see this through PushTransport and PushSessions alone.
+// writer (node-writer.ts: signing, sequencing, unsent messages, what was written told to the node's follower). A
+// checked message is handed to its node follower here, in one hop; in a cluster, job messages for nodes connected
+// elsewhere go through the gateway router (src/cluster/gateway-router.ts). The actors see this through
+// PushTransport and PushSessions alone.
 import { randomUUID } from 'node:crypto';
 import type { InfraSystem } from '../../actors/system.js';
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
@@ -13,6 +14,7 @@ import {
   type PushSettings,
   type PushTransport,
   type SessionGrant,
+  type VoteCounter,
 } from '../../actors/push/ports.js';
 import type { PushLag, VotesRecovered } from '../api/status-schema.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -78,6 +80,9 @@ export class PushHub implements PushTransport, PushSessions {
   /** Messages verified and handed to their node follower, for GET /_status and load figures. */
   private accepted = 0;
   private heartbeats = 0;
+  /** Votes the node followers recovered from heartbeats (a lost commit written again, a lost ack read). */
+  private readonly votesRecovered: VotesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
+  private readonly votes: VoteCounter = { recovered: (how) => void (this.votesRecovered[how] += 1) };
   private readonly sessions: SessionKeys;
   /** Bounds frames and handshakes, admits only Curve keys nodes named, and counts what it refused. */
   private readonly gate: PeerGate;
@@ -147,7 +152,7 @@ export class PushHub implements PushTransport, PushSessions {
 
   /** What the actor tree is given of the push-jobs transport: each port its own object where it can be. */
   parts(cluster: PushCluster = SOLE_PROCESS): PushParts {
-    return { transport: this, sessions: this, settings: this.settings, lag: this.lagMeter, cluster };
+    return { transport: this, sessions: this, settings: this.settings, lag: this.lagMeter, cluster, votes: this.votes };
   }
 
   /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */
@@ -214,7 +219,7 @@ export class PushHub implements PushTransport, PushSessions {
   }
 
   /** Writes job messages to nodes connected to this process (or keeps them until the node is heard). */
-  get local(): { send(org: string, node: string, message: OutboundMessage): void } {
+  get local(): { send(org: string, node: string, message: OutboundMessage, voteBy?: number): void } {
     return this.writer;
   }
 
@@ -270,7 +275,7 @@ export class PushHub implements PushTransport, PushSessions {
       connected_nodes: this.peers.beatingSince(since),
       accepted: this.accepted,
       heartbeats: this.heartbeats,
-      votes_recovered: { ...this.writer.votesRecovered },
+      votes_recovered: { ...this.votesRecovered },
       lag: this.lagMeter.figures(),
       dropped: this.drops.snapshot(),
       connections: this.gate.figures(),
@@ -360,22 +365,20 @@ export class PushHub implements PushTransport, PushSessions {
   private heartbeat(peer: Peer, m: Extract<ClientMessage, { type: 'heartbeat' }>, at: number): void {
     peer.lastBeat = at;
     this.heartbeats += 1;
-    const { incarnation_id: incarnation, job_id: job, sequence } = m;
-    // Most nodes await no commit: their heartbeat, the hot path, makes no recovery callback.
-    if (peer.awaiting !== undefined)
-      this.writer.recoverVotes(m.org, m.node, peer, m, at, (acked) =>
-        peer.follower.tell({ type: 'answer', at, message: { type: 'ack_commit', job_id: acked }, sequence }),
-      );
-    peer.follower.tell({ type: 'heartbeat', at, incarnation, job, sequence });
+    const { incarnation_id: incarnation, job_id: job, job_state, sequence } = m;
+    peer.follower.tell({ type: 'heartbeat', at, incarnation, job, job_state, sequence });
   }
 
   private answer(peer: Peer, m: Exclude<ClientMessage, { type: 'heartbeat' }>, at: number): void {
-    if (m.job_id !== null) this.writer.answered(peer, m.job_id);
     const message = answerOf(m);
     // While this process's lease on the organization is in doubt (woken from a pause, cut off from Redis), its job
     // actors can store nothing and another member may own it already: the answer goes to the owner's inbox, as a
-    // gateway's would, and is applied by whichever member holds the lease.
-    if (peer.owned && this.routes?.relayed(m.org, m.node, at, message)) return;
+    // gateway's would, and is applied by whichever member holds the lease. The follower here still learns that the
+    // node answered, so it does not wait for that vote.
+    if (peer.owned && this.routes?.relayed(m.org, m.node, at, message)) {
+      if (m.job_id !== null) peer.follower.tell({ type: 'answer_relayed', at, job_id: m.job_id });
+      return;
+    }
     peer.follower.tell({ type: 'answer', at, message, sequence: m.sequence });
   }
 }

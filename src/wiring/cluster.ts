@@ -135,7 +135,7 @@ export class ClusterWiring {
     const gateways: GatewayNodes = new GatewayNodes(
       system.pushPorts,
       (event) => link.event(partitionOf(event.org), event),
-      (org, node, message) => hub.local.send(org, node, message),
+      (org, node, message, voteBy) => hub.local.send(org, node, message, voteBy),
     );
     this.link = link;
     this.gateways = gateways;

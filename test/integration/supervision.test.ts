@@ -11,9 +11,8 @@ import type { OrgOp } from '../../actors/org/handlers.js';
 import { newOrgWrites } from '../../actors/org/new-org.js';
 import { persistWrites } from '../../actors/org/org-store.js';
 import { newJob } from '../../actors/push/job-machine.js';
-import { NO_LAG, type ServerLag } from '../../actors/push/node-machine.js';
 import { loadJob } from '../../actors/push/job-store.js';
-import type { OutboundMessage, PushTransport } from '../../actors/push/ports.js';
+import { NO_LAG, type OutboundMessage, type PushTransport, type ServerLag } from '../../actors/push/ports.js';
 import { SOLE_PROCESS } from '../../src/cluster/push-cluster.js';
 import type { Reply, RequestContext } from '../../actors/shared/reply.js';
 import { ask, startSystem, type InfraSystem } from '../../actors/system.js';
@@ -71,6 +70,7 @@ const QUIET = {
   settings: SETTINGS,
   lag: { lag: (): ServerLag => NO_LAG, downDeferred: () => {}, downMarked: () => {} },
   cluster: SOLE_PROCESS,
+  votes: { recovered: () => {} },
 };
 
 async function setup(t: Test) {
@@ -167,14 +167,15 @@ t.test('a node follower whose machine throws goes on from its last state', async
   const system = await start();
   const node = system.nodeFollower(ORG, 'n1');
   if (!node) throw new Error('no node follower');
-  const beat = (at: number) => node.tell({ type: 'heartbeat', at, incarnation: 'inc-1', job: null, sequence: at });
+  const beat = (at: number) =>
+    node.tell({ type: 'heartbeat', at, incarnation: 'inc-1', job: null, job_state: 'idle', sequence: at });
   const now = Date.now();
   beat(now);
   beat(now + INTERVAL);
   const state = async () => (await request(system, { type: 'get_node_state', node: 'n1' })).body;
   await until('n1 to be up', async () => ((await state()) as { status?: string }).status === 'up' || undefined, 5000);
 
-  node.tell({ type: 'heartbeat', at: Number.NaN, incarnation: 'inc-1', job: null, sequence: 1 });
+  node.tell({ type: 'heartbeat', at: Number.NaN, incarnation: 'inc-1', job: null, job_state: 'idle', sequence: 1 });
   await until('the crash to be counted', () => counters.get('actor_crashes', 'node') === 1 || undefined, 5000);
   beat(now + 2 * INTERVAL);
   t.match(await state(), { node_name: 'n1', status: 'up' }, 'still up: the actor kept its state');

@@ -96,6 +96,45 @@ t.test('a throw in an effect leaves the state as it was before the event', async
   t.equal(machine.state.n, 11, 'the next event steps from the state before the failed one');
 });
 
+t.test('an event sent while effects run is queued, and stepped after them from the state they led to', async (t) => {
+  const seen: Array<{ n: number; effect: string }> = [];
+  const machine: Interpreter<Counter, Event, Effect> = new Interpreter(step, { n: 0 }, (state, effects) => {
+    for (const effect of effects) {
+      if (effect.type !== 'said') continue;
+      seen.push({ n: state.n, effect: effect.what });
+      // Each first effect of an `add` above 10 reports a fact back at once, twice (as a write told to its node).
+      if (effect.what.startsWith('first') && state.n > 10 && state.n < 100) {
+        t.same(machine.send({ type: 'add', by: 100 }), [], 'a queued event returns no effects yet');
+        machine.send({ type: 'add', by: 1000 });
+        t.equal(machine.state.n, state.n - 11, 'nothing stepped yet: the machine is where the running event found it');
+      }
+    }
+  });
+  machine.send({ type: 'add', by: 11 });
+  t.same(
+    seen.map((s) => s.effect),
+    ['first 11', 'second 11', 'first 111', 'second 111', 'first 1111', 'second 1111'],
+    "the running event's effects end first; the queued events follow in the order sent",
+  );
+  t.equal(machine.state.n, 1111, 'each queued event stepped from the state before it: none overwritten');
+  machine.send({ type: 'add', by: 1 });
+  t.equal(machine.state.n, 1112, 'the queue is empty again');
+});
+
+t.test('a throw in a queued event drops the events queued behind it, and the next event runs as usual', async (t) => {
+  let sent = false;
+  const machine: Interpreter<Counter, Event, Effect> = new Interpreter(step, { n: 0 }, (_state, effects) => {
+    if (sent || effects[0]?.type !== 'said') return;
+    sent = true;
+    machine.send({ type: 'explode' });
+    machine.send({ type: 'add', by: 100 });
+  });
+  t.throws(() => machine.send({ type: 'add', by: 1 }), /step failed/);
+  t.equal(machine.state.n, 1, 'the event whose effects ran stands; the failed one changed nothing');
+  machine.send({ type: 'add', by: 2 });
+  t.equal(machine.state.n, 3, 'the event queued behind the failure was dropped, and the machine goes on');
+});
+
 t.test('reset replaces the state without running any effect', async (t) => {
   const { machine, runs } = fixture(1);
   machine.reset({ n: 42 });

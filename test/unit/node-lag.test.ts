@@ -12,8 +12,8 @@ import {
   type NodeEvent,
   type NodeState,
   type NodeStep,
-  type ServerLag,
 } from '../../actors/push/node-machine.js';
+import type { ServerLag } from '../../actors/push/ports.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 /** A lag of heartbeats waiting unread (a backlog), in ms, or as given. */
@@ -28,10 +28,19 @@ const hb = (at: number, lag = 0): NodeEvent => ({
   at,
   incarnation: 'inc-1',
   job: 'none',
+  job_id: null,
+  job_state: 'idle',
   sequence: at - T0,
   lag: lagOf(lag),
 });
-const aborted = (at: number): NodeEvent => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
+const aborted = (at: number): NodeEvent => ({
+  type: 'answer',
+  at,
+  answer: 'aborted',
+  job_id: null,
+  job: 'none',
+  sequence: at - T0,
+});
 const tick = (at: number, lag: number | ServerLag): NodeEvent => ({ type: 'tick', at, lag: lagOf(lag) });
 
 function run(state: NodeState, ...events: NodeEvent[]): NodeStep {

@@ -12,8 +12,8 @@ import {
   type NodeEvent,
   type NodeState,
   type NodeStep,
-  type ServerLag,
 } from '../../actors/push/node-machine.js';
+import type { ServerLag } from '../../actors/push/ports.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 /** A lag of heartbeats waiting unread (a backlog), in ms, or as given. */
@@ -30,10 +30,28 @@ const hb = (at: number, incarnation = 'inc-1'): Beat => ({
   at,
   incarnation,
   job: 'none',
+  job_id: null,
+  job_state: 'idle',
   sequence: at - T0,
   lag: lagOf(0),
 });
-const aborted = (at: number): Answer => ({ type: 'answer', at, answer: 'aborted', job: 'none', sequence: at - T0 });
+/** An answer at T0 + 1500 about job j1, which runs (`known`) or not. */
+const answerOf = (answer: Answer['answer'], job: 'known' | 'unknown'): Answer => ({
+  type: 'answer',
+  at: T0 + 1500,
+  answer,
+  job_id: 'j1',
+  job,
+  sequence: 1500,
+});
+const aborted = (at: number): Answer => ({
+  type: 'answer',
+  at,
+  answer: 'aborted',
+  job_id: null,
+  job: 'none',
+  sequence: at - T0,
+});
 const tick = (at: number, lag = 0): NodeEvent => ({ type: 'tick', at, lag: lagOf(lag) });
 
 /** Steps each event in turn, feeding each result's state to the next; returns the last step. */
@@ -179,6 +197,7 @@ t.test('table row unknown_job: a client holding a job the server does not run is
     type: 'answer',
     at,
     answer: 'ack_run',
+    job_id: 'j1',
     job: 'unknown',
     sequence: at - T0,
   });
@@ -206,6 +225,7 @@ t.test(
       type: 'answer',
       at: T0 + 3000,
       answer: 'succeeded',
+      job_id: 'j1',
       job: 'known',
       sequence: 2000,
     }).state;
@@ -226,14 +246,14 @@ t.test(
   'answers: one about a live job goes on to it; a refusal or a result of an unknown job resets nothing',
   async (t) => {
     const a = available();
-    const live = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'succeeded', job: 'known', sequence: 1500 });
+    const live = stepNode(a, answerOf('succeeded', 'known'));
     t.equal(live.state, a, 'no move');
     t.same(live.effects, [FORWARD]);
-    const late = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_commit', job: 'unknown', sequence: 1500 });
+    const late = stepNode(a, answerOf('nack_commit', 'unknown'));
     t.equal(late.state, a, 'a node refusing a job it does not hold needs no reset');
     t.same(late.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }]);
     for (const result of ['succeeded', 'failed'] as const) {
-      const resent = stepNode(a, { type: 'answer', at: T0 + 1500, answer: result, job: 'unknown', sequence: 1500 });
+      const resent = stepNode(a, answerOf(result, 'unknown'));
       t.equal(resent.state, a, `${result} for a job that runs no more resets nothing: the client is idle`);
       t.same(
         resent.effects,
@@ -241,9 +261,9 @@ t.test(
         `${result} for a job that runs no more is acknowledged, so its client stops sending it`,
       );
     }
-    const dropped = stepNode(a, { type: 'answer', at: T0 + 1500, answer: 'nack_run', job: 'unknown', sequence: 1500 });
+    const dropped = stepNode(a, answerOf('nack_run', 'unknown'));
     t.same(dropped.effects, [{ type: 'ignored', reason: 'answer_for_unknown_job' }], 'only results are acknowledged');
-    const abortedLive = stepNode(inRehab(), { ...aborted(T0 + 1500), job: 'known' });
+    const abortedLive = stepNode(inRehab(), { ...aborted(T0 + 1500), job_id: 'j1', job: 'known' });
     t.same(
       abortedLive.effects,
       [availabilityChanged('up', true, T0 + I), FORWARD],
