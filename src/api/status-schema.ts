@@ -141,6 +141,8 @@ export const serverStatusSchema = z.object({
       crashes: z.record(z.string(), z.int().nonnegative()),
       job_ignored: z.record(z.string(), z.int().nonnegative()),
       node_ignored: z.record(z.string(), z.int().nonnegative()),
+      /** Schedules' occurrences by outcome: fired, skipped_overlap, missed (optional for readers of earlier servers). */
+      schedule_firings: z.record(z.string(), z.int().nonnegative()).optional(),
     })
     .nullable(),
 });

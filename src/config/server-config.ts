@@ -186,7 +186,7 @@ export const SERVER_SETTINGS_DOC: readonly { name: keyof ServerConfig; default: 
   {
     name: 'schedule_catchup',
     default: '300',
-    meaning: "Seconds late a schedule's missed occurrence may still fire (once) after a restart or takeover",
+    meaning: 'Seconds late a missed schedule occurrence still fires, once',
   },
   { name: 'keep_alive_time', default: '15', meaning: 'Seconds a quiet event feed waits before a keepalive comment' },
   { name: 'org_feed_expiration', default: '60', meaning: "Seconds an organization's event feed keeps its events" },

@@ -34,6 +34,7 @@ export async function runningStatus(
         crashes: system.counters.snapshot('actor_crashes'),
         job_ignored: system.counters.snapshot('job_ignored'),
         node_ignored: system.counters.snapshot('node_ignored'),
+        schedule_firings: system.counters.snapshot('schedule_firings'),
       },
       ...(member ? { cluster: member } : {}),
       ...(limitsNow ? { limits: limitsNow } : {}),

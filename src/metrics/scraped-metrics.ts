@@ -152,7 +152,7 @@ function registerLimitMetrics(registers: Registry[], sources: MetricSources): vo
   );
 }
 
-/** Actor crashes by kind, and whether the store fails now. */
+/** Actor crashes by kind, schedules' firings, and whether the store fails now. */
 function registerHealthMetrics(registers: Registry[], sources: MetricSources): void {
   counterOf(
     registers,
@@ -160,6 +160,13 @@ function registerHealthMetrics(registers: Registry[], sources: MetricSources): v
     'Actor crashes handled by their crash policy, by actor kind (job, node, org, users, root).',
     () => Object.entries(sources.counters.snapshot('actor_crashes')).map(([actor, n]) => [{ actor }, n]),
     ['actor'],
+  );
+  counterOf(
+    registers,
+    'infra_schedule_firings_total',
+    "Schedules' occurrences by outcome: fired (a job started), skipped_overlap (the job before still ran), missed (no process served the organization then, or later than schedule_catchup).",
+    () => Object.entries(sources.counters.snapshot('schedule_firings')).map(([outcome, n]) => [{ outcome }, n]),
+    ['outcome'],
   );
   gaugeOf(
     registers,

@@ -94,6 +94,12 @@ for (const kind of STORE_KINDS)
       const first = fired.jobs.at(-1);
       const job = jobSchema.parse((await s.admin.request('GET', `${PUSHY}/jobs/${first?.id}`)).body);
       t.match(job, { command: 'chef-client', schedule: { name: 'tick', occurrence: first?.occurrence } });
+      const status = await s.admin.request('GET', '/_status');
+      t.ok(
+        ((status.body as { actors: { schedule_firings?: { fired?: number } } }).actors.schedule_firings?.fired ?? 0) >=
+          3,
+        'GET /_status counts the firings',
+      );
       const list = scheduleListSchema.parse((await s.admin.request('GET', `${PUSHY}/schedules`)).body);
       t.same(
         list.map((x) => x.name),
