@@ -171,7 +171,7 @@ function restore(d: Draft, available: ReadonlySet<string>): void {
   s.node_updated_at = Object.assign(nullMap<number>(), s.node_updated_at);
   s.counts = countNodes(s.nodes);
   if (s.status === 'new') {
-    for (const node in s.nodes) apply(d, node, VOTING.node_down.new);
+    for (const node in s.nodes) apply(d, node, s.nodes[node] === 'waiting' ? WAVES.halt.waiting : VOTING.node_down.new);
     enter(d, 'crashed');
     return;
   }

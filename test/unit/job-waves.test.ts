@@ -275,6 +275,29 @@ t.test('a job restored during a pause waits out the same pause', async (t) => {
   t.equal(copy.status, 'running');
 });
 
+t.test(
+  'a rollout restored mid-wave goes on with that wave; one never started is crashed, its waves skipped',
+  async (t) => {
+    const s = rollout({ waves: [2] }, undefined, ['a', 'b', 'c', 'd']);
+    step(s, { type: 'start', at: T0, available: all });
+    step(s, { type: 'ack_commit', node: 'a', at: T0 + 1000 });
+    const copy = JSON.parse(JSON.stringify(s)) as JobState;
+    const restored = step(copy, { type: 'restored', at: T0 + 5000, available: all });
+    t.same(armed(restored), [`voting@${60_000}`], "the wave's voting deadline, unchanged");
+    t.same(jobNodesByStatus(copy), { ready: ['a'], new: ['b'], waiting: ['c', 'd'] });
+    t.same(sent(restored, 'commit'), ['b'], 'the undecided node of the wave is asked again, no other');
+
+    const unstarted = JSON.parse(JSON.stringify(rollout({ waves: [1] }, undefined, ['a', 'b']))) as JobState;
+    step(unstarted, { type: 'restored', at: T0 + 5000, available: all });
+    t.equal(unstarted.status, 'crashed');
+    t.same(jobNodesByStatus(unstarted), { unavailable: ['a'], skipped: ['b'] });
+    t.same(
+      unstarted.rollout?.waves.map((w) => w.status),
+      ['skipped', 'skipped'],
+    );
+  },
+);
+
 t.test("the job's JSON shows each wave's nodes and outcome, the current wave and the failures", async (t) => {
   const s = rollout({ waves: [1, 2, '100%'], max_failures: 1, pause: 30 });
   step(s, { type: 'start', at: T0, available: all });
