@@ -9,13 +9,13 @@ import type { Store } from '../src/store/store.js';
 import { spawnOrg, type OrgHandle, type OrgPorts } from './org/org.js';
 import type { OrgState } from './org/org-state.js';
 import { loadOrg } from './org/org-store.js';
-import type { PushSessions } from './push/ports.js';
+import type { TransportOrgs } from './push/ports.js';
 import type { PrincipalDirectory } from './shared/principals.js';
 import type { UsersMsg } from './users/users.js';
 
 export interface OrgRegistryPorts {
   store: Store;
-  sessions: PushSessions;
+  transportOrgs: TransportOrgs;
   users: Ref<UsersMsg>;
   principals: PrincipalDirectory;
   feeds: FeedHub;
@@ -68,12 +68,12 @@ export class OrgRegistry {
   adopt(name: string, raw?: unknown): Promise<boolean> {
     return this.inTurn(name, async () => {
       if (this.handles.has(name)) return true;
-      const { store, sessions, orgPorts } = this.ports;
+      const { store, transportOrgs, orgPorts } = this.ports;
       const doc = raw ?? (await store.get(ORGS, name));
       if (doc === undefined) return false;
       const { state, inFlight, places } = await loadOrg(store, doc);
       // Before the organization is reachable: a config request would open a key that the load then replaced.
-      await sessions.openOrg(name);
+      await transportOrgs.openOrg(name);
       if (this.handles.has(name)) return true; // created here meanwhile
       this.introduce(state);
       const handle = spawnOrg(this.ports.parent(), state, inFlight, places, orgPorts);
@@ -95,13 +95,13 @@ export class OrgRegistry {
     return this.inTurn(name, async () => {
       const handle = taken ?? this.take(name);
       if (!handle) return;
-      const { sessions, principals, feeds } = this.ports;
+      const { transportOrgs, principals, feeds } = this.ports;
       try {
         await handle.release();
       } finally {
         stop(handle.ref);
         // Once more: what the jobs sent their nodes while they settled goes to the new owner's jobs' nodes.
-        sessions.releaseOrg(name);
+        transportOrgs.releaseOrg(name);
         principals.dropOrg(name);
         feeds.forgetOrg(name);
       }
@@ -114,7 +114,7 @@ export class OrgRegistry {
     if (!handle) return undefined;
     this.handles.delete(name);
     // The transport keeps each node's actor once it has spoken: forgetting them here stops node messages now.
-    this.ports.sessions.releaseOrg(name);
+    this.ports.transportOrgs.releaseOrg(name);
     return handle;
   }
 

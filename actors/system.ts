@@ -9,7 +9,7 @@ import type { Logger } from '../src/lib/logger.js';
 import { realTimers, type Timers } from '../src/lib/timers.js';
 import { ORGS } from '../src/store/collections.js';
 import type { Store } from '../src/store/store.js';
-import type { NodeEvent } from '../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../src/cluster/node-link-messages.js';
 import { accountFanOut } from './account-fan-out.js';
 import { ask } from './ask.js';
 import type { NodeStateCount } from './org/ops/push.js';
@@ -67,7 +67,7 @@ export interface InfraSystem {
    * What a gateway heard from nodes of an organization this process serves, applied in order: resolves true once
    * stored, false when the organization is not served here (the entry waits for the process that serves it).
    */
-  fromGateway(org: string, gateway: string, events: readonly NodeEvent[]): Promise<boolean>;
+  fromGateway(org: string, gateway: string, events: readonly GatewayReport[]): Promise<boolean>;
   /** Members of the cluster left: the nodes they were the gateway of are watched until they connect elsewhere. */
   gatewaysGone(gateways: ReadonlySet<string>): void;
   /** Every organization's node counts by status and availability, as node_states shows them. */
@@ -130,7 +130,7 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
   });
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
-  const { transport, sessions, settings, lag, cluster, votes } = pushParts;
+  const { transport, orgs, settings, lag, cluster, votes } = pushParts;
   const timers = opts.timers ?? realTimers;
   const push: PushPorts = {
     transport,
@@ -151,14 +151,22 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
     now,
     users,
     push,
-    pushSessions: sessions,
+    transportOrgs: orgs,
     principals,
     deleted: (name: string) => {
       dispatch(root, { type: 'org_deleted', name });
     },
   };
   // The root actor, spawned next, is the parent of every organization's actor.
-  const registry = new OrgRegistry({ store, sessions, users, principals, feeds, orgPorts, parent: () => root });
+  const registry = new OrgRegistry({
+    store,
+    transportOrgs: orgs,
+    users,
+    principals,
+    feeds,
+    orgPorts,
+    parent: () => root,
+  });
   const root = spawnRoot(nact, { store, now, log, reporter, users, principals, orgPorts, registry });
 
   // Listening before the first reload: a change made meanwhile is read by one or the other.

@@ -5,10 +5,10 @@ import { dispatch, query, type Ref } from 'nact';
 import type { Logger } from '../../src/lib/logger.js';
 import { orgRoot } from '../../src/store/collections.js';
 import type { Store } from '../../src/store/store.js';
-import type { PushPorts, PushSessions } from '../push/ports.js';
+import type { PushPorts, TransportOrgs } from '../push/ports.js';
 import { batchable, WriteBatcher } from './write-batch.js';
 import { spawnPushSupervisor, type PushSupervisor } from '../push/push-supervisor.js';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from '../push/job-model.js';
 import type { NodeFollower } from '../push/node.js';
 import type { PrincipalDirectory } from '../shared/principals.js';
@@ -41,7 +41,7 @@ export interface OrgPorts {
   deleted: (name: string) => void;
   push: PushPorts;
   /** The transport's sessions of the organization, forgotten once it is deleted. */
-  pushSessions: PushSessions;
+  transportOrgs: TransportOrgs;
 }
 
 /** What the registry keeps of an organization: its actor, and the way in for the push-jobs transport. */
@@ -57,7 +57,7 @@ export interface OrgHandle {
    */
   resume(): void;
   /** Applies what a gateway heard from the organization's nodes; resolves once it is stored. */
-  fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void>;
+  fromGateway(gateway: string, events: readonly GatewayReport[]): Promise<void>;
   /** Members of the cluster left: the nodes they were the gateway of are watched here until they connect elsewhere. */
   gatewaysGone(gateways: ReadonlySet<string>): void;
   stop(): Promise<void>;
@@ -253,7 +253,7 @@ class OrgActor {
         await this.push().drop(); // nothing of a deleted organization may be written after its data is dropped
         await ports.store.drop(orgRoot(name)).catch((e: unknown) => storeFailure(this.log, e));
         dispatch(ports.users, { type: 'org_deleted', org: name });
-        ports.pushSessions.closeOrg(name);
+        ports.transportOrgs.closeOrg(name);
         ports.push.feeds.orgDeleted(name);
         ports.deleted(name);
         return false;

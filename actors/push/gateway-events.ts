@@ -2,7 +2,7 @@
 // owner in order: only the gateway that speaks for a node counts (PushCluster.heardAt), a late copy of a report is
 // ignored, and the events resolve once what they changed is stored, so the gateway's inbox entry is acknowledged
 // only then.
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import { dispatch, type Ref } from 'nact';
 import type { JobMsg } from './job-messages.js';
 import type { AvailabilityChange } from './node.js';
@@ -26,7 +26,11 @@ export interface EventsRuntime {
   flush(): Promise<void>;
 }
 
-export function applyGatewayEvents(rt: EventsRuntime, gateway: string, events: readonly NodeEvent[]): Promise<void> {
+export function applyGatewayEvents(
+  rt: EventsRuntime,
+  gateway: string,
+  events: readonly GatewayReport[],
+): Promise<void> {
   const { cluster, counters } = rt.ports;
   const stored: Array<Promise<unknown>> = [];
   for (const e of events) {
@@ -67,7 +71,7 @@ export function applyGatewayEvents(rt: EventsRuntime, gateway: string, events: r
 }
 
 /** A node's answer, for its job if that runs; what it changed is stored once the promise resolves. */
-function answer(rt: EventsRuntime, e: Extract<NodeEvent, { t: 'answer' }>): Promise<void> | undefined {
+function answer(rt: EventsRuntime, e: Extract<GatewayReport, { t: 'answer' }>): Promise<void> | undefined {
   // A job no longer live ended, and its record is stored: the answer changes nothing of it. A result for it (its
   // gateway did not know it had ended) is acknowledged, as node.ts does here.
   const id = e.message.job_id;

@@ -6,7 +6,7 @@
 // until the owner says it is over; one it never heard of is asked about once, and counts as running meanwhile,
 // since resetting a node that runs a command would abort that command.
 import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import { newNode, nodeRecordSchema, type NodeRecord } from './node-machine.js';
 import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { NodeAnswerMessage, OutboundMessage, PushPorts } from './ports.js';
@@ -39,7 +39,7 @@ export class GatewayNodes {
   constructor(
     private readonly ports: PushPorts,
     /** Hands an event to the organization's owner. */
-    private readonly report: (event: NodeEvent) => void,
+    private readonly report: (event: GatewayReport) => void,
     /** Writes to a node connected here (not through the owner's transport: this process does not own it). */
     private readonly sendHere: (org: string, node: string, message: OutboundMessage, voteBy?: number) => void,
   ) {

@@ -87,7 +87,7 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
       );
       break;
     case 'next_wave':
-      if (s.rollout?.next_wave_at !== event.at || s.status !== 'running') return ignore(d, 'stale_timer');
+      if (s.rollout?.next_wave_at !== event.due || s.status !== 'running') return ignore(d, 'stale_timer');
       s.rollout.next_wave_at = null;
       vote(d, waveNodes(Object.keys(s.nodes).sort(), s.rollout.sizes, s.rollout.current), event.available);
       break;
@@ -101,7 +101,7 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
     case 'voting_timeout':
       if (s.status !== 'voting' || event.at !== s.voting_deadline) return ignore(d, 'stale_timer');
       for (const node in s.nodes) apply(d, node, VOTING.voting_timeout[voteBucket(s, node)]);
-      settle(d);
+      decide(d);
       break;
     case 'run_timeout':
       if (s.status !== 'running' || event.at !== s.run_deadline) return ignore(d, 'stale_timer');
@@ -133,7 +133,7 @@ export function stepJob(state: JobState, event: JobEvent): JobStep {
         if (event.exit_status !== undefined) s.exit_status[node] = event.exit_status;
         if (event.output === true) d.outputs.push(node); // only output of an accepted result is kept
       }
-      settle(d);
+      decide(d);
     }
   }
   return { state, effects: effectsOf(d) };
@@ -153,7 +153,7 @@ function vote(d: Draft, nodes: readonly string[], available: ReadonlySet<string>
     if (available.has(node)) d.commit.push(node);
     else apply(d, node, VOTING.node_down.new);
   }
-  settle(d);
+  decide(d);
   if (s.status === 'voting') d.arm = { type: 'arm', timer: 'voting', at: s.voting_deadline };
 }
 
@@ -178,7 +178,7 @@ function restore(d: Draft, available: ReadonlySet<string>): void {
   if (isFinished(s.status)) return;
   for (const node in s.nodes) if (!available.has(node)) apply(d, node, cellFor(s, 'node_down', node));
   const phase = s.status;
-  settle(d);
+  decide(d);
   if (s.status !== phase) return;
   const pause = s.rollout?.next_wave_at ?? null;
   if (pause !== null) {
@@ -210,8 +210,8 @@ function crash(d: Draft): void {
   enter(d, 'crashed');
 }
 
-/** votingDone / runningDone: the job-level move after the node moves of one event. */
-function settle(d: Draft): void {
+/** votingDone / runningDone: the job-level move the node moves of one event decide. */
+function decide(d: Draft): void {
   const s = d.state;
   if (s.status === 'voting' && s.counts.new === 0) {
     if (s.counts.ready < s.quorum) {

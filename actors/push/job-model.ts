@@ -84,8 +84,11 @@ export type JobEvent =
    */
   | { type: 'node_reached'; at: number; node: string }
   | { type: 'voting_timeout' | 'run_timeout'; at: number } // `at` is the deadline the timer was armed for
-  /** A rollout's pause is over (`at`: when it was to end): the next wave starts, on its nodes `available` now. */
-  | { type: 'next_wave'; at: number; available: ReadonlySet<string> }
+  /**
+   * A rollout's pause is over (`due`: when it was to end, as the timer was armed; `at`: now, which the wave's start
+   * is stamped with): the next wave starts, on its nodes `available` now.
+   */
+  | { type: 'next_wave'; at: number; due: number; available: ReadonlySet<string> }
   | { type: 'abort'; at: number }
   | { type: 'restored'; at: number; available: ReadonlySet<string> }
   /** The job actor threw (a broken invariant): the job ends `crashed` and lets its nodes go. */

@@ -152,7 +152,7 @@ class JobActor {
         break;
       case 'timer':
         if (msg.timer === 'wave')
-          machine.send({ type: 'next_wave', at: msg.at, available: this.waitingAvailable(state) });
+          machine.send({ type: 'next_wave', at, due: msg.at, available: this.waitingAvailable(state) });
         else machine.send({ type: msg.timer === 'voting' ? 'voting_timeout' : 'run_timeout', at: msg.at });
         break;
       case 'abort': {

@@ -114,8 +114,8 @@ export interface VoteCounter {
   recovered(how: keyof VotesRecovered): void;
 }
 
-/** The transport's sessions and connections of each organization, as organizations come and go in this process. */
-export interface PushSessions {
+/** The organizations the transport serves here (their session keys, their nodes' connections), as they come and go. */
+export interface TransportOrgs {
   /**
    * Loads the organization's stored session keys: this process serves it from now on, and its nodes' messages
    * verify without a new config. Called before the organization is reachable, so no key opened here is replaced.
@@ -136,7 +136,7 @@ export interface PushSessions {
 /** What the push-jobs parts of a process give the actor tree at start (see PushPorts). */
 export interface PushParts {
   transport: PushTransport;
-  sessions: PushSessions;
+  orgs: TransportOrgs;
   settings: PushSettings;
   lag: ServerLagMeter;
   cluster: PushCluster;

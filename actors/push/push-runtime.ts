@@ -4,7 +4,7 @@
 // metrics' counts, both read between turns.
 import { dispatch, query, type Ref } from 'nact';
 import type { JobBody } from '../../src/api/push-jobs.js';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import { jobsCollection, schedulesCollection } from '../../src/store/collections.js';
 import type { Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
@@ -34,7 +34,12 @@ export type PushReport =
   | { type: 'job_retired'; id: string }
   | { type: 'push_tick' }
   /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
-  | { type: 'gateway_events'; gateway: string; events: readonly NodeEvent[]; stored: (saved: Promise<void>) => void }
+  | {
+      type: 'gateway_events';
+      gateway: string;
+      events: readonly GatewayReport[];
+      stored: (saved: Promise<void>) => void;
+    }
   /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
   | { type: 'gateways_gone'; gateways: ReadonlySet<string> }
   /** A schedule's occurrence is due (schedules.ts). */

@@ -3,7 +3,7 @@
 // organization -> supervisor -> job, each hop once. The supervisor's children and timers report here, and its
 // ticks drive the write-behind of node states, retention and the sweeps of silent nodes.
 import { dispatch, query, type Ref } from 'nact';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { internalError, type Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
@@ -41,7 +41,7 @@ export interface PushSupervisor {
   /** Resumes the jobs in flight and starts the silence clocks of the nodes that were up (see PushRuntime.resume). */
   resume(inFlight: readonly JobState[]): void;
   /** Applies what a gateway heard from the organization's nodes; resolves once it is stored. */
-  fromGateway(gateway: string, events: readonly NodeEvent[]): Promise<void>;
+  fromGateway(gateway: string, events: readonly GatewayReport[]): Promise<void>;
   /** The store lost what it held: the supervisor writes everything again; resolves whether it did. */
   writeBack(): Promise<boolean>;
   /** The organization is deleted: nothing of it is written from now on. */

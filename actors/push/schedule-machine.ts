@@ -1,5 +1,5 @@
 // A schedule's life as a pure step, (state, event) -> (state, effects): what its stored record says, and what a
-// moment of its clock does to it. `settled_through` is the heart of it: every occurrence up to that time has been
+// moment of its clock does to it. `handled_through` is the heart of it: every occurrence up to that time has been
 // fired, skipped or counted missed, and is never looked at again, so a step taken twice (a takeover reading the
 // record its last owner wrote) fires nothing twice.
 import { createHash } from 'node:crypto';
@@ -23,7 +23,7 @@ export const scheduleStateSchema = z.object({
   requestor: z.string(),
   created_at: epochMs,
   updated_at: epochMs,
-  settled_through: epochMs,
+  handled_through: epochMs,
   /** The latest jobs it started, newest first. */
   jobs: z.array(z.object({ id: z.string(), occurrence: epochMs })),
   skipped_overlap: z.int().nonnegative(),
@@ -34,7 +34,7 @@ export type ScheduleState = z.infer<typeof scheduleStateSchema>;
 export type ScheduleEvent =
   /**
    * The schedule's clock at `at` (its timer, armed for an occurrence, or a restart or takeover reading it): every
-   * occurrence since `settled_through` is settled. `running`: whether its latest job still runs; `catchupMs`: how
+   * occurrence since `handled_through` is handled. `running`: whether its latest job still runs; `catchupMs`: how
    * late an occurrence may still fire (schedule_catchup).
    */
   | { type: 'tick'; at: number; running: boolean; catchupMs: number }
@@ -50,8 +50,8 @@ export type ScheduleEffect =
   /** Wake the schedule at `at` (its next occurrence); a schedule paused or that never fires again arms nothing. */
   | { type: 'arm'; at: number }
   | { type: 'disarm' }
-  /** What the tick did with the occurrences it settled, for the metrics. */
-  | { type: 'settled'; fired: number; skipped_overlap: number; missed: number };
+  /** What the tick did with the occurrences it handled, for the metrics. */
+  | { type: 'tally'; fired: number; skipped_overlap: number; missed: number };
 
 /** The id of the job a schedule starts for an occurrence: the same on every process, so it is started once. */
 export function occurrenceJobId(s: Pick<ScheduleState, 'uid'>, occurrence: number): string {
@@ -65,7 +65,7 @@ export function stepSchedule(s: ScheduleState, e: ScheduleEvent): { state: Sched
       return { state: { ...s, paused: true, updated_at: e.at }, effects: [{ type: 'save' }, { type: 'disarm' }] };
     case 'resume': {
       if (!s.paused) return { state: s, effects: [] };
-      const state = { ...s, paused: false, updated_at: e.at, settled_through: Math.max(s.settled_through, e.at) };
+      const state = { ...s, paused: false, updated_at: e.at, handled_through: Math.max(s.handled_through, e.at) };
       return { state, effects: [{ type: 'save' }, ...armNext(state)] };
     }
     case 'tick':
@@ -74,12 +74,12 @@ export function stepSchedule(s: ScheduleState, e: ScheduleEvent): { state: Sched
 }
 
 /**
- * Every occurrence since the last settled one, up to now: the latest fires if it is no later than `catchupMs` (and,
+ * Every occurrence since the last handled one, up to now: the latest fires if it is no later than `catchupMs` (and,
  * under prohibit_overlap, no job of the schedule still runs: it is skipped then); the earlier ones were missed.
  */
 function tick(s: ScheduleState, e: Extract<ScheduleEvent, { type: 'tick' }>): ReturnType<typeof stepSchedule> {
   if (s.paused) return { state: s, effects: [] };
-  const { count, latest } = occurrencesBetween(s.cron, s.time_zone, s.settled_through, e.at);
+  const { count, latest } = occurrencesBetween(s.cron, s.time_zone, s.handled_through, e.at);
   if (latest === null) return { state: s, effects: armNext(s) };
   const late = e.at - latest > e.catchupMs;
   const skip = !late && s.prohibit_overlap && e.running;
@@ -87,14 +87,14 @@ function tick(s: ScheduleState, e: Extract<ScheduleEvent, { type: 'tick' }>): Re
   const id = occurrenceJobId(s, latest);
   const state: ScheduleState = {
     ...s,
-    settled_through: latest,
+    handled_through: latest,
     updated_at: e.at,
     jobs: fire ? [{ id, occurrence: latest }, ...s.jobs].slice(0, s.keep_jobs) : s.jobs,
     skipped_overlap: s.skipped_overlap + (skip ? 1 : 0),
     missed: s.missed + count - (late ? 0 : 1),
   };
-  const settled = {
-    type: 'settled',
+  const tally = {
+    type: 'tally',
     fired: fire ? 1 : 0,
     skipped_overlap: skip ? 1 : 0,
     missed: state.missed - s.missed,
@@ -104,7 +104,7 @@ function tick(s: ScheduleState, e: Extract<ScheduleEvent, { type: 'tick' }>): Re
     effects: [
       { type: 'save' },
       ...(fire ? [{ type: 'start_job', id, occurrence: latest } as const] : []),
-      settled as ScheduleEffect,
+      tally as ScheduleEffect,
       ...armNext(state),
     ],
   };
@@ -112,11 +112,11 @@ function tick(s: ScheduleState, e: Extract<ScheduleEvent, { type: 'tick' }>): Re
 
 function armNext(s: ScheduleState): ScheduleEffect[] {
   if (s.paused) return [];
-  const next = nextOccurrence(s.cron, s.time_zone, s.settled_through);
+  const next = nextOccurrence(s.cron, s.time_zone, s.handled_through);
   return next === null ? [{ type: 'disarm' }] : [{ type: 'arm', at: next }];
 }
 
 /** When the schedule fires next, as GET shows it: null while paused or once it never will. */
 export function nextRunAt(s: ScheduleState, now: number): number | null {
-  return s.paused ? null : nextOccurrence(s.cron, s.time_zone, Math.max(s.settled_through, now - 1));
+  return s.paused ? null : nextOccurrence(s.cron, s.time_zone, Math.max(s.handled_through, now - 1));
 }

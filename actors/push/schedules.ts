@@ -56,7 +56,7 @@ export class Schedules {
 
   /**
    * The organization is served here from now on (a start, or a takeover): a firing recorded without its job gets its
-   * job, then every schedule settles what passed while no process served it.
+   * job, then every schedule handles what passed while no process served it.
    */
   resume(): void {
     const now = this.ports.now();
@@ -64,7 +64,7 @@ export class Schedules {
       const last = s.jobs[0];
       if (
         last &&
-        last.occurrence === s.settled_through &&
+        last.occurrence === s.handled_through &&
         !this.host.known(last.id) &&
         now - last.occurrence <= this.catchupMs
       )
@@ -168,7 +168,7 @@ export class Schedules {
       case 'disarm':
         this.disarm(s.name);
         break;
-      case 'settled':
+      case 'tally':
         if (e.fired > 0) this.ports.counters.inc('schedule_firings', 'fired', e.fired);
         if (e.skipped_overlap > 0) this.ports.counters.inc('schedule_firings', 'skipped_overlap', e.skipped_overlap);
         if (e.missed > 0) this.ports.counters.inc('schedule_firings', 'missed', e.missed);

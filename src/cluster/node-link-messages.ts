@@ -24,7 +24,7 @@ const answer = z.object({
 });
 
 /** What a gateway tells a partition's owner about one node of one of its organizations. */
-export const nodeEventSchema = z.discriminatedUnion('t', [
+export const gatewayReportSchema = z.discriminatedUnion('t', [
   /** The node is connected to this gateway now, in this state: the owner routes its messages here. */
   z.object({ t: z.literal('attached'), org: z.string(), node: z.string(), change: availability }),
   z.object({ t: z.literal('availability'), org: z.string(), node: z.string(), change: availability }),
@@ -32,10 +32,10 @@ export const nodeEventSchema = z.discriminatedUnion('t', [
   /** The node's heartbeats name a job this gateway was never sent: the owner says whether it runs. */
   z.object({ t: z.literal('holds'), org: z.string(), node: z.string(), job: z.string() }),
 ]);
-export type NodeEvent = z.infer<typeof nodeEventSchema>;
+export type GatewayReport = z.infer<typeof gatewayReportSchema>;
 
 /** One inbox entry: a gateway's events for one partition, as gathered in one turn. */
-export const inboxEntrySchema = z.object({ gateway: z.string(), events: z.array(nodeEventSchema) });
+export const inboxEntrySchema = z.object({ gateway: z.string(), events: z.array(gatewayReportSchema) });
 export type InboxEntry = z.infer<typeof inboxEntrySchema>;
 
 /**

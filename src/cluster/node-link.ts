@@ -19,7 +19,7 @@ import type { Partition } from '../store/partitions.js';
 import type { RedisClient } from '../store/redis-scripts.js';
 import { GatewayReader } from './gateway-reader.js';
 import { InboxReader } from './inbox-reader.js';
-import type { GatewayOrder, InboxEntry, NodeEvent } from './node-link-messages.js';
+import type { GatewayOrder, InboxEntry, GatewayReport } from './node-link-messages.js';
 import { StreamWatch } from './streams.js';
 import { StreamWriter } from './stream-writer.js';
 
@@ -103,7 +103,7 @@ export class NodeLink {
   }
 
   /** An event for a partition's owner, appended to its inbox at the end of this turn with the others. */
-  event(partition: Partition, event: NodeEvent): void {
+  event(partition: Partition, event: GatewayReport): void {
     this.writer.event(partition, event);
   }
 

@@ -8,7 +8,7 @@ import type { Fencing } from '../store/fencing.js';
 import { gatewayKey, inboxKey } from '../store/layout.js';
 import { partitionOf, type Partition } from '../store/partitions.js';
 import type { RedisClient } from '../store/redis-scripts.js';
-import type { GatewayOrder, NodeEvent } from './node-link-messages.js';
+import type { GatewayOrder, GatewayReport } from './node-link-messages.js';
 import { RETRY_MS } from './streams.js';
 
 /** Gateways that left remembered at most, so that nothing held is written again for them. */
@@ -27,7 +27,7 @@ export interface StreamWriterPorts {
 
 export class StreamWriter {
   private readonly toGateways = new Map<string, GatewayOrder[]>();
-  private readonly toInboxes = new Map<Partition, NodeEvent[]>();
+  private readonly toInboxes = new Map<Partition, GatewayReport[]>();
   private flushing = false;
   /** The last fan-out order per gateway this turn, with the message object it carries (see order). */
   private readonly lastSend = new Map<string, { order: Extract<GatewayOrder, { t: 'send' }>; message: object }>();
@@ -69,7 +69,7 @@ export class StreamWriter {
   }
 
   /** An event for a partition's owner, appended to its inbox at the end of this turn with the others. */
-  event(partition: Partition, event: NodeEvent): void {
+  event(partition: Partition, event: GatewayReport): void {
     let events = this.toInboxes.get(partition);
     if (!events) this.toInboxes.set(partition, (events = []));
     events.push(event);
@@ -160,7 +160,7 @@ export class StreamWriter {
    * MAX_HELD_EVENTS the oldest are let go, and once writes go through the gateway says where its nodes are
    * (resync); a node's client says its result again until the owner has it.
    */
-  private holdEvents(partition: Partition, events: readonly NodeEvent[]): boolean {
+  private holdEvents(partition: Partition, events: readonly GatewayReport[]): boolean {
     if (this.closed) return false;
     const merged = [...events, ...(this.toInboxes.get(partition) ?? [])];
     const over = merged.length - MAX_HELD_EVENTS;

@@ -3,14 +3,14 @@
 // writer (node-writer.ts: signing, sequencing, unsent messages, what was written told to the node's follower). A
 // checked message is handed to its node follower here, in one hop; in a cluster, job messages for nodes connected
 // elsewhere go through the gateway router (src/cluster/gateway-router.ts). The actors see this through
-// PushTransport and PushSessions alone.
+// PushTransport and TransportOrgs alone.
 import { randomUUID } from 'node:crypto';
 import type { InfraSystem } from '../../actors/system.js';
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
 import {
   RECONNECT_GRACE_MAX_MS,
   type PushParts,
-  type PushSessions,
+  type TransportOrgs,
   type PushSettings,
   type PushTransport,
   type SessionGrant,
@@ -71,7 +71,7 @@ export interface HubCluster extends MemberView {
   gateways: GatewayNodes;
 }
 
-export class PushHub implements PushTransport, PushSessions {
+export class PushHub implements PushTransport, TransportOrgs {
   readonly settings: PushSettings;
   readonly incarnationId = randomUUID();
   readonly drops: DropCounter;
@@ -152,7 +152,7 @@ export class PushHub implements PushTransport, PushSessions {
 
   /** What the actor tree is given of the push-jobs transport: each port its own object where it can be. */
   parts(cluster: PushCluster = SOLE_PROCESS): PushParts {
-    return { transport: this, sessions: this, settings: this.settings, lag: this.lagMeter, cluster, votes: this.votes };
+    return { transport: this, orgs: this, settings: this.settings, lag: this.lagMeter, cluster, votes: this.votes };
   }
 
   /** Loads the Curve key pair and binds both channels (port 0 picks a free port). */

@@ -10,7 +10,7 @@ import { ClusterBus } from '../cluster/bus.js';
 import { ClusterMember, type PartitionPorts } from '../cluster/cluster-member.js';
 import { forwarding } from '../cluster/forward.js';
 import { NodeLink } from '../cluster/node-link.js';
-import type { InboxEntry, NodeEvent } from '../cluster/node-link-messages.js';
+import type { InboxEntry, GatewayReport } from '../cluster/node-link-messages.js';
 import type { PushClusterSlot } from '../cluster/push-cluster.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { RedisOrgFeed } from '../feeds/redis-org-feed.js';
@@ -282,7 +282,7 @@ async function applyInboxEntry(
   serving: () => boolean,
   timers: Timers,
 ): Promise<boolean> {
-  const byOrg = new Map<string, NodeEvent[]>();
+  const byOrg = new Map<string, GatewayReport[]>();
   for (const e of entry.events) {
     let events = byOrg.get(e.org);
     if (!events) byOrg.set(e.org, (events = []));

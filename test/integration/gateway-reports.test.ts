@@ -2,12 +2,12 @@
 // same gateway made (an inbox entry applied again after newer ones, claimed from an owner that died before it
 // acknowledged it) changes nothing, even once the organization was restored from the store by another owner.
 import t from 'tap';
-import type { NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const at = Date.UTC(2026, 11, 1, 12, 0, 0);
 
-function availability(status: 'up' | 'down', updatedAt: number): NodeEvent {
+function availability(status: 'up' | 'down', updatedAt: number): GatewayReport {
   return {
     t: 'availability',
     org: 'default',

@@ -66,7 +66,7 @@ class RecordingTransport implements PushTransport {
 
 /** The transport's other ports, which these actors use without a node connected. */
 const QUIET = {
-  sessions: { openOrg: async () => {}, closeOrg: () => {}, releaseOrg: () => {} },
+  orgs: { openOrg: async () => {}, closeOrg: () => {}, releaseOrg: () => {} },
   settings: SETTINGS,
   lag: { lag: (): ServerLag => NO_LAG, downDeferred: () => {}, downMarked: () => {} },
   cluster: SOLE_PROCESS,

@@ -1,7 +1,7 @@
 // A node link for a test member, recording what it hears, closed at teardown; and an answer event to send over it.
 import type { Test } from 'tap';
 import { NodeLink, type NodeLinkHandlers, type NodeLinkOptions } from '../../src/cluster/node-link.js';
-import type { GatewayOrder, InboxEntry, NodeEvent } from '../../src/cluster/node-link-messages.js';
+import type { GatewayOrder, InboxEntry, GatewayReport } from '../../src/cluster/node-link-messages.js';
 import type { RedisClient } from '../../src/store/redis-scripts.js';
 import { quietLogger } from './logs.js';
 
@@ -36,7 +36,7 @@ export function linkOn(
 }
 
 /** Node `node` acked job j1 of organization acme. */
-export const answer = (node: string): NodeEvent => ({
+export const answer = (node: string): GatewayReport => ({
   t: 'answer',
   org: 'acme',
   node,

@@ -131,17 +131,17 @@ t.test('a rollout over three waves: the canary, then the next wave after the pau
   t.same(sent(wave1.effects, 'commit'), [], 'nobody else is asked during the pause');
 
   t.same(
-    step(s, { type: 'next_wave', at: wave1.at, available: all }).map((e) => e.type),
+    step(s, { type: 'next_wave', at: wave1.at, due: wave1.at, available: all }).map((e) => e.type),
     ['ignored'],
     'stale',
   );
-  const next = step(s, { type: 'next_wave', at: wave1.at + 30_000, available: all });
+  const next = step(s, { type: 'next_wave', at: wave1.at + 30_000, due: wave1.at + 30_000, available: all });
   t.same(sent(next, 'commit'), ['b', 'c']);
   t.same(waveNotes(next), ['wave_start 2 (2 nodes, quorum 2)']);
   t.equal(s.status, 'voting');
 
   const wave2 = runWave(s, ['b', 'c'], wave1.at + 30_000, () => 'succeeded');
-  const last = step(s, { type: 'next_wave', at: wave2.at + 30_000, available: all });
+  const last = step(s, { type: 'next_wave', at: wave2.at + 30_000, due: wave2.at + 30_000, available: all });
   t.same(sent(last, 'commit'), ['d', 'e', 'f']);
   const wave3 = runWave(s, ['d', 'e', 'f'], wave2.at + 30_000, () => 'succeeded');
   t.same(waveNotes(wave3.effects), ['wave_end 3 complete (0 failures)', 'job_complete complete']);
@@ -157,12 +157,27 @@ t.test('a rollout over three waves: the canary, then the next wave after the pau
   );
 });
 
+t.test('a wave that starts late is stamped with when it started, not when it was due', async (t) => {
+  const s = rollout({ waves: [1], pause: 10 }, undefined, ['a', 'b']);
+  step(s, { type: 'start', at: T0, available: all });
+  const wave1 = runWave(s, ['a'], T0, () => 'succeeded');
+  const due = wave1.at + 10_000;
+  const late = step(s, { type: 'next_wave', at: due + 40, due, available: all });
+  t.same(sent(late, 'commit'), ['b']);
+  t.equal(s.rollout?.waves[1]?.started_at, due + 40);
+  t.same(
+    late.flatMap((e) => (e.type === 'feed' ? [e.at] : [])),
+    [due + 40],
+    'the feed says when',
+  );
+});
+
 t.test('past max_failures no further wave starts, and its nodes are skipped, never asked', async (t) => {
   const s = rollout({ waves: [1, 2, '100%'], max_failures: 1 });
   step(s, { type: 'start', at: T0, available: all });
   const wave1 = runWave(s, ['a'], T0, () => 'succeeded');
   t.same(armed(wave1.effects).at(-1), `wave@${wave1.at - T0}`, 'no pause: the next wave is due at once');
-  step(s, { type: 'next_wave', at: wave1.at, available: all });
+  step(s, { type: 'next_wave', at: wave1.at, due: wave1.at, available: all });
   const wave2 = runWave(s, ['b', 'c'], wave1.at, () => 'failed');
   t.same(waveNotes(wave2.effects), ['wave_end 2 complete (2 failures)', 'job_complete max_failures_exceeded']);
   t.equal(s.status, 'max_failures_exceeded');
@@ -177,7 +192,7 @@ t.test('past max_failures no further wave starts, and its nodes are skipped, nev
   );
   t.same(sent(wave2.effects, 'abort'), [], 'the skipped nodes were never asked, so they are told nothing');
   t.same(
-    step(s, { type: 'next_wave', at: wave2.at, available: all }).map((e) => e.type),
+    step(s, { type: 'next_wave', at: wave2.at, due: wave2.at, available: all }).map((e) => e.type),
     ['ignored'],
   );
 });
@@ -187,7 +202,7 @@ t.test('a failure within the budget lets the next wave start', async (t) => {
   step(s, { type: 'start', at: T0, available: all });
   const wave1 = runWave(s, ['a', 'b'], T0, (n) => (n === 'a' ? 'failed' : 'succeeded'));
   t.equal(s.status, 'running', '1 failure of 2 that ran is within 50%');
-  const next = step(s, { type: 'next_wave', at: wave1.at, available: new Set(['a', 'b', 'c', 'd']) });
+  const next = step(s, { type: 'next_wave', at: wave1.at, due: wave1.at, available: new Set(['a', 'b', 'c', 'd']) });
   t.same(sent(next, 'commit'), ['c', 'd']);
 });
 
@@ -205,7 +220,9 @@ t.test('an abort between waves skips the waves to come; during a wave it aborts 
   );
   t.equal(paused.rollout?.next_wave_at, null);
   t.same(
-    step(paused, { type: 'next_wave', at: wave1.at + 60_000, available: all }).map((e) => e.type),
+    step(paused, { type: 'next_wave', at: wave1.at + 60_000, due: wave1.at + 60_000, available: all }).map(
+      (e) => e.type,
+    ),
     ['ignored'],
   );
 
@@ -226,7 +243,7 @@ t.test('quorum counts inside each wave; a wave that fails it ends the job', asyn
   step(s, { type: 'start', at: T0, available: all });
   const wave1 = runWave(s, ['a'], T0, () => 'succeeded');
   // Three of the five left are down when their wave starts: 2 of 5 cannot meet 50% (3).
-  const next = step(s, { type: 'next_wave', at: wave1.at, available: new Set(['b', 'c']) });
+  const next = step(s, { type: 'next_wave', at: wave1.at, due: wave1.at, available: new Set(['b', 'c']) });
   t.same(sent(next, 'commit'), ['b', 'c']);
   t.equal(s.quorum, 3, "the wave's quorum");
   step(s, { type: 'ack_commit', node: 'b', at: wave1.at + 1000 });
@@ -245,7 +262,7 @@ t.test('a node in a later wave that goes down waits; its wave finds it unavailab
   step(s, { type: 'voting_timeout', at: T0 + 60_000 });
   t.same(jobNodesByStatus(s), { ready: ['a'], unavailable: ['b'], waiting: ['c'] }, 'the timeout leaves c waiting');
   step(s, { type: 'succeeded', node: 'a', at: T0 + 61_000 });
-  const next = step(s, { type: 'next_wave', at: T0 + 61_000, available: new Set(['a', 'b']) });
+  const next = step(s, { type: 'next_wave', at: T0 + 61_000, due: T0 + 61_000, available: new Set(['a', 'b']) });
   t.same(sent(next, 'commit'), [], 'c is not asked: it is down');
   t.same(jobNodesByStatus(s).unavailable, ['b', 'c']);
   t.equal(s.status, 'quorum_failed', 'its wave of one has nobody to run on');

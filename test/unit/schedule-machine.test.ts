@@ -28,7 +28,7 @@ function schedule(over: Partial<ScheduleState> = {}): ScheduleState {
     requestor: 'olga',
     created_at: T0 + 5000,
     updated_at: T0 + 5000,
-    settled_through: T0 + 5000,
+    handled_through: T0 + 5000,
     jobs: [],
     skipped_overlap: 0,
     missed: 0,
@@ -72,11 +72,11 @@ t.test('cron expressions and time zones, as croner reads them', async (t) => {
 t.test('a tick at an occurrence fires it: the record first, then the job, then the next occurrence', async (t) => {
   const s = schedule();
   const { state, effects } = tick(s, T0 + MIN + 3);
-  t.same(kinds(effects), ['save', 'start 60s', 'settled', 'arm +120s']);
+  t.same(kinds(effects), ['save', 'start 60s', 'tally', 'arm +120s']);
   const id = occurrenceJobId(s, T0 + MIN);
   t.match(id, /^[0-9a-f]{32}$/);
   t.same(state.jobs, [{ id, occurrence: T0 + MIN }]);
-  t.equal(state.settled_through, T0 + MIN);
+  t.equal(state.handled_through, T0 + MIN);
   t.same(
     tick(state, T0 + MIN + 500).effects.map((e) => e.type),
     ['arm'],
@@ -88,24 +88,24 @@ t.test('a tick at an occurrence fires it: the record first, then the job, then t
 t.test('a schedule that finds its latest job running skips the firing under prohibit_overlap', async (t) => {
   const s = schedule({ jobs: [{ id: 'j0', occurrence: T0 }] });
   const skipped = tick(s, T0 + MIN, true);
-  t.same(kinds(skipped.effects), ['save', 'settled', 'arm +120s']);
+  t.same(kinds(skipped.effects), ['save', 'tally', 'arm +120s']);
   t.equal(skipped.state.skipped_overlap, 1);
   t.same(skipped.state.jobs, s.jobs, 'no job recorded');
   const overlapping = tick(schedule({ prohibit_overlap: false }), T0 + MIN, true);
-  t.same(kinds(overlapping.effects), ['save', 'start 60s', 'settled', 'arm +120s'], 'without it, the job starts');
+  t.same(kinds(overlapping.effects), ['save', 'start 60s', 'tally', 'arm +120s'], 'without it, the job starts');
 });
 
 t.test('after a gap only the latest occurrence fires, within schedule_catchup; the others are missed', async (t) => {
   // Nobody served the organization from 09:00:05 to 09:03:30: three occurrences passed.
   const { state, effects } = tick(schedule(), T0 + 3 * MIN + 30_000);
-  t.same(kinds(effects), ['save', 'start 180s', 'settled', 'arm +240s']);
+  t.same(kinds(effects), ['save', 'start 180s', 'tally', 'arm +240s']);
   t.equal(state.missed, 2);
   t.same(
-    effects.find((e) => e.type === 'settled'),
-    { type: 'settled', fired: 1, skipped_overlap: 0, missed: 2 },
+    effects.find((e) => e.type === 'tally'),
+    { type: 'tally', fired: 1, skipped_overlap: 0, missed: 2 },
   );
   const late = tick(schedule({ cron: '0 * * * *' }), T0 + MIN * 60 + CATCHUP + 1);
-  t.same(kinds(late.effects), ['save', 'settled', 'arm +7200s'], 'later than schedule_catchup: none fires');
+  t.same(kinds(late.effects), ['save', 'tally', 'arm +7200s'], 'later than schedule_catchup: none fires');
   t.equal(late.state.missed, 1);
   t.same(late.state.jobs, []);
 });
@@ -127,7 +127,7 @@ t.test('pause stops the firings; resume goes on from then, without the ones it s
   t.same(stepSchedule(paused.state, { type: 'pause', at: T0 }).effects, [], 'pausing twice changes nothing');
   const resumed = stepSchedule(paused.state, { type: 'resume', at: T0 + 5 * MIN + 10_000 });
   t.same(kinds(resumed.effects), ['save', 'arm +360s']);
-  t.equal(resumed.state.settled_through, T0 + 5 * MIN + 10_000);
+  t.equal(resumed.state.handled_through, T0 + 5 * MIN + 10_000);
   t.same(tick(resumed.state, T0 + 6 * MIN).state.missed, 0, 'nothing of the pause is counted missed');
   t.equal(nextRunAt(resumed.state, T0 + 5 * MIN + 10_000), T0 + 6 * MIN);
 });

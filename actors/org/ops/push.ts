@@ -149,7 +149,7 @@ function createSchedule(state: OrgState, ctx: RequestContext, body: ScheduleCrea
     requestor: ctx.requestor.name,
     created_at: env.now,
     updated_at: env.now,
-    settled_through: env.now,
+    handled_through: env.now,
     jobs: [],
     skipped_overlap: 0,
     missed: 0,
