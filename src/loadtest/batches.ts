@@ -4,7 +4,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Batch, JobTally, Refetches } from './ipc.js';
 import type { NodeSink } from './sim-node.js';
-import { tallyOf } from './tally.js';
+import { tallyOf, waveTallyOf } from './tally.js';
 
 /** Errors one batch carries at most: the first few say what went wrong. */
 const ERRORS_PER_BATCH = 20;
@@ -73,6 +73,38 @@ export class Batches {
     },
     crashed: (node, at) => this.batch.crashes.push({ node, kind: 'crash', at }),
   };
+
+  private readonly waveSinks = new Map<number, NodeSink>();
+
+  /** The sink of a node in wave `wave` of its jobs' rollouts (0: none): its commits, runs and results also count there. */
+  sinkFor(wave: number): NodeSink {
+    if (wave === 0) return this.sink;
+    let sink = this.waveSinks.get(wave);
+    if (sink !== undefined) return sink;
+    const perJob = this.sink;
+    const waveOf = (id: string) => waveTallyOf(tallyOf(this.tallies, id), wave);
+    sink = {
+      ...perJob,
+      commit: (id, at) => {
+        perJob.commit(id, at);
+        const w = waveOf(id);
+        w.firstCommitAt = Math.min(w.firstCommitAt, at);
+      },
+      run: (id, at) => {
+        perJob.run(id, at);
+        waveOf(id).runs += 1;
+      },
+      result: (id, result, at) => {
+        perJob.result(id, result, at);
+        if (result === 'crashed') return;
+        const w = waveOf(id);
+        w.reported += 1;
+        w.lastResultAt = Math.max(w.lastResultAt, at);
+      },
+    };
+    this.waveSinks.set(wave, sink);
+    return sink;
+  }
 
   heartbeatSent(): void {
     this.batch.heartbeatsSent += 1;

@@ -58,6 +58,19 @@ export interface JobPhases {
   last_result_to_seen_finished: number | null;
 }
 
+/** The time between a rollout's waves, over every pair of waves of the run (wave-figures.ts). */
+export interface BetweenWaves {
+  /** From a wave's last result to the next wave's first commit, at the nodes, in ms: the pause included. */
+  p50: number | null;
+  max: number | null;
+  /** Pairs of waves measured. */
+  gaps: number;
+  /** Waves the server reported complete, over every job. */
+  waves_complete: number;
+  /** The pause asked between waves (--pause), in seconds. */
+  pause_s: number;
+}
+
 export interface Figures {
   nodes: number;
   workers: number;
@@ -68,12 +81,15 @@ export interface Figures {
   duration_s: number;
   jobs: number;
   jobs_by_status: Record<string, number>;
+  /** Over the jobs every node of which acked, as job_phases_ms; jobs in waves are left out of both. */
   commit_to_all_acked_ms: Spread;
   post_to_running_ms: Spread;
   post_to_complete_ms: Spread;
-  /** Where a job's time goes, in order (p50 of each over the jobs every node of which acked). */
+  /** Where a job's time goes, in order (p50 of each over the jobs every node of which acked, not in waves). */
   job_phases_ms: JobPhases;
   quorum_outcomes_correct: { correct: number; total: number; ambiguous: number; mismatches: Mismatch[] };
+  /** With --waves; null without. */
+  between_waves_ms: BetweenWaves | null;
   offered_hb_per_s: number;
   processed_hb_per_s: number | null;
   server_hb_received_per_s: number;
@@ -138,6 +154,11 @@ export function testerBehind(
   );
 }
 
+function betweenWavesLine(w: BetweenWaves): string {
+  const gaps = w.p50 === null ? 'none measured' : `p50 ${w.p50}, max ${w.max} ms over ${w.gaps} gaps`;
+  return `between waves:      ${gaps}, pause ${w.pause_s} s included (${w.waves_complete} waves complete; a wave's last result to the next one's first commit, at the nodes)`;
+}
+
 export function summaryText(f: Figures): string {
   const q = f.quorum_outcomes_correct;
   const lines = [
@@ -158,6 +179,7 @@ export function summaryText(f: Figures): string {
     `  of which (p50 ms): ${Object.entries(f.job_phases_ms)
       .map(([phase, ms]) => `${phase.replaceAll('_', ' ')} ${num(ms)}`)
       .join(', ')}`,
+    ...(f.between_waves_ms === null ? [] : [betweenWavesLine(f.between_waves_ms)]),
     `heartbeats: ${f.offered_hb_per_s}/s offered, ${num(f.processed_hb_per_s, '/s')} processed by the server, ${f.server_hb_received_per_s}/s received from it; ${f.dropped} dropped`,
     `votes recovered by the server: ${
       f.votes_recovered === null

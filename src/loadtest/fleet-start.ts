@@ -13,6 +13,7 @@ import type { WorkerInit } from './ipc.js';
 import { unheardHint, waitAvailable } from './nodes-available.js';
 import type { LoadOptions } from './options.js';
 import type { Progress } from './progress-line.js';
+import { nodeWaves, waveSizes } from './rollout.js';
 import type { StopSignal } from './scenario.js';
 import type { ServerUnderLoad } from './server-under-load.js';
 import { until } from './stopping.js';
@@ -23,13 +24,21 @@ export interface Cast {
   behaviours: NodeBehaviour[];
   /** Nodes whose availability at a job's start cannot be known: the flapping ones, and those that crashed. */
   uncertain: Set<string>;
+  /** Each node's wave in its jobs' rollouts (1 for the first), 0 without --waves. */
+  waves: number[];
 }
 
 export function castOf(o: LoadOptions): Cast {
   const width = String(o.nodes).length;
   const names = Array.from({ length: o.nodes }, (_, i) => `${o.prefix}${String(i + 1).padStart(width, '0')}`);
   const behaviours = assignBehaviours(o.nodes, o.behaviour, o.seed);
-  return { names, behaviours, uncertain: new Set(names.filter((_, i) => behaviours[i]?.flap === true)) };
+  const sizes = o.rollout === null ? [] : waveSizes(o.rollout.waves, o.jobNodes);
+  return {
+    names,
+    behaviours,
+    uncertain: new Set(names.filter((_, i) => behaviours[i]?.flap === true)),
+    waves: nodeWaves(o.nodes, o.jobNodes, o.concurrency, sizes),
+  };
 }
 
 /** The key pair the simulated clients share: from `file` when it exists, else new (and saved to `file`). */
@@ -64,8 +73,10 @@ export async function sharesOf(o: LoadOptions, server: ServerUnderLoad, cast: Ca
     lateHeartbeats: o.behaviour.lateHeartbeats,
     recordFile: o.record,
   }));
-  const { names, behaviours } = cast;
-  names.forEach((name, i) => shares[i % o.workers]?.nodes.push({ name, behaviour: behaviours[i] ?? behaviours[0]! }));
+  const { names, behaviours, waves } = cast;
+  names.forEach((name, i) =>
+    shares[i % o.workers]?.nodes.push({ name, behaviour: behaviours[i] ?? behaviours[0]!, wave: waves[i] ?? 0 }),
+  );
   return shares;
 }
 

@@ -18,7 +18,8 @@ export const initSchema = z.object({
   userKeyPem: z.string(),
   clientKeyPem: z.string(),
   clientPublicKeyPem: z.string(),
-  nodes: z.array(z.object({ name: z.string(), behaviour: behaviourSchema })),
+  /** Each node with its behaviour and its wave in its jobs' rollouts (1 for the first; 0: none). */
+  nodes: z.array(z.object({ name: z.string(), behaviour: behaviourSchema, wave: z.int().nonnegative() })),
   apiConcurrency: z.int().positive(),
   nodesPerConnection: z.int().positive(),
   slowVoteMs: z.int().nonnegative(),
@@ -51,6 +52,18 @@ export interface JobTally {
   succeeded: number;
   failed: number;
   crashed: number;
+  lastResultAt: number;
+  /** In a rollout, what the nodes of each wave saw of it, by wave (1 for the first). */
+  waves: Record<number, WaveTally>;
+}
+
+/** What the nodes of one wave of a job's rollout saw of it. */
+export interface WaveTally {
+  firstCommitAt: number;
+  /** `run` orders received. */
+  runs: number;
+  /** Results sent, succeeded or failed: a node that crashes sends none, and the server ends its run later. */
+  reported: number;
   lastResultAt: number;
 }
 

@@ -52,8 +52,11 @@ class Timings {
   };
 
   add(r: JobRecord, t: JobTally | undefined): void {
-    // Phases and the time to all acked over the jobs every node of which acked, as job_phases_ms says.
-    if (t !== undefined && t.acks > 0 && t.acks === r.expectation.readyMax) this.addPhases(r, t);
+    // Phases and the time to all acked over the jobs every node of which acked, as job_phases_ms says. A job in waves
+    // votes and runs once a wave, so its first commit and last ack, or last ack and first run, are waves apart:
+    // between_waves_ms times it instead.
+    const inWaves = t !== undefined && Object.keys(t.waves).length > 0;
+    if (t !== undefined && !inWaves && t.acks > 0 && t.acks === r.expectation.readyMax) this.addPhases(r, t);
     if (t !== undefined && t.runs > 0) this.toRunning.push(t.firstRunAt - r.postedAt);
     if (r.final?.status === 'complete' && r.finishedAt !== null) this.toComplete.push(r.finishedAt - r.postedAt);
   }

@@ -4,9 +4,11 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { principalNameSchema, splitServerUrl } from '../config/client-config.js';
 import { parseOptions } from '../cli/command-line.js';
-import type { OptionSpec, Values } from '../cli/framework.js';
+import { str, type OptionSpec, type Values } from '../cli/framework.js';
 import { optionLines } from '../cli/help.js';
+import { parseRollout } from '../cli/rollout-options.js';
 import { messageOf } from '../lib/thrown.js';
+import { waveSizes, type Rollout } from './rollout.js';
 
 export const OPTIONS: Record<string, OptionSpec> = {
   server: { type: 'string', arg: 'URL', help: 'the server to load, http(s)://HOST:PORT[/organizations/ORG]' },
@@ -44,7 +46,22 @@ export const OPTIONS: Record<string, OptionSpec> = {
   },
   jobs: { type: 'string', arg: 'J', help: 'jobs to run (default 1)' },
   'job-nodes': { type: 'string', arg: 'M', help: 'nodes in each job (default: all)' },
-  quorum: { type: 'string', arg: 'Q|Q%', help: 'quorum of each job, a count or a percentage (default 100%)' },
+  quorum: {
+    type: 'string',
+    arg: 'Q|Q%',
+    help: 'quorum of each job (of each wave with --waves), a count or a percentage (default 100%)',
+  },
+  waves: {
+    type: 'string',
+    arg: 'SIZES',
+    help: 'run each job in waves of these sizes, counts or percentages of its nodes, the last repeated (e.g. 1,10%,100%)',
+  },
+  'max-failures': {
+    type: 'string',
+    arg: 'N|N%',
+    help: 'with --waves: start no further wave past this many failures, or share of the nodes that ran',
+  },
+  pause: { type: 'string', arg: 'S', help: 'with --waves: seconds between one wave and the next (default 0)' },
   concurrency: { type: 'string', arg: 'C', help: 'jobs in flight at once, each on its own nodes (default 1)' },
   'abort-after': { type: 'string', arg: 'MS', help: 'abort each job this long after it was started' },
   'heartbeat-only': { type: 'boolean', help: 'run no job: only heartbeats, for --seconds' },
@@ -115,6 +132,8 @@ export interface LoadOptions {
   jobs: number;
   jobNodes: number;
   quorum: { kind: 'count'; value: number } | { kind: 'percent'; value: number };
+  /** With --waves: the `rollout` of each job's body. */
+  rollout: Rollout | null;
   concurrency: number;
   abortAfterMs: number | null;
   heartbeatOnly: boolean;
@@ -259,6 +278,26 @@ function behaviourOf(c: Checked, values: Values): BehaviourShares {
   return behaviour;
 }
 
+/**
+ * --waves, --max-failures and --pause as the cli reads them, checked against the job nodes as the server would
+ * check them: every listed wave gets a node, and a quorum count fits in every wave (a percentage counts in each).
+ */
+function rolloutOf(values: Values, jobNodes: number, q: LoadOptions['quorum']): Rollout | null {
+  const rollout = parseRollout(str(values, 'waves'), str(values, 'max-failures'), str(values, 'pause'));
+  if (rollout === undefined) return null;
+  const sizes = waveSizes(rollout.waves, jobNodes);
+  need(
+    sizes.length >= rollout.waves.length,
+    `--waves: ${rollout.waves.length} waves need more nodes than the ${jobNodes} job nodes`,
+  );
+  const smallest = Math.min(...sizes);
+  need(
+    q.kind === 'percent' || q.value <= smallest,
+    `--quorum: ${q.value} is more than the ${smallest} nodes of the smallest wave; a percentage counts in each wave`,
+  );
+  return rollout;
+}
+
 /** --server's base URL (empty with --spawn), and the organization it names unless --org names it alone. */
 function serverUrlOf(c: Checked): { baseUrl: string; org: string | undefined } {
   let baseUrl = '';
@@ -318,6 +357,7 @@ function combine(c: Checked, values: Values): LoadOptions {
     jobs: heartbeatOnly ? 0 : (c.jobs ?? 1),
     jobNodes,
     quorum: q,
+    rollout: rolloutOf(values, jobNodes, q),
     concurrency,
     abortAfterMs: c['abort-after'] ?? null,
     heartbeatOnly,

@@ -8,6 +8,7 @@ import type { Measured } from './measured-run.js';
 import type { LoadOptions } from './options.js';
 import { processFigures, redisOpsPerHeartbeat, type ProcessFigure } from './processes.js';
 import type { OfflineDetector } from './scenario.js';
+import { betweenWaves } from './wave-figures.js';
 
 export interface FigureInputs {
   o: LoadOptions;
@@ -87,6 +88,7 @@ export function figuresOf(x: FigureInputs): Figures {
     post_to_complete_ms: jobs.post_to_complete_ms,
     job_phases_ms: jobs.job_phases_ms,
     quorum_outcomes_correct: jobs.quorum_outcomes_correct,
+    between_waves_ms: betweenWaves(records, fleet.tallies, o.rollout),
     offered_hb_per_s: perSecond(fleet.totals.heartbeatsSent - opened.fleet.heartbeatsSent),
     // Every process's heartbeats: a cluster's nodes are spread over their gateways.
     processed_hb_per_s: heartbeats === null ? null : perSecond(heartbeats),

@@ -2,7 +2,7 @@
 // own), each awaited and held against its expected outcome; signed GETs of running jobs alongside; and the
 // offline detection of flapping nodes, timed from their last heartbeat to the server listing them down.
 import type { AnswerSize, ApiClient } from '../auth/api-client.js';
-import { jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody } from '../api/push-jobs.js';
+import { jobCreatedSchema, jobSchema, nodeStateSchema, type JobBody, type JobStartBody } from '../api/push-jobs.js';
 import { isFinished } from '../push/job-states.js';
 import type { z } from 'zod';
 import { messageOf } from '../lib/thrown.js';
@@ -13,6 +13,7 @@ import type { CompletionFeed } from './completions.js';
 import { expectOutcome, quorumCount, type Expectation } from './expected.js';
 import type { LoadOptions } from './options.js';
 import { pool } from './provision.js';
+import { expectRollout } from './rollout-expected.js';
 
 const JOB_POLL_MS = 20;
 /** How often a job is polled while the organization's feed is followed, in case the feed misses its end. */
@@ -115,9 +116,16 @@ export async function runJobs(ctx: JobContext): Promise<JobRecord[]> {
   return records;
 }
 
-async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviour[]): Promise<JobRecord> {
+/**
+ * The outcome a job on `nodes` must have, once whether an abort was accepted is known: a job in waves makes its
+ * quorum in each wave (rollout-expected.ts), in the order of its nodes' names.
+ */
+function expectationOf(
+  ctx: JobContext,
+  nodes: string[],
+  behaviours: NodeBehaviour[],
+): (aborted: boolean) => Expectation {
   const o = ctx.options;
-  const quorum = quorumCount(o.quorum, nodes.length);
   const view = nodes.map((name, i) => ({
     behaviour: behaviours[i] as NodeBehaviour,
     uncertain: ctx.uncertain.has(name),
@@ -128,22 +136,38 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
     runMs: o.behaviour.runMs,
     runTimeoutMs: o.runTimeoutS * 1000,
   };
-  const record: JobRecord = {
-    id: null,
-    postedAt: ctx.timers.now(),
-    finishedAt: null,
-    final: null,
-    expectation: expectOutcome(view, quorum, { ...timing, aborted: false }),
-    error: null,
-  };
-  const jobs = `/organizations/${encodeURIComponent(ctx.org)}/pushy/jobs`;
-  const body = {
+  const { rollout } = o;
+  return (aborted) =>
+    rollout === null
+      ? expectOutcome(view, quorumCount(o.quorum, nodes.length), { ...timing, aborted })
+      : expectRollout(view, rollout, (size) => quorumCount(o.quorum, size), { ...timing, aborted });
+}
+
+/** The POST body of a job on `nodes`, as the options ask for it. */
+function jobBodyOf(o: LoadOptions, nodes: string[]): JobStartBody {
+  return {
     command: o.command,
     nodes,
     quorum: o.quorum.kind === 'count' ? o.quorum.value : `${o.quorum.value}%`,
     voting_timeout: o.votingTimeoutS,
     run_timeout: o.runTimeoutS,
+    ...(o.rollout === null ? {} : { rollout: o.rollout }),
   };
+}
+
+async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviour[]): Promise<JobRecord> {
+  const o = ctx.options;
+  const expect = expectationOf(ctx, nodes, behaviours);
+  const record: JobRecord = {
+    id: null,
+    postedAt: ctx.timers.now(),
+    finishedAt: null,
+    final: null,
+    expectation: expect(false),
+    error: null,
+  };
+  const jobs = `/organizations/${encodeURIComponent(ctx.org)}/pushy/jobs`;
+  const body = jobBodyOf(o, nodes);
   let aborted: Promise<boolean> = Promise.resolve(false);
   try {
     const created = await call(ctx.api, 'POST', jobs, jobCreatedSchema, body);
@@ -179,7 +203,7 @@ async function runJob(ctx: JobContext, nodes: string[], behaviours: NodeBehaviou
   }
   if (o.abortAfterMs !== null && record.final !== null) {
     const accepted = await aborted.catch(() => false);
-    record.expectation = expectOutcome(view, quorum, { ...timing, aborted: accepted });
+    record.expectation = expect(accepted);
   }
   return record;
 }

@@ -1,5 +1,5 @@
 // Adding up what the nodes saw of each job: in a worker between batches, and in the parent over all workers.
-import type { JobTally } from './ipc.js';
+import type { JobTally, WaveTally } from './ipc.js';
 
 export function emptyTally(): JobTally {
   return {
@@ -16,7 +16,13 @@ export function emptyTally(): JobTally {
     failed: 0,
     crashed: 0,
     lastResultAt: 0,
+    waves: {},
   };
+}
+
+/** Wave `wave` of the tally, made on first use. */
+export function waveTallyOf(t: JobTally, wave: number): WaveTally {
+  return (t.waves[wave] ??= { firstCommitAt: Infinity, runs: 0, reported: 0, lastResultAt: 0 });
 }
 
 /** Adds `b` into `a`: counts sum, first times take the earliest, last times the latest. */
@@ -34,6 +40,13 @@ export function mergeTally(a: JobTally, b: JobTally): void {
   a.lastRunAt = Math.max(a.lastRunAt, b.lastRunAt);
   a.lastAckAt = Math.max(a.lastAckAt, b.lastAckAt);
   a.lastResultAt = Math.max(a.lastResultAt, b.lastResultAt);
+  for (const [wave, w] of Object.entries(b.waves)) {
+    const into = waveTallyOf(a, Number(wave));
+    into.firstCommitAt = Math.min(into.firstCommitAt, w.firstCommitAt);
+    into.runs += w.runs;
+    into.reported += w.reported;
+    into.lastResultAt = Math.max(into.lastResultAt, w.lastResultAt);
+  }
 }
 
 /** The tally of `job` in `tallies`, made on first use. */

@@ -103,7 +103,7 @@ class Worker {
     const stopProgress = this.timers.every(PROGRESS_MS, () => void send({ type: 'provisioned', done, reused }));
     try {
       const known = await listKnown(target.admin, i.org);
-      await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour }) => {
+      await pool(i.nodes, i.apiConcurrency, async ({ name, behaviour, wave }) => {
         const p = await provisionNode(target, name, known);
         // Checked with the first node that names them, before the rest of the fleet is provisioned for nothing.
         const named = [p.config.heartbeatAddr, p.config.commandAddr].filter((e) => !endpoints.has(e));
@@ -115,7 +115,8 @@ class Worker {
               `that host: give the server a server_name its nodes can reach`,
           );
         const link = this.links.linkFor(p.config);
-        const node = new SimNode(name, behaviour, p.config, i.org, i, this.batches.sink, link, this.curve, this.timers);
+        const sink = this.batches.sinkFor(wave);
+        const node = new SimNode(name, behaviour, p.config, i.org, i, sink, link, this.curve, this.timers);
         if (i.recordFile !== null) node.record = fileRecorder(i.recordFile, name);
         this.nodes.push(node);
         done += 1;

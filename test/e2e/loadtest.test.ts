@@ -10,7 +10,7 @@ import { runBin, type RunResult } from '../support/process-run.js';
 import { startServerProcess } from '../support/server-process.js';
 
 const RUN_TIMEOUT_MS = 100_000;
-// Six runs of the tester, each a few seconds of provisioning and jobs.
+// Ten runs of the tester, each a few seconds of provisioning and jobs.
 t.setTimeout(300_000);
 
 const spreadSchema = z.object({ p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() });
@@ -37,6 +37,15 @@ const figuresSchema = z.object({
     ambiguous: z.int(),
     mismatches: z.array(z.unknown()),
   }),
+  between_waves_ms: z
+    .object({
+      p50: z.number().nullable(),
+      max: z.number().nullable(),
+      gaps: z.int(),
+      waves_complete: z.int(),
+      pause_s: z.int(),
+    })
+    .nullable(),
   offered_hb_per_s: z.number(),
   processed_hb_per_s: z.number().nullable(),
   dropped: z.int(),
@@ -118,6 +127,55 @@ t.test('--record: each node’s own record of every job it committed to, ran and
       t.equal(own.filter((l) => l.event === event).length, 2, `${node}: ${event} for each job`);
   }
 });
+
+t.test(
+  '--waves 10%: a job in ten waves, each asked once the one before ended, and the time between them',
+  async (t) => {
+    const file = join(t.testdir(), 'nodes.jsonl');
+    const { run, figures: f } = await loadtest(t, [
+      '--spawn',
+      '--nodes',
+      '30',
+      '--jobs',
+      '1',
+      '--waves',
+      '10%',
+      '--record',
+      file,
+    ]);
+    t.equal(run.code, 0, exitMessage(run));
+    t.same(f.jobs_by_status, { complete: 1 });
+    t.same(f.quorum_outcomes_correct, { correct: 1, total: 1, ambiguous: 0, mismatches: [] });
+    const w = f.between_waves_ms;
+    t.same([w?.waves_complete, w?.gaps, w?.pause_s], [10, 9, 0], 'ten waves complete, nine gaps between them');
+    // Every gap holds a result's and a commit's trip and the server's steps between: above 0, well below a second.
+    t.ok(
+      w !== null && w.p50 !== null && w.max !== null && w.p50 > 0 && w.p50 <= w.max && w.max < 5000,
+      JSON.stringify(w),
+    );
+    t.match(run.stdout, /^between waves: +p50 [\d.]+, max [\d.]+ ms over 9 gaps, pause 0 s included/m);
+    t.same(f.commit_to_all_acked_ms, { p50: null, p99: null, max: null }, 'a job in waves has no single fan-out');
+
+    // The waves take the nodes by name, three each: a node hears of the job only once the wave before it ended.
+    const lines = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => nodeRecordLineSchema.parse(JSON.parse(l)));
+    const names = [...new Set(lines.map((l) => l.node))].sort();
+    t.equal(names.length, 30);
+    const at = (event: 'committed' | 'result', wave: number) =>
+      lines
+        .filter((l) => l.event === event && names.indexOf(l.node) >= wave * 3 && names.indexOf(l.node) < wave * 3 + 3)
+        .map((l) => l.at);
+    for (let wave = 1; wave < 10; wave++) {
+      t.equal(at('committed', wave).length, 3, `wave ${wave + 1}: each node committed once`);
+      t.ok(
+        Math.min(...at('committed', wave)) >= Math.max(...at('result', wave - 1)),
+        `wave ${wave + 1} committed after every result of wave ${wave}`,
+      );
+    }
+  },
+);
 
 t.test('nacking and silent nodes make a 90% quorum fail, and the tester expects it', async (t) => {
   const { run, figures: f } = await loadtest(t, [

@@ -71,6 +71,14 @@ t.test('--record names the file of the nodes’ own records; none by default', a
   t.equal(options(['--spawn', '--nodes', '10']).record, null);
 });
 
+t.test('--waves, --max-failures and --pause make the rollout of each job; none by default', async (t) => {
+  t.equal(options(['--spawn', '--nodes', '10']).rollout, null);
+  const o = options(['--spawn', '--nodes', '30', '--waves', '1,10%,100%', '--max-failures', '5%', '--pause', '2']);
+  t.same(o.rollout, { waves: [1, '10%', '100%'], max_failures: '5%', pause: 2 });
+  t.same(options(['--spawn', '--nodes', '30', '--waves', '10%']).rollout, { waves: ['10%'] });
+  t.same(options(['--spawn', '--nodes', '30', '--waves', '3', '--quorum', '3']).quorum, { kind: 'count', value: 3 });
+});
+
 t.test('each wrong value is refused naming its option', async (t) => {
   const base = ['--spawn', '--nodes', '10'];
   const cases: Array<[string[], RegExp]> = [
@@ -103,6 +111,12 @@ t.test('each wrong value is refused naming its option', async (t) => {
       /--heartbeat-interval goes/,
     ],
     [[...base, '--heartbeat-interval', '5'], /^--heartbeat-interval: expected a whole number from 10/],
+    [[...base, '--waves', '0'], /^--waves: '0' is not a node count or a percentage/],
+    [[...base, '--waves', '5,5,5'], /^--waves: 3 waves need more nodes than the 10 job nodes/],
+    [[...base, '--waves', '4', '--quorum', '3'], /^--quorum: 3 is more than the 2 nodes of the smallest wave/],
+    [[...base, '--waves', '2', '--max-failures', 'some'], /^--max-failures: 'some' is not/],
+    [[...base, '--waves', '2', '--pause', '1.5'], /^--pause: '1.5' is not a whole number of seconds/],
+    [[...base, '--pause', '3'], /--max-failures and --pause apply to a rollout: give its --waves too/],
   ];
   for (const [argv, expected] of cases) t.match(refusal(argv), expected, argv.join(' '));
 });
@@ -123,6 +137,14 @@ t.test('--help shows every option', async (t) => {
   const parsed = parseLoadOptions(['--help']);
   t.equal(parsed.kind, 'help');
   if (parsed.kind !== 'help') return;
-  for (const name of ['--nodes', '--spawn', '--quorum', '--crash-while-running', '--late-heartbeats', '--cleanup'])
+  for (const name of [
+    '--nodes',
+    '--spawn',
+    '--quorum',
+    '--waves',
+    '--crash-while-running',
+    '--late-heartbeats',
+    '--cleanup',
+  ])
     t.match(parsed.text, name);
 });
