@@ -130,22 +130,9 @@ export async function startSystem(store: Store, pushParts: PushParts, opts: Syst
   });
 
   const feeds = new FeedHub({ ...DEFAULT_FEED_SETTINGS, now, ...opts.feeds });
-  const { transport, orgs, settings, lag, cluster, votes } = pushParts;
+  const { orgs, ...parts } = pushParts;
   const timers = opts.timers ?? realTimers;
-  const push: PushPorts = {
-    transport,
-    settings,
-    lag,
-    cluster,
-    votes,
-    store,
-    now,
-    timers,
-    reporter,
-    counters,
-    log,
-    feeds,
-  };
+  const push: PushPorts = { ...parts, store, now, timers, reporter, counters, log, feeds };
   const orgPorts: OrgPorts = {
     store,
     now,

@@ -1,7 +1,12 @@
-// The push-jobs requests an organization hands its push supervisor once it has authorized and checked them (spec
-// 2.4-2.6, 4.1): the supervisor, which holds the jobs, the node states and the job list, answers each itself.
+// What reaches an organization's push supervisor: the push-jobs requests its organization hands it once it has
+// authorized and checked them (spec 2.4-2.6, 4.1), which the supervisor, holding the jobs, the node states and the
+// job list, answers itself; and what its children and timers report.
 import type { Reply } from '../shared/reply.js';
+import type { JobBody } from '../../src/api/push-jobs.js';
+import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import type { JobState } from './job-model.js';
+import type { JobHeader } from './job-store.js';
+import type { AvailabilityChange } from './node.js';
 import type { ScheduleRequest } from './schedules.js';
 
 export type PushRequest =
@@ -38,3 +43,22 @@ export function isPushRead(request: PushRequest): boolean {
     !(request.type === 'job' && request.request === 'abort')
   );
 }
+
+/** What the push supervisor takes from its children and timers, besides its organization's requests. */
+export type PushReport =
+  | { type: 'node_availability'; node: string; change: AvailabilityChange }
+  | { type: 'job_saved'; header: JobHeader }
+  | { type: 'job_finished'; id: string; final: JobBody }
+  | { type: 'job_retired'; id: string }
+  | { type: 'push_tick' }
+  /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
+  | {
+      type: 'gateway_events';
+      gateway: string;
+      events: readonly GatewayReport[];
+      stored: (saved: Promise<void>) => void;
+    }
+  /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
+  | { type: 'gateways_gone'; gateways: ReadonlySet<string> }
+  /** A schedule's occurrence is due (schedules.ts). */
+  | { type: 'schedule_tick'; name: string };

@@ -3,8 +3,6 @@
 // jobs. It runs only in the supervisor's turns, but for the transport's calls for a node's follower and the
 // metrics' counts, both read between turns.
 import { dispatch, query, type Ref } from 'nact';
-import type { JobBody } from '../../src/api/push-jobs.js';
-import type { GatewayReport } from '../../src/cluster/node-link-messages.js';
 import { jobsCollection, schedulesCollection } from '../../src/store/collections.js';
 import type { Reply } from '../shared/reply.js';
 import { spawnSupervised } from '../shared/supervision.js';
@@ -14,7 +12,6 @@ import type { JobMsg } from './job-messages.js';
 import { spawnJob, type JobHandle } from './job.js';
 import type { JobState } from './job-model.js';
 import { JobRetention } from './job-retention.js';
-import type { JobHeader } from './job-store.js';
 import { newNode } from './node-machine.js';
 import { upFromJobs } from './restored-nodes.js';
 import { gatewayGoneGrace, restoredNodeGrace } from './node-graces.js';
@@ -23,27 +20,8 @@ import { NodeFollower, sweepNodes, type AvailabilityChange } from './node.js';
 import type { PushPorts } from './ports.js';
 import { answerPush, type AnswerSources } from './push-answers.js';
 import { nodeRecordOf, type PushData } from './push-data.js';
-import { isScheduleRequest, type PushRequest } from './push-requests.js';
+import { isScheduleRequest, type PushReport, type PushRequest } from './push-requests.js';
 import { Schedules } from './schedules.js';
-
-/** What the push supervisor takes from its children and timers, besides its organization's requests. */
-export type PushReport =
-  | { type: 'node_availability'; node: string; change: AvailabilityChange }
-  | { type: 'job_saved'; header: JobHeader }
-  | { type: 'job_finished'; id: string; final: JobBody }
-  | { type: 'job_retired'; id: string }
-  | { type: 'push_tick' }
-  /** What a gateway (another process) heard from nodes of this organization; `stored` is told when it is stored. */
-  | {
-      type: 'gateway_events';
-      gateway: string;
-      events: readonly GatewayReport[];
-      stored: (saved: Promise<void>) => void;
-    }
-  /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
-  | { type: 'gateways_gone'; gateways: ReadonlySet<string> }
-  /** A schedule's occurrence is due (schedules.ts). */
-  | { type: 'schedule_tick'; name: string };
 
 /**
  * A finished job's actor lives on this long, as the original's job process did: a node answering late (a commit

@@ -12,7 +12,8 @@ import type { NodeFollower } from './node.js';
 import type { PushPorts } from './ports.js';
 import type { NodeAvailability, PushData } from './push-data.js';
 import type { PushRequest } from './push-requests.js';
-import { PushRuntime, type PushReport } from './push-runtime.js';
+import type { PushReport } from './push-requests.js';
+import { PushRuntime } from './push-runtime.js';
 
 /**
  * Sweeps of the nodes an interval (see PushRuntime.sweep): a node is marked down within a twentieth of an interval
