@@ -6,6 +6,8 @@ import { JOB_BODY_OPTIONS, jobBodyOptionsOf } from './job-options.js';
 import { jobStart, watchJob, type JobStartOptions, parsePollInterval } from './job-start.js';
 import { jobAbort, jobList, jobOutput, jobStatus, OUTPUT_CHANNELS } from './jobs.js';
 import { nodeStatus } from './nodes.js';
+import { SCHEDULE_ADD_OPTIONS, scheduleAddOptionsOf } from './schedule-options.js';
+import { scheduleAdd, scheduleChange, type ScheduleChange, scheduleList, scheduleShow } from './schedules.js';
 import { CommandError } from './terminal.js';
 import { userChanges, userCreate, userDelete, userEdit, userList, userShow, type UserFields } from './users.js';
 import { whitelistList, whitelistRemove, whitelistSet } from './whitelist-commands.js';
@@ -47,6 +49,15 @@ const POLL_INTERVAL: OptionSpec = {
   help: 'seconds between status checks when the server offers no live feed (default 1)',
 };
 const VERBOSE: OptionSpec = { type: 'boolean', short: 'V', help: 'print a line for every node event' };
+
+/** `schedule delete|pause|resume NAME`. */
+const scheduleChangeCommand = (change: ScheduleChange, summary: string): Command<Cli> => ({
+  args: 'NAME',
+  summary,
+  options: {},
+  positionals: [1, 1],
+  plan: (a) => (cli) => scheduleChange(cli, { name: at(a, 0), change }),
+});
 
 const COMMANDS: Record<string, Command<Cli>> = {
   'job list': {
@@ -138,6 +149,33 @@ const COMMANDS: Record<string, Command<Cli>> = {
     positionals: [2, 2],
     plan: (a) => (cli) => whitelistRemove(cli, { node: at(a, 0), name: at(a, 1) }),
   },
+  'schedule add': {
+    args: 'NAME CRON COMMAND [NODE ...]',
+    summary: "start COMMAND on nodes at the times CRON names, such as '0 3 * * *' (quoted: one argument)",
+    options: SCHEDULE_ADD_OPTIONS,
+    positionals: [3, Infinity],
+    plan: (a, v) => {
+      const o = scheduleAddOptionsOf(a, v);
+      return (cli) => scheduleAdd(cli, o);
+    },
+  },
+  'schedule list': {
+    args: '',
+    summary: 'list the schedules of the organization: their expression, state, next run and last job',
+    options: {},
+    positionals: [0, 0],
+    plan: () => (cli) => scheduleList(cli),
+  },
+  'schedule show': {
+    args: 'NAME',
+    summary: 'show a schedule: its job, expression, next run and latest jobs',
+    options: {},
+    positionals: [1, 1],
+    plan: (a) => (cli) => scheduleShow(cli, { name: at(a, 0) }),
+  },
+  'schedule delete': scheduleChangeCommand('delete', 'delete a schedule; the jobs it started stay'),
+  'schedule pause': scheduleChangeCommand('pause', 'stop a schedule firing until it is resumed'),
+  'schedule resume': scheduleChangeCommand('resume', 'fire a paused schedule again, from its next occurrence on'),
   'user list': {
     args: '',
     summary: 'list user accounts (server-admins)',
