@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// cli: the users' command-line tool for push jobs, node whitelists and user accounts (spec 4.4, 4.6). Only the
-// process is wired here: its arguments, streams, working folder and home; the commands live in src/cli.
+// cli: the users' command-line tool for push jobs and their schedules, node whitelists and user accounts (spec 4.4,
+// 4.6). Only the process is wired here: its arguments, streams, working folder and home; the commands live in src/cli.
 import { homedir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectCli, resolveCliTarget } from '../cli/cli-connection.js';

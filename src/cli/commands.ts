@@ -2,18 +2,12 @@
 // and help text, the options that say where to connect, and what each command runs once connected.
 import type { Cli, CliTargetOptions } from './cli-connection.js';
 import { at, type Command, flag, type OptionSpec, str, type Tool, type Values } from './framework.js';
-import {
-  jobStart,
-  watchJob,
-  type JobStartOptions,
-  parseEnv,
-  parsePollInterval,
-  parseQuorum,
-  parseSeconds,
-} from './job-start.js';
-import { parseRollout } from './rollout-options.js';
+import { JOB_BODY_OPTIONS, jobBodyOptionsOf } from './job-options.js';
+import { jobStart, watchJob, type JobStartOptions, parsePollInterval } from './job-start.js';
 import { jobAbort, jobList, jobOutput, jobStatus, OUTPUT_CHANNELS } from './jobs.js';
 import { nodeStatus } from './nodes.js';
+import { SCHEDULE_ADD_OPTIONS, scheduleAddOptionsOf } from './schedule-options.js';
+import { scheduleAdd, scheduleChange, type ScheduleChange, scheduleList, scheduleShow } from './schedules.js';
 import { CommandError } from './terminal.js';
 import { userChanges, userCreate, userDelete, userEdit, userList, userShow, type UserFields } from './users.js';
 import { whitelistList, whitelistRemove, whitelistSet } from './whitelist-commands.js';
@@ -56,8 +50,14 @@ const POLL_INTERVAL: OptionSpec = {
 };
 const VERBOSE: OptionSpec = { type: 'boolean', short: 'V', help: 'print a line for every node event' };
 
-const optional = <T>(value: string | undefined, parse: (text: string) => T): T | undefined =>
-  value === undefined ? undefined : parse(value);
+/** `schedule delete|pause|resume NAME`. */
+const scheduleChangeCommand = (change: ScheduleChange, summary: string): Command<Cli> => ({
+  args: 'NAME',
+  summary,
+  options: {},
+  positionals: [1, 1],
+  plan: (a) => (cli) => scheduleChange(cli, { name: at(a, 0), change }),
+});
 
 const COMMANDS: Record<string, Command<Cli>> = {
   'job list': {
@@ -71,43 +71,7 @@ const COMMANDS: Record<string, Command<Cli>> = {
     args: 'COMMAND [NODE ...]',
     summary: 'run COMMAND on nodes, wait for the job and report it',
     options: {
-      timeout: {
-        type: 'string',
-        arg: 'SECONDS',
-        help: 'seconds the command may run before the job times out (server default 3600)',
-      },
-      quorum: {
-        type: 'string',
-        short: 'q',
-        arg: 'N|N%',
-        help: 'nodes that must commit for the command to run (default 100%)',
-      },
-      search: { type: 'string', short: 's', arg: 'QUERY', help: 'also run on the nodes a node search finds' },
-      capture: { type: 'boolean', help: 'keep the output of each node (see cli job output)' },
-      env: { type: 'string', arg: 'JSON', help: 'environment of the command, a JSON object of strings' },
-      'in-dir': { type: 'string', arg: 'DIR', help: 'working folder of the command on the nodes' },
-      'as-user': { type: 'string', arg: 'USER', help: 'run the command as USER on the nodes' },
-      file: { type: 'string', arg: 'FILE', help: 'send FILE to the nodes with the job' },
-      'voting-timeout': {
-        type: 'string',
-        arg: 'SECONDS',
-        help: "seconds nodes have to commit (at most the server's setting)",
-      },
-      waves: {
-        type: 'string',
-        arg: 'N|N%,...',
-        help: 'run in waves of these sizes, by node name; the last repeats (e.g. 1,10%,100%)',
-      },
-      'max-failures': {
-        type: 'string',
-        arg: 'N|N%',
-        help: 'with --waves: start no further wave past this many failures, or share of the nodes that ran',
-      },
-      pause: {
-        type: 'string',
-        arg: 'SECONDS',
-        help: 'with --waves: seconds between one wave and the next (default 0)',
-      },
+      ...JOB_BODY_OPTIONS,
       nowait: { type: 'boolean', short: 'b', help: 'print the job ID and return at once' },
       'poll-interval': POLL_INTERVAL,
       verbose: VERBOSE,
@@ -115,18 +79,7 @@ const COMMANDS: Record<string, Command<Cli>> = {
     positionals: [1, Infinity],
     plan: (a, v) => {
       const o: JobStartOptions = {
-        command: at(a, 0),
-        nodes: a.slice(1),
-        search: str(v, 'search'),
-        timeout: optional(str(v, 'timeout'), (t) => parseSeconds('--timeout', t)),
-        quorum: parseQuorum(str(v, 'quorum') ?? '100%'),
-        votingTimeout: optional(str(v, 'voting-timeout'), (t) => parseSeconds('--voting-timeout', t)),
-        capture: flag(v, 'capture'),
-        env: optional(str(v, 'env'), parseEnv),
-        dir: str(v, 'in-dir'),
-        asUser: str(v, 'as-user'),
-        file: str(v, 'file'),
-        rollout: parseRollout(str(v, 'waves'), str(v, 'max-failures'), str(v, 'pause')),
+        ...jobBodyOptionsOf(at(a, 0), a.slice(1), v),
         nowait: flag(v, 'nowait'),
         pollSeconds: parsePollInterval(str(v, 'poll-interval') ?? '1'),
         verbose: flag(v, 'verbose'),
@@ -196,6 +149,33 @@ const COMMANDS: Record<string, Command<Cli>> = {
     positionals: [2, 2],
     plan: (a) => (cli) => whitelistRemove(cli, { node: at(a, 0), name: at(a, 1) }),
   },
+  'schedule add': {
+    args: 'NAME CRON COMMAND [NODE ...]',
+    summary: "start COMMAND on nodes at the times CRON names, such as '0 3 * * *' (quoted: one argument)",
+    options: SCHEDULE_ADD_OPTIONS,
+    positionals: [3, Infinity],
+    plan: (a, v) => {
+      const o = scheduleAddOptionsOf(a, v);
+      return (cli) => scheduleAdd(cli, o);
+    },
+  },
+  'schedule list': {
+    args: '',
+    summary: 'list the schedules of the organization: their expression, state, next run and last job',
+    options: {},
+    positionals: [0, 0],
+    plan: () => (cli) => scheduleList(cli),
+  },
+  'schedule show': {
+    args: 'NAME',
+    summary: 'show a schedule: its job, expression, next run and latest jobs',
+    options: {},
+    positionals: [1, 1],
+    plan: (a) => (cli) => scheduleShow(cli, { name: at(a, 0) }),
+  },
+  'schedule delete': scheduleChangeCommand('delete', 'delete a schedule; the jobs it started stay'),
+  'schedule pause': scheduleChangeCommand('pause', 'stop a schedule firing until it is resumed'),
+  'schedule resume': scheduleChangeCommand('resume', 'fire a paused schedule again, from its next occurrence on'),
   'user list': {
     args: '',
     summary: 'list user accounts (server-admins)',

@@ -32,6 +32,12 @@ t.test('every command of the brief is known by its words', async (t) => {
     'node whitelist list',
     'node whitelist remove',
     'node whitelist set',
+    'schedule add',
+    'schedule delete',
+    'schedule list',
+    'schedule pause',
+    'schedule resume',
+    'schedule show',
     'user create',
     'user delete',
     'user edit',
@@ -219,6 +225,13 @@ t.test('--help at every level shows that level, whatever else the line holds', a
   t.match(whitelist, /^Usage: cli node whitelist SUBCOMMAND/);
   for (const sub of ['list', 'set', 'remove']) t.match(whitelist, new RegExp(`^ {2}node whitelist ${sub} `, 'm'));
   t.notMatch(whitelist, /node status/);
+
+  const add = helpOf(['schedule', 'add', '--help']);
+  t.match(add, /^Usage: cli schedule add NAME CRON COMMAND \[NODE \.\.\.\] \[options\]\n/);
+  for (const option of ['--time-zone TZ', '--allow-overlap', '--keep-jobs N', '-q, --quorum N|N%', '--waves N|N%,...'])
+    t.ok(add.includes(option), `schedule add takes ${option}`);
+  t.notMatch(add, /--nowait|--poll-interval/, 'nor does it wait for a job');
+  t.match(helpOf(['schedule', '--help']), /^ {2}schedule pause +stop a schedule firing/m);
 
   const start = helpOf(['job', 'start', '--help']);
   t.match(start, /^Usage: cli job start COMMAND \[NODE \.\.\.\] \[options\]\n\nRun COMMAND on nodes/);
