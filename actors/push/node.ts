@@ -52,6 +52,12 @@ export interface AvailabilityChange {
  * Where a node follower reports: its organization's push runtime when this process owns the organization, else the
  * gateway's link to the owner (gateway-nodes.ts).
  */
+/** A message the follower writes to its node, as it hands it to the transport. */
+export interface NodeWrite {
+  message: OutboundMessage;
+  voteBy?: number;
+}
+
 export interface NodeParent {
   availability(node: string, change: AvailabilityChange): void;
   /** Whether the job a node names runs (a node that holds a job that does not is reset). */
@@ -59,7 +65,8 @@ export interface NodeParent {
   /** An answer about a job that runs, for that job. */
   answer(node: string, at: number, message: NodeAnswerMessage): void;
   /**
-   * Writes to the node (its rehab abort, a result's ack, a commit written again with its `voteBy`). An owner's
+   * Writes to the node (its rehab abort, a result's ack, a commit written again with its `voteBy`) when the follower
+   * acts on its own (a sweep's tick); told by the transport, it hands the transport its writes instead. An owner's
    * runtime sends through the transport, which writes nothing while the organization's lease is in doubt; a gateway
    * writes to the node's connection here, on its owner's word.
    */
@@ -71,6 +78,8 @@ type AnswerMsg = Extract<NodeMsg, { type: 'answer' }>;
 export class NodeFollower {
   private readonly machine: Interpreter<NodeState, NodeEvent, NodeEffect, AnswerMsg>;
   private readonly name: string;
+  /** Where writes go while the transport tells it something (see tell). */
+  private writes: NodeWrite[] | undefined;
   /** When this process last heard the node's heartbeat (the dashboard shows it); undefined until then. */
   lastHeartbeatAt: number | undefined;
 
@@ -97,15 +106,28 @@ export class NodeFollower {
     return tickDue(this.machine.state, at, lag);
   }
 
-  /** Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message. */
-  tell(msg: NodeMsg): void {
+  /**
+   * Handles one message to its end. Its crash policy: a throw leaves the state as it was before the message.
+   * `writes`: where what it writes to the node goes when the transport tells it, which writes them once this
+   * returns (so the transport is never called back by what it called); else through its parent.
+   */
+  tell(msg: NodeMsg, writes?: NodeWrite[]): void {
+    const before = this.writes;
+    this.writes = writes;
     try {
       this.receive(msg);
     } catch (error) {
       // Steps are pure and visible changes come in fresh state objects, so the state before the throw is whole:
       // the node goes on from it, and its next heartbeat is followed as usual.
       this.ports.reporter.crashed(`node-${this.name}`, error, false);
+    } finally {
+      this.writes = before;
     }
+  }
+
+  private write(message: OutboundMessage, voteBy?: number): void {
+    if (this.writes) this.writes.push(voteBy === undefined ? { message } : { message, voteBy });
+    else this.parent.send(this.name, message, voteBy);
   }
 
   private held(id: string | null): JobHeld {
@@ -182,7 +204,7 @@ export class NodeFollower {
           });
           break;
         case 'send':
-          parent.send(name, { type: 'abort', job_id: null });
+          this.write({ type: 'abort', job_id: null });
           break;
         case 'down_deferred':
           ports.lag.downDeferred(org, name);
@@ -192,7 +214,7 @@ export class NodeFollower {
           break;
         case 'ack_result':
           if (answer && answer.message.job_id !== null)
-            parent.send(name, { type: 'ack_result', job_id: answer.message.job_id });
+            this.write({ type: 'ack_result', job_id: answer.message.job_id });
           break;
         case 'ignored':
           ports.counters.inc('node_ignored', e.reason);
@@ -200,7 +222,7 @@ export class NodeFollower {
           break;
         case 'resend_commit':
           ports.votes.recovered('commit_resent');
-          parent.send(name, e.message, e.voteBy);
+          this.write(e.message, e.voteBy);
           break;
         case 'ack_from_heartbeat':
           ports.votes.recovered('ack_from_heartbeat');

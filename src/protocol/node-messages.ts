@@ -1,7 +1,7 @@
 // The job messages as the server's parts hand them to each other, without the envelope: one to a node before the
 // transport adds its envelope, and a node's answer once the transport verified it; with the channels a node
 // connects to. The actors, the transport and the cluster's streams all carry them, so they live below all three.
-import type { Abort, AckResult, Commit, Envelope, NodeAnswerType, Run } from './messages.js';
+import type { Abort, AckResult, ClientMessage, Commit, Envelope, NodeAnswerType, Run } from './messages.js';
 
 /** A message's own fields: each of a union's members without the envelope. */
 type Unenveloped<M> = M extends unknown ? Omit<M, keyof Envelope> : never;
@@ -18,6 +18,17 @@ export interface NodeAnswerMessage {
   stderr?: string;
   truncated?: boolean;
   reason?: string;
+}
+
+/** A verified answer as the actors take it: its own fields, without the envelope. */
+export function nodeAnswerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerMessage {
+  const answer: NodeAnswerMessage = { type: m.type, job_id: m.job_id };
+  if ('exit_status' in m) answer.exit_status = m.exit_status;
+  if ('stdout' in m && m.stdout !== undefined) answer.stdout = m.stdout;
+  if ('stderr' in m && m.stderr !== undefined) answer.stderr = m.stderr;
+  if ('truncated' in m && m.truncated !== undefined) answer.truncated = m.truncated;
+  if ('reason' in m) answer.reason = m.reason;
+  return answer;
 }
 
 /** The channel addresses, keys and identity a node needs to connect (the config endpoint's body). */

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InfraSystem } from '../../actors/system.js';
 import type { GatewayNodes } from '../../actors/push/gateway-nodes.js';
+import type { NodeMsg, NodeWrite } from '../../actors/push/node.js';
 import {
   RECONNECT_GRACE_MAX_MS,
   type PushParts,
@@ -21,7 +22,7 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/thrown.js';
 import type { ClientMessage } from '../protocol/messages.js';
-import type { NodeAnswerMessage, OutboundMessage, PushDescription } from '../protocol/node-messages.js';
+import { nodeAnswerOf, type OutboundMessage, type PushDescription } from '../protocol/node-messages.js';
 import { DropCounter, NodeHolders } from '../protocol/receive.js';
 import type { Store } from '../store/store.js';
 import type { MemberView } from '../cluster/gateway-ports.js';
@@ -79,6 +80,8 @@ export class PushHub implements PushTransport, TransportOrgs {
   readonly lagMeter: HeartbeatLag;
   /** Messages verified and handed to their node follower, for GET /_status and load figures. */
   private accepted = 0;
+  /** What a follower asked to write while told a node's message (see tell); empty between messages. */
+  private readonly followerWrites: NodeWrite[] = [];
   private heartbeats = 0;
   /** Votes the node followers recovered from heartbeats (a lost commit written again, a lost ack read). */
   private readonly votesRecovered: VotesRecovered = { commit_resent: 0, ack_from_heartbeat: 0 };
@@ -366,29 +369,32 @@ export class PushHub implements PushTransport, TransportOrgs {
     peer.lastBeat = at;
     this.heartbeats += 1;
     const { incarnation_id: incarnation, job_id: job, job_state, sequence } = m;
-    peer.follower.tell({ type: 'heartbeat', at, incarnation, job, job_state, sequence });
+    this.tell(peer, m.org, m.node, { type: 'heartbeat', at, incarnation, job, job_state, sequence });
+  }
+
+  /**
+   * Tells the node's follower, then writes what it asked to write: an owner's through the routes (as a job's are),
+   * a gateway's to the node's connection here. The follower never calls the transport back.
+   */
+  private tell(peer: Peer, org: string, node: string, msg: NodeMsg): void {
+    const writes = this.followerWrites;
+    peer.follower.tell(msg, writes);
+    if (writes.length === 0) return; // the hot path: a heartbeat that writes nothing
+    for (const w of writes.splice(0))
+      if (peer.owned) this.send(org, node, w.message, w.voteBy);
+      else this.writer.send(org, node, w.message, w.voteBy);
   }
 
   private answer(peer: Peer, m: Exclude<ClientMessage, { type: 'heartbeat' }>, at: number): void {
-    const message = answerOf(m);
+    const message = nodeAnswerOf(m);
     // While this process's lease on the organization is in doubt (woken from a pause, cut off from Redis), its job
     // actors can store nothing and another member may own it already: the answer goes to the owner's inbox, as a
     // gateway's would, and is applied by whichever member holds the lease. The follower here still learns that the
     // node answered, so it does not wait for that vote.
     if (peer.owned && this.routes?.relayed(m.org, m.node, at, message)) {
-      if (m.job_id !== null) peer.follower.tell({ type: 'answer_relayed', at, job_id: m.job_id });
+      if (m.job_id !== null) this.tell(peer, m.org, m.node, { type: 'answer_relayed', at, job_id: m.job_id });
       return;
     }
-    peer.follower.tell({ type: 'answer', at, message, sequence: m.sequence });
+    this.tell(peer, m.org, m.node, { type: 'answer', at, message, sequence: m.sequence });
   }
-}
-
-function answerOf(m: Exclude<ClientMessage, { type: 'heartbeat' }>): NodeAnswerMessage {
-  const answer: NodeAnswerMessage = { type: m.type, job_id: m.job_id };
-  if ('exit_status' in m) answer.exit_status = m.exit_status;
-  if ('stdout' in m && m.stdout !== undefined) answer.stdout = m.stdout;
-  if ('stderr' in m && m.stderr !== undefined) answer.stderr = m.stderr;
-  if ('truncated' in m && m.truncated !== undefined) answer.truncated = m.truncated;
-  if ('reason' in m) answer.reason = m.reason;
-  return answer;
 }

@@ -41,7 +41,7 @@ eachStore(t, async (t, s) => {
     t.match(res.body, { status: 'pong', store: { state: 'ok' } });
     t.same(
       serverStatusSchema.parse(res.body).actors,
-      { crashes: {}, job_ignored: {}, node_ignored: {} },
+      { crashes: {}, job_ignored: {}, node_ignored: {}, schedule_firings: {} },
       'the actors block counts crashes and ignored events; none yet',
     );
   });
