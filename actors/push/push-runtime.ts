@@ -89,7 +89,7 @@ export class PushRuntime implements EventsRuntime {
         running: (id) => this.jobs.has(id),
         known: (id) => this.jobs.has(id) || data.headers.has(id),
         start: (job) => this.begin(job, false),
-        self: () => this.self(),
+        wake: (name) => this.tell({ type: 'schedule_tick', name }),
       },
       ports.settings.schedule_catchup_ms ?? 0,
     );

@@ -35,8 +35,8 @@ export interface ScheduleHost {
   known(id: string): boolean;
   /** Starts a new job (its actor stores it first). */
   start(job: JobState): void;
-  /** A schedule is due: `schedule_tick` comes back to the supervisor, in a turn of its own. */
-  self(): Ref<{ type: 'schedule_tick'; name: string }>;
+  /** A schedule's timer fired: the supervisor ticks it (`tick`) in a turn of its own. */
+  wake(name: string): void;
 }
 
 export class Schedules {
@@ -196,6 +196,7 @@ export class Schedules {
   }
 
   private startJob(s: ScheduleState, id: string, occurrence: number): void {
+    if (this.stopped) return; // the organization is let go: its next owner starts the job the record names
     const made = jobFromRequest(requestOf(s.job), {
       id,
       requestor: s.requestor,
@@ -218,10 +219,9 @@ export class Schedules {
     this.disarm(name);
     if (this.stopped) return;
     const wait = Math.min(Math.max(0, at - this.ports.now()), 2_147_483_647);
-    const self = this.host.self();
     this.armed.set(
       name,
-      this.ports.timers.after(wait, () => dispatch(self, { type: 'schedule_tick', name }), { unref: true }),
+      this.ports.timers.after(wait, () => this.host.wake(name), { unref: true }),
     );
   }
 
