@@ -164,6 +164,19 @@ t.test('job and organization feeds', async (t) => {
     t.match(eventsOf(after.items)[0], { event: 'job_complete', data: { job: first, status: 'complete' } });
   });
 
+  t.test("a rollout's waves on the org feed: wave_start and wave_end, naming the job", async (t) => {
+    const id = await startJob(s.admin, { command: 'chef-client', nodes: ['f-1', 'f-2'], rollout: { waves: [1] } });
+    await waitForJob(s.admin, id, 'complete');
+    const read = await readFeed(s.admin, FEED, {
+      lastEventId: 'org-0',
+      until: (items) => eventsOf(items).some((e) => e.event === 'job_complete' && e.data.job === id),
+    });
+    const waves = eventsOf(read.items)
+      .filter((e) => e.data.job === id && (e.event === 'wave_start' || e.event === 'wave_end'))
+      .map((e) => `${e.event} ${String(e.data.wave)}${e.event === 'wave_end' ? ` ${String(e.data.status)}` : ''}`);
+    t.same(waves, ['wave_start 1', 'wave_end 1 complete', 'wave_start 2', 'wave_end 2 complete']);
+  });
+
   t.test('feeds are scoped to the organization and its readers', async (t) => {
     const id = await startJob(s.admin, { command: 'chef-client', nodes: ['f-2'] });
     await waitForJob(s.admin, id, 'complete');
