@@ -4,21 +4,17 @@
 // record its last owner wrote) fires nothing twice.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { jobStartSchema } from '../../src/api/push-jobs.js';
+import { scheduleCreateSchema } from '../../src/api/schedules.js';
 import { nextOccurrence, occurrencesBetween } from '../../src/push/cron.js';
 
 const epochMs = z.number().int().nonnegative();
 
-/** What the store holds of a schedule (the organization's `schedules` collection, by name). */
+/** What the store holds of a schedule (the organization's `schedules` collection, by name): what it was made with, and
+ * how it has gone. Not strict, as every stored document: a field a later version adds is left alone. */
 export const scheduleStateSchema = z.object({
-  name: z.string(),
+  ...scheduleCreateSchema.shape,
   /** Made when the schedule is: its jobs' ids derive from it, so a schedule made again under the same name differs. */
   uid: z.string(),
-  job: jobStartSchema,
-  cron: z.string(),
-  time_zone: z.string(),
-  prohibit_overlap: z.boolean(),
-  keep_jobs: z.int().positive(),
   paused: z.boolean(),
   requestor: z.string(),
   created_at: epochMs,

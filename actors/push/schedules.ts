@@ -7,7 +7,7 @@ import { dispatch, type Ref } from 'nact';
 import { httpDate } from '../../src/lib/dates.js';
 import { schedulesCollection } from '../../src/store/collections.js';
 import type { ScheduleBody } from '../../src/api/schedules.js';
-import { fail, ok, type Reply } from '../shared/reply.js';
+import { fail, ok, storeFailure, type Reply } from '../shared/reply.js';
 import type { JobState } from './job-model.js';
 import { jobFromRequest, requestOf } from './job-request.js';
 import type { PushPorts } from './ports.js';
@@ -116,10 +116,10 @@ export class Schedules {
       this.all.delete(s.name);
       this.ports.store.remove(schedulesCollection(this.org), s.name).then(
         () => answer(ok(scheduleView(s, this.ports.now()))),
-        () => {
+        (error: unknown) => {
           this.all.set(s.name, s);
           this.tick(s.name);
-          answer(fail(503, 'The data store is unavailable; nothing was changed. Try again.'));
+          answer(storeFailure(this.logOf(s), error));
         },
       );
       return;
@@ -188,11 +188,15 @@ export class Schedules {
       },
       (error: unknown) => {
         this.saving.delete(s.name);
-        this.ports.log.warn('storing a schedule failed', { org: this.org, schedule: s.name, error });
+        const refused = storeFailure(this.logOf(s), error);
         undone();
-        answer?.(fail(503, 'The data store is unavailable; nothing was changed. Try again.'));
+        answer?.(refused);
       },
     );
+  }
+
+  private logOf(s: ScheduleState) {
+    return this.ports.log.child({ org: this.org, schedule: s.name });
   }
 
   private startJob(s: ScheduleState, id: string, occurrence: number): void {

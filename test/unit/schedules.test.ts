@@ -9,6 +9,7 @@ import { Schedules } from '../../actors/push/schedules.js';
 import { jobStartSchema } from '../../src/api/push-jobs.js';
 import { Counters } from '../../src/lib/counters.js';
 import type { Store } from '../../src/store/store.js';
+import { quietLogger } from '../support/logs.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 11, 2, 9, 0, 0);
@@ -52,7 +53,7 @@ function setup(initial: ScheduleState[], known: ReadonlySet<string> = new Set())
     now: () => clock.now(),
     timers: clock,
     counters,
-    log: { warn: () => undefined, error: () => undefined },
+    log: quietLogger(),
     settings: { voting_timeout: 60 },
   } as unknown as PushPorts;
   const started: JobState[] = [];
