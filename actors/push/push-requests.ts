@@ -60,5 +60,5 @@ export type PushReport =
     }
   /** Members of the cluster left: nodes connected to them are watched here until they connect elsewhere. */
   | { type: 'gateways_gone'; gateways: ReadonlySet<string> }
-  /** A schedule's occurrence is due (schedules.ts). */
-  | { type: 'schedule_tick'; name: string };
+  /** A schedule's timer fired, or the store answered one of its writes (schedules.ts runs the rest in this turn). */
+  | { type: 'schedule_turn'; run: () => void };

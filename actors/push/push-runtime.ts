@@ -89,7 +89,7 @@ export class PushRuntime implements EventsRuntime {
         running: (id) => this.jobs.has(id),
         known: (id) => this.jobs.has(id) || data.headers.has(id),
         start: (job) => this.begin(job, false),
-        wake: (name) => this.tell({ type: 'schedule_tick', name }),
+        turn: (run) => this.tell({ type: 'schedule_turn', run }),
       },
       ports.settings.schedule_catchup_ms ?? 0,
     );
@@ -214,8 +214,8 @@ export class PushRuntime implements EventsRuntime {
       case 'gateways_gone':
         this.watchNodesOf(msg.gateways);
         break;
-      case 'schedule_tick':
-        this.schedules.tick(msg.name);
+      case 'schedule_turn':
+        msg.run();
         break;
       case 'push_tick':
         this.flush().catch(() => undefined); // logged; the states are written again at the next tick

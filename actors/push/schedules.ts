@@ -35,8 +35,11 @@ export interface ScheduleHost {
   known(id: string): boolean;
   /** Starts a new job (its actor stores it first). */
   start(job: JobState): void;
-  /** A schedule's timer fired: the supervisor ticks it (`tick`) in a turn of its own. */
-  wake(name: string): void;
+  /**
+   * Runs `run` in a turn of the supervisor of its own: a timer that fired, or a store's answer. A supervisor let go or
+   * stopped (its server stopping) runs nothing more.
+   */
+  turn(run: () => void): void;
 }
 
 export class Schedules {
@@ -116,11 +119,12 @@ export class Schedules {
       this.all.delete(s.name);
       this.ports.store.remove(schedulesCollection(this.org), s.name).then(
         () => answer(ok(scheduleView(s, this.ports.now()))),
-        (error: unknown) => {
-          this.all.set(s.name, s);
-          this.tick(s.name);
-          answer(storeFailure(this.logOf(s), error));
-        },
+        (error: unknown) =>
+          this.host.turn(() => {
+            this.all.set(s.name, s);
+            this.tick(s.name);
+            answer(storeFailure(this.logOf(s), error));
+          }),
       );
       return;
     }
@@ -182,16 +186,18 @@ export class Schedules {
   private save(s: ScheduleState, done: () => void, undone: () => void, answer?: (reply: Reply) => void): void {
     this.saving.add(s.name);
     this.ports.store.put(schedulesCollection(this.org), s.name, s).then(
-      () => {
-        this.saving.delete(s.name);
-        done();
-      },
-      (error: unknown) => {
-        this.saving.delete(s.name);
-        const refused = storeFailure(this.logOf(s), error);
-        undone();
-        answer?.(refused);
-      },
+      () =>
+        this.host.turn(() => {
+          this.saving.delete(s.name);
+          done();
+        }),
+      (error: unknown) =>
+        this.host.turn(() => {
+          this.saving.delete(s.name);
+          const refused = storeFailure(this.logOf(s), error);
+          undone();
+          answer?.(refused);
+        }),
     );
   }
 
@@ -225,7 +231,7 @@ export class Schedules {
     const wait = Math.min(Math.max(0, at - this.ports.now()), 2_147_483_647);
     this.armed.set(
       name,
-      this.ports.timers.after(wait, () => this.host.wake(name), { unref: true }),
+      this.ports.timers.after(wait, () => this.host.turn(() => this.tick(name)), { unref: true }),
     );
   }
 

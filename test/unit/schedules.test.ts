@@ -40,8 +40,11 @@ function setup(initial: ScheduleState[], known: ReadonlySet<string> = new Set())
   const clock = new ManualClock(T0 + 1000);
   const stored = new Map<string, ScheduleState>();
   let refuse = false;
+  let held: Promise<void> | undefined;
+  let gone = false;
   const store = {
     put: async (_collection: string, id: string, doc: unknown) => {
+      await held;
       if (refuse) throw new Error('fenced: another process holds the lease');
       stored.set(id, structuredClone(doc) as ScheduleState);
     },
@@ -70,11 +73,30 @@ function setup(initial: ScheduleState[], known: ReadonlySet<string> = new Set())
         started.push(job);
         running.add(job.id);
       },
-      wake: (name) => schedules.tick(name),
+      turn: (run) => {
+        if (!gone) run();
+      },
     },
     300_000,
   );
-  return { clock, stored, started, running, all, schedules, counters, refuseSaves: (on: boolean) => (refuse = on) };
+  return {
+    clock,
+    stored,
+    started,
+    running,
+    all,
+    schedules,
+    counters,
+    refuseSaves: (on: boolean) => (refuse = on),
+    /** Saves wait until `release` is called. */
+    holdSaves: () => {
+      let release = () => undefined as void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return release;
+    },
+    /** The supervisor stops, as its server does, without letting the schedules go: its turns run no more. */
+    stopSupervisor: () => (gone = true),
+  };
 }
 
 t.test('an occurrence is stored, then its job starts; the next one is armed', async (t) => {
@@ -133,6 +155,19 @@ t.test('a new owner starts the job of a firing recorded without it, once; one th
   stored.schedules.resume();
   await stored.clock.advance(0);
   t.same(stored.started, [], 'a job the store holds is not started again');
+});
+
+t.test('a record stored once its supervisor stopped starts no job: the answer waits for a turn that never comes', async (t) => {
+  const f = setup([schedule()]);
+  f.schedules.resume();
+  const release = f.holdSaves();
+  await f.clock.advance(MIN - 1000);
+  t.same(f.started, [], 'the record is being stored');
+  f.stopSupervisor();
+  release();
+  await f.clock.advance(0);
+  t.ok(f.stored.get('minutely')?.jobs.length === 1, 'the store took the record');
+  t.same(f.started, [], 'no job started outside a turn of the supervisor');
 });
 
 t.test('a schedule let go fires nothing more', async (t) => {
