@@ -8,7 +8,7 @@ import { jobOutputsCollection, jobsCollection } from '../../src/store/collection
 import type { Store } from '../../src/store/store.js';
 import { parseDoc } from '../shared/documents.js';
 import { countNodes } from './job-machine.js';
-import { jobStateSchema, type JobState, type NodeJobStatus } from './job-model.js';
+import { jobStateSchema, type JobState, type NodeJobStatus, type RolloutState } from './job-model.js';
 
 /** A stored header: the job without its per-node maps (present only in snapshots of earlier versions). */
 const jobHeaderSchema = jobStateSchema.partial({ nodes: true, counts: true, exit_status: true, node_updated_at: true });
@@ -49,9 +49,14 @@ export function headerOf(s: JobState): JobHeader {
     updated_at,
     voting_deadline: s.voting_deadline,
     run_deadline: s.run_deadline,
-    ...(s.rollout === undefined ? {} : { rollout: s.rollout }),
+    // A copy: the machine goes on changing its rollout, and a save shows the rollout as it was when taken.
+    ...(s.rollout === undefined ? {} : { rollout: copyRollout(s.rollout) }),
     ...(s.schedule === undefined ? {} : { schedule: s.schedule }),
   };
+}
+
+function copyRollout(r: RolloutState): RolloutState {
+  return { ...r, sizes: [...r.sizes], waves: r.waves.map((w) => ({ ...w })) };
 }
 
 export function nodeFieldOf(s: JobState, node: string): NodeField {
@@ -72,6 +77,7 @@ export function copyJob(s: JobState): JobState {
     exit_status: copy(s.exit_status),
     node_updated_at: copy(s.node_updated_at),
     counts: { ...s.counts },
+    ...(s.rollout === undefined ? {} : { rollout: copyRollout(s.rollout) }),
   };
 }
 

@@ -38,6 +38,7 @@ export function startWave(d: Draft, r: RolloutState, nodes: number): void {
   r.current += 1;
   Object.assign(wave, { status: 'voting', started_at: d.event.at });
   d.state.quorum = wave.quorum;
+  d.jobChanged = true;
   d.notes.push({ event: 'wave_start', data: { wave: r.current, nodes, quorum: wave.quorum } });
 }
 
@@ -61,6 +62,7 @@ export function ran(d: Draft): void {
   }
   if (s.status !== 'running') enter(d, 'running');
   r.next_wave_at = d.event.at + r.pause * 1000;
+  d.jobChanged = true; // the pause is stored: a restart arms it again
   d.arm = { type: 'arm', timer: 'wave', at: r.next_wave_at };
 }
 
@@ -69,6 +71,7 @@ function endWave(d: Draft, r: RolloutState, status: WaveStatus): void {
   const wave = r.waves[r.current - 1];
   if (wave === undefined || (wave.status !== 'voting' && wave.status !== 'running')) return;
   Object.assign(wave, { status, ended_at: d.event.at });
+  d.jobChanged = true;
   const { failures } = failuresOf(d.state.counts);
   d.notes.push({ event: 'wave_end', data: { wave: r.current, status, failures } });
 }

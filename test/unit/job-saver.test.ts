@@ -6,21 +6,27 @@ import { newJob, stepJob } from '../../actors/push/job-machine.js';
 import type { JobState } from '../../actors/push/job-model.js';
 import { JobSaver } from '../../actors/push/job-saver.js';
 import type { JobSave } from '../../actors/push/job-store.js';
+import { planRollout } from '../../actors/push/rollout-plan.js';
 import { FencedError } from '../../src/store/fencing.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
 
-function fixture(nodes: string[], write: (save: JobSave) => Promise<void> = async () => {}) {
+function fixture(
+  nodes: string[],
+  write: (save: JobSave) => Promise<void> = async () => {},
+  rollout?: Parameters<typeof newJob>[0]['rollout'],
+) {
   const job: JobState = newJob({
     id: 'j1',
     command: 'c',
     nodes,
     run_timeout: 60,
     voting_timeout: 60,
-    quorum: nodes.length,
+    quorum: rollout ? 1 : nodes.length,
     at: T0,
+    ...(rollout ? { rollout } : {}),
   });
   const writes: JobSave[] = [];
   /** When each write began, on the clock. */
@@ -169,6 +175,32 @@ t.test('the job as stored follows the writes as they land, never the steps still
   await settled();
   t.equal(saver.stored.exit_status.n1, 0, 'exit statuses are stored with their node');
   t.not(saver.stored.nodes, job.nodes, 'the stored job is a copy, not the live maps');
+});
+
+t.test('a rollout as stored is the one its write held: a wave that ends meanwhile shows once stored', async (t) => {
+  let release: (() => void) | undefined;
+  let hold = false;
+  const plan = planRollout({ waves: [1], pause: 60 }, 2, () => 1);
+  const { job, saver, step, clock, settled } = fixture(
+    names(2),
+    () => (hold ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
+    plan,
+  );
+  step({ type: 'start', at: T0, available: new Set(names(2)) });
+  step({ type: 'ack_commit', at: T0 + 1, node: 'n0' });
+  step({ type: 'ack_run', at: T0 + 2, node: 'n0' });
+  await settled();
+  hold = true;
+  step({ type: 'succeeded', at: T0 + 3, node: 'n0', exit_status: 0 });
+  await clock.until('the held write to be under way', () => release !== undefined);
+  t.equal(job.rollout?.next_wave_at, T0 + 3 + 60_000, 'in memory the first wave ended and the pause began');
+  t.equal(saver.stored.nodes.n0, 'running', 'as stored the node still runs');
+  t.equal(saver.stored.rollout?.next_wave_at, null, 'and no pause has begun');
+  t.equal(saver.stored.rollout?.waves[0]?.status, 'running', 'nor has its wave ended');
+  release?.();
+  await settled();
+  t.equal(saver.stored.nodes.n0, 'succeeded', 'once the write lands, the node succeeded');
+  t.equal(saver.stored.rollout?.next_wave_at, T0 + 3 + 60_000, 'and the pause shows with it');
 });
 
 t.test('a save refused for want of the lease is tried again, and counts as stored only once it lands', async (t) => {

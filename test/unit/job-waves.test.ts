@@ -128,6 +128,11 @@ t.test('a rollout over three waves: the canary, then the next wave after the pau
   t.same(armed(wave1.effects).at(-1), `wave@${wave1.at - T0 + 30_000}`, 'the next wave is due a pause after');
   t.same(waveNotes(wave1.effects), ['wave_end 1 complete (0 failures)']);
   t.equal(s.rollout?.next_wave_at, wave1.at + 30_000);
+  t.match(
+    wave1.effects.filter((e) => e.type === 'persist').at(-1),
+    { job: true },
+    "the wave's end and the pause are stored with the node that ended it",
+  );
   t.same(sent(wave1.effects, 'commit'), [], 'nobody else is asked during the pause');
 
   t.same(
