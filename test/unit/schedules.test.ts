@@ -157,18 +157,21 @@ t.test('a new owner starts the job of a firing recorded without it, once; one th
   t.same(stored.started, [], 'a job the store holds is not started again');
 });
 
-t.test('a record stored once its supervisor stopped starts no job: the answer waits for a turn that never comes', async (t) => {
-  const f = setup([schedule()]);
-  f.schedules.resume();
-  const release = f.holdSaves();
-  await f.clock.advance(MIN - 1000);
-  t.same(f.started, [], 'the record is being stored');
-  f.stopSupervisor();
-  release();
-  await f.clock.advance(0);
-  t.ok(f.stored.get('minutely')?.jobs.length === 1, 'the store took the record');
-  t.same(f.started, [], 'no job started outside a turn of the supervisor');
-});
+t.test(
+  'a record stored once its supervisor stopped starts no job: the answer waits for a turn that never comes',
+  async (t) => {
+    const f = setup([schedule()]);
+    f.schedules.resume();
+    const release = f.holdSaves();
+    await f.clock.advance(MIN - 1000);
+    t.same(f.started, [], 'the record is being stored');
+    f.stopSupervisor();
+    release();
+    await f.clock.advance(0);
+    t.ok(f.stored.get('minutely')?.jobs.length === 1, 'the store took the record');
+    t.same(f.started, [], 'no job started outside a turn of the supervisor');
+  },
+);
 
 t.test('a schedule let go fires nothing more', async (t) => {
   const f = setup([schedule()]);
