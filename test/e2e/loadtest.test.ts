@@ -3,79 +3,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { z } from 'zod';
+import t from 'tap';
 import { nodeRecordLineSchema } from '../../src/loadtest/node-record.js';
-import { runBin, type RunResult } from '../support/process-run.js';
-import { startServerProcess } from '../support/server-process.js';
+import { exitMessage, loadtest, measured } from '../support/loadtest-run.js';
 
-const RUN_TIMEOUT_MS = 100_000;
-// Ten runs of the tester, each a few seconds of provisioning and jobs.
+// Seven runs of the tester, each a few seconds of provisioning and jobs.
 t.setTimeout(300_000);
-
-const spreadSchema = z.object({ p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() });
-const measured = z.object({ p50: z.number(), p99: z.number(), max: z.number() });
-const figuresSchema = z.object({
-  nodes: z.int(),
-  jobs: z.int(),
-  reused_nodes: z.int(),
-  deleted_nodes: z.int(),
-  jobs_by_status: z.record(z.string(), z.int()),
-  commit_to_all_acked_ms: spreadSchema,
-  post_to_running_ms: spreadSchema,
-  post_to_complete_ms: spreadSchema,
-  job_phases_ms: z.record(z.string(), z.number().nullable()),
-  nodes_per_connection: z.int(),
-  dropped_by_reason: z.object({
-    server: z.record(z.string(), z.int()),
-    tester: z.record(z.string(), z.int()),
-  }),
-  votes_recovered: z.object({ commit_resent: z.int(), ack_from_heartbeat: z.int() }),
-  quorum_outcomes_correct: z.object({
-    correct: z.int(),
-    total: z.int(),
-    ambiguous: z.int(),
-    mismatches: z.array(z.unknown()),
-  }),
-  between_waves_ms: z
-    .object({
-      p50: z.number().nullable(),
-      max: z.number().nullable(),
-      gaps: z.int(),
-      waves_complete: z.int(),
-      pause_s: z.int(),
-    })
-    .nullable(),
-  offered_hb_per_s: z.number(),
-  processed_hb_per_s: z.number().nullable(),
-  dropped: z.int(),
-  offline_detect_ms: spreadSchema.extend({ count: z.int(), missed: z.int() }),
-  nodes_marked_down: z.int().nonnegative().nullable(),
-  server_cpu_pct: z.number().nullable(),
-  server_rss_mb: z.number().nullable(),
-  rest_get_job_per_s: z.number().nullable(),
-  rest_get_job_p99_ms: z.number().nullable(),
-  nodes_held_by_another_process: z.int(),
-  tester_lag_max_ms: z.int().nonnegative(),
-  tester_cpu_pct: z.number().nullable(),
-  errors: z.array(z.string()),
-});
-type Figures = z.infer<typeof figuresSchema>;
-
-const exitMessage = (run: RunResult) => `exit 0${run.code === 0 ? '' : `, stderr: ${run.stderr}`}`;
-
-async function loadtest(t: Test, args: string[]): Promise<{ run: RunResult; figures: Figures }> {
-  const run = await runBin('infra-loadtest', [...args, '--json', '--timeout', '80'], { timeoutMs: RUN_TIMEOUT_MS });
-  const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
-  let figures: Figures;
-  try {
-    figures = figuresSchema.parse(JSON.parse(last));
-  } catch (e) {
-    t.fail(`no figures on the last line of stdout (${String(e)})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-    throw e;
-  }
-  return { run, figures };
-}
 
 t.test('--spawn, 50 nodes, 5 jobs: every job complete and as expected, with every figure', async (t) => {
   const { run, figures: f } = await loadtest(t, ['--spawn', '--nodes', '50', '--jobs', '5']);
@@ -269,48 +202,4 @@ t.test('--abort-after: jobs aborted while their commands run are expected aborte
   t.equal(run.code, 0, exitMessage(run));
   t.same(f.jobs_by_status, { aborted: 2 });
   t.same(f.quorum_outcomes_correct, { correct: 2, total: 2, ambiguous: 0, mismatches: [] });
-});
-
-t.test('a given server: later runs reuse the nodes, and --cleanup deletes them', async (t) => {
-  // A heartbeat every 3 s and an offline window of six: the server holds a node for the process last heard during
-  // 18 s, so the next run, started at once, is refused at first (its provisioning, several seconds on a busy machine,
-  // ends well within the hold) and plays the nodes once the server lets go of them. Nodes still come online after
-  // two heartbeats, so only the second run waits out the hold.
-  const server = await startServerProcess(t, {
-    settings: { server_name: '127.0.0.1', heartbeat_interval: 3000, offline_threshold: 6 },
-  });
-  const key = `${server.dataDir}/admin.pem`;
-  const clientKey = `${t.testdir()}/clients.pem`;
-  const common = ['--server', server.url, '--key', key, '--nodes', '12', '--jobs', '1', '--prefix', 'reuse-'];
-  const first = await loadtest(t, common);
-  t.equal(first.run.code, 0, exitMessage(first.run));
-  t.equal(first.figures.reused_nodes, 0);
-  t.same(first.figures.jobs_by_status, { complete: 1 });
-  t.equal(first.figures.nodes_held_by_another_process, 0, 'new nodes are held by no one');
-  t.ok((first.figures.server_rss_mb ?? 0) > 0, 'the local server is found by its port');
-
-  const admin = await server.client('admin');
-  const names = async (kind: 'nodes' | 'clients') =>
-    Object.keys((await admin.call('GET', `/organizations/default/${kind}`)) as Record<string, string>).filter((n) =>
-      n.startsWith('reuse-'),
-    );
-  t.equal((await names('nodes')).length, 12, 'the first run left its nodes');
-
-  // A new key for the clients (the first run's is gone), saved for the third run.
-  const second = await loadtest(t, [...common, '--client-key', clientKey]);
-  t.equal(second.run.code, 0, exitMessage(second.run));
-  t.equal(second.figures.reused_nodes, 12, 'every node and client reused, with a new key');
-  t.same(second.figures.jobs_by_status, { complete: 1 });
-  const held = second.figures.nodes_held_by_another_process;
-  t.ok(held > 0 && held <= 12, `the first run's processes held nodes at first (${held}), each counted once`);
-  t.same(second.figures.errors, [], 'being held is waited out, not an error');
-  t.match(second.run.stdout, /held: \d+ nodes were first refused as held by another process/);
-
-  const third = await loadtest(t, [...common, '--client-key', clientKey, '--cleanup']);
-  t.equal(third.run.code, 0, exitMessage(third.run));
-  t.equal(third.figures.reused_nodes, 12, 'every node and client reused as they were');
-  t.same(third.figures.jobs_by_status, { complete: 1 });
-  t.equal(third.figures.deleted_nodes, 12);
-  t.same(await names('nodes'), [], 'no node left');
-  t.same(await names('clients'), [], 'no client left');
 });
