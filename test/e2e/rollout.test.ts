@@ -1,6 +1,7 @@
 // Rollouts end to end: infra-server, six real push-jobs-client nodes and the cli as child processes. A job in three
 // waves whose second wave fails stops there (wave three never starts, its nodes never hear of the job); an abort
-// during the pause between waves starts none after it. The subtests share one server and its nodes, in order.
+// during the pause between waves starts none after it; a kill -9 of the server during a pause loses neither the
+// pause nor the next wave. The subtests share one server and its nodes, in order.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { startServerProcess } from '../support/server-process.js';
 // Six real clients and a server on two cores: about a minute alone.
 t.setTimeout(300_000);
 
-const server = await startServerProcess(t, {
+let server = await startServerProcess(t, {
   settings: {
     server_name: '127.0.0.1',
     queue_listen_address: 'tcp://127.0.0.1',
@@ -45,6 +46,8 @@ const nodes = await startNodeFleet(t, {
 const byName = new Map(nodes.map((n) => [n.name, n]));
 const cli = cliWith(join(server.dataDir, 'config.rb'), scratch, home);
 const FAST = ['--poll-interval', '0.1'];
+// Between the waves of the kill -9 case: the restart and the nodes' return fit in it on a busy machine.
+const PAUSE_S = 8;
 const ready = () => waitForNodes(admin, nodes, 'available');
 
 t.test('a rollout whose second wave fails stops there: the third never starts', async (t) => {
@@ -111,6 +114,32 @@ t.test('an abort during the pause between waves starts none after it', async (t)
   t.equal(job.rollout?.next_wave_at, null, 'no wave is due any more');
   for (const name of ['node3', 'node4', 'node5', 'node6'])
     t.notMatch(await byName.get(name)?.log(), new RegExp(`job ${id}`), `${name} never heard of the job`);
+});
+
+t.test('kill -9 of the server during the pause: restarted, it starts the next wave when it was due', async (t) => {
+  await ready();
+  const r = await cli(['job', 'start', 'ok', ...NAMES, '--waves', '3', '--pause', String(PAUSE_S), '--nowait']);
+  t.equal(r.code, 0, show(r));
+  const id = jobIdOf(r);
+  const get = async () => jobSchema.parse(await admin.call('GET', `/organizations/default/pushy/jobs/${id}`));
+  const pausing = await until(
+    'the first wave to end and the pause to begin',
+    async () => {
+      const job = await get();
+      return job.rollout?.next_wave_at != null ? job : undefined;
+    },
+    60_000,
+  );
+  process.kill(server.pid, 'SIGKILL');
+  server = await server.restart();
+  const restored = await get();
+  t.equal(restored.rollout?.next_wave_at, pausing.rollout?.next_wave_at, 'the pause as it was stored');
+  t.same(restored.nodes, { succeeded: ['node1', 'node2', 'node3'], waiting: ['node4', 'node5', 'node6'] });
+  const job = await cliWaitForJob(cli, id, 'complete');
+  t.same(job.nodes, { succeeded: NAMES }, 'the second wave ran on the nodes, back with the restarted server');
+  const due = Date.parse(pausing.rollout?.next_wave_at ?? '');
+  const started = Date.parse(job.rollout?.waves[1]?.started_at ?? '');
+  t.ok(started >= due, `the second wave started once due (${job.rollout?.waves[1]?.started_at})`);
 });
 
 t.test('a rollout the job has too few nodes for is refused, naming the field', async (t) => {

@@ -3,6 +3,7 @@
 import { NODE_STATES_MAP, nodeStatesCollection } from '../../src/store/collections.js';
 import t, { type Test } from 'tap';
 import { parseHttpDate } from '../../src/lib/dates.js';
+import { freePorts } from '../support/server-process.js';
 import { STORE_KINDS, startTestServer, type TestServer } from '../support/server.js';
 import { getJob, startJob, waitForEnd, waitForJob } from '../support/push-api.js';
 import {
@@ -360,22 +361,3 @@ for (const kind of STORE_KINDS)
     t.same(job.nodes, { succeeded: ['rs-1'] }, 'the answer sent to the restarted server completes the job');
     t.same(n.problems, [], 'every server message verified');
   });
-
-async function freePorts(count: number): Promise<number[]> {
-  const { createServer } = await import('node:net');
-  const servers = Array.from({ length: count }, () => createServer());
-  const ports = await Promise.all(
-    servers.map(
-      (srv) =>
-        new Promise<number>((resolve, reject) => {
-          srv.once('error', reject);
-          srv.listen(0, '127.0.0.1', () => {
-            const address = srv.address();
-            resolve(typeof address === 'object' && address !== null ? address.port : 0);
-          });
-        }),
-    ),
-  );
-  await Promise.all(servers.map((srv) => new Promise((r) => srv.close(r))));
-  return ports;
-}
