@@ -2,10 +2,10 @@
 // heartbeats waited unread, so the window grows by the lag, and GET /_status shows the lag and the downs deferred.
 import t from 'tap';
 import { once } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
 import { nodeStateListSchema } from '../../src/api/push-jobs.js';
 import type { PushLag } from '../../src/api/status-schema.js';
-import type { HeartbeatWorkerData } from '../support/heartbeat-worker.js';
+import type { HeartbeatProcessData } from '../support/heartbeat-process.js';
 import { pushStatus } from '../support/push-api.js';
 import { startTestServer } from '../support/server.js';
 import { poll, startTestNode, type TestNode } from '../support/test-node.js';
@@ -33,10 +33,10 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
     nodeDown(org, node);
   };
 
-  // The nodes go on beating from a thread of their own, which the server's blocked loop does not hold up; their
-  // own heartbeats stop once the worker's go.
+  // The nodes go on beating from a process of their own, which the server's blocked loop does not hold up; their
+  // own heartbeats stop once the beater's go.
   const d = hub.describe();
-  const data: HeartbeatWorkerData = {
+  const data: HeartbeatProcessData = {
     heartbeatAddr: d.heartbeat_addr,
     curveServerKey: d.curve_public_key,
     intervalMs: INTERVAL,
@@ -49,12 +49,22 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
       curve: n.curvePair,
     })),
   };
-  const worker = new Worker(new URL('../support/heartbeat-worker.js', import.meta.url), { workerData: data });
-  t.teardown(() => worker.terminate());
-  await once(worker, 'message');
+  const beater = fork(new URL('../support/heartbeat-process.js', import.meta.url), [], {
+    stdio: 'inherit',
+    execArgv: [],
+  });
+  t.teardown(async () => {
+    if (beater.exitCode !== null || beater.signalCode !== null) return;
+    const exited = once(beater, 'exit');
+    beater.kill('SIGKILL');
+    await exited;
+  });
+  const beating = once(beater, 'message');
+  beater.send(data);
+  await beating;
   for (const n of nodes) n.pauseHeartbeats();
   const heard = hub.status().heartbeats;
-  await poll('the worker heartbeats to be heard', () =>
+  await poll("the beater's heartbeats to be heard", () =>
     hub.status().heartbeats >= heard + 2 * NAMES.length ? true : undefined,
   );
 

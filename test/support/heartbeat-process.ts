@@ -1,15 +1,15 @@
-// Node heartbeats from a worker thread, for tests that hold up the server's event loop: nodes beating from the
-// test's own thread would fall silent with it, these keep beating as client processes do. Each node gets its own
-// socket; it only sends, as a client whose server has gone quiet keeps doing for a while. It says `beating` once
-// its first round is sent.
-import { parentPort, workerData } from 'node:worker_threads';
+// Node heartbeats from a child process, for tests that hold up the server's event loop: nodes beating from the
+// test's own process would fall silent with it, these keep beating as client processes do. A process and not a
+// worker thread: ZeroMQ's native context aborts the whole process when a worker holding sockets is terminated.
+// Each node gets its own socket; it only sends, as a client whose server has gone quiet keeps doing for a while.
+// It takes its nodes as its first IPC message and says `beating` once its first round is sent.
 import { z } from 'zod';
 import { curveKeyPair, Dealer } from 'zeromq';
 import { encodeMessage } from '../../src/protocol/frames.js';
 import { envelopeFor } from '../../src/protocol/messages.js';
 import { connectSocket } from '../../src/protocol/socket-connect.js';
 
-export const heartbeatWorkerDataSchema = z.object({
+export const heartbeatProcessDataSchema = z.object({
   heartbeatAddr: z.string(),
   curveServerKey: z.string().nullable(),
   intervalMs: z.int().positive(),
@@ -27,9 +27,9 @@ export const heartbeatWorkerDataSchema = z.object({
     }),
   ),
 });
-export type HeartbeatWorkerData = z.infer<typeof heartbeatWorkerDataSchema>;
+export type HeartbeatProcessData = z.infer<typeof heartbeatProcessDataSchema>;
 
-function beat(data: HeartbeatWorkerData): void {
+function beat(data: HeartbeatProcessData): void {
   const nodes = data.nodes.map((n) => {
     const curve =
       data.curveServerKey === null
@@ -60,7 +60,9 @@ function beat(data: HeartbeatWorkerData): void {
   };
   round();
   setInterval(round, data.intervalMs);
-  parentPort?.postMessage('beating');
+  process.send?.('beating');
 }
 
-if (workerData !== null) beat(heartbeatWorkerDataSchema.parse(workerData));
+process.once('message', (data) => beat(heartbeatProcessDataSchema.parse(data)));
+// Its parent gone, nothing stops its timer: it goes with the IPC channel.
+process.once('disconnect', () => process.exit(0));
