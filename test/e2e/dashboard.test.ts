@@ -216,20 +216,29 @@ async function dashboardTests(): Promise<void> {
     t.equal(Array.isArray(jobs.body) ? jobs.body.length : -1, 2, 'no job was started');
   });
 
-  t.test("a rollout's waves show on the job page, and follow the job without a reload", async (t) => {
+  t.test('a rollout started through the form shows its waves, and they follow the job without a reload', async (t) => {
     const page = await browser.newPage();
     t.teardown(() => page.close());
     await signIn(page, 'olga', PASSWORD);
     await page.waitForURL(ui('/ui/orgs'));
     await waitForNodes(admin, nodes, 'available');
-    const started = await admin.request('POST', '/organizations/default/pushy/jobs', {
-      command: 'deploy',
-      nodes: NODES,
-      rollout: { waves: [1, '100%'], max_failures: 0 },
-    });
-    t.equal(started.status, 201);
-    const id = (started.body as { id: string }).id;
-    await page.goto(ui(`/ui/orgs/default/jobs/${id}`));
+    await page.goto(ui('/ui/orgs/default/jobs'));
+    await page.fill('#command', 'deploy');
+    await page.fill('#nodes', NODES.join(' '));
+    await page.fill('#waves', '0,100%');
+    await page.click('[data-testid=start-job] button[type=submit]');
+    t.match(await page.textContent('.flash.error'), /^Waves are sizes separated by commas/, 'a wave of 0 is named');
+    t.equal(await page.inputValue('#waves'), '0,100%', 'the form keeps what was typed');
+    const before = await admin.request('GET', '/organizations/default/pushy/jobs');
+
+    await page.fill('#waves', '1, 100%');
+    await page.fill('#max_failures', '0');
+    await page.click('[data-testid=start-job] button[type=submit]');
+    await page.waitForURL(/\/ui\/orgs\/default\/jobs\/[0-9a-f]{32}$/);
+    const id = page.url().split('/').pop() ?? '';
+    const job = await admin.request('GET', `/organizations/default/pushy/jobs/${id}`);
+    t.match(job.body, { rollout: { max_failures: 0, pause: 0 } }, 'the API shows the rollout the form asked for');
+    t.equal(Array.isArray(before.body) ? before.body.length : -1, 2, 'the refused form started no job');
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
     const waveStatuses = () =>
       page.locator('#job-waves td.wave-status').evaluateAll((tds) => tds.map((td) => td.dataset.status ?? ''));

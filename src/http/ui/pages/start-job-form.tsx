@@ -1,4 +1,5 @@
-// The start-job form: a whitelisted command, the nodes by name or by search query, the quorum and the run timeout.
+// The start-job form: a whitelisted command, the nodes by name or by search query, the quorum, the run timeout,
+// and waves for a rollout.
 import type { FC } from 'hono/jsx';
 import { CsrfField, orgPath } from './layout.js';
 
@@ -9,6 +10,9 @@ export interface StartJobValues {
   quorum: string;
   run_timeout: string;
   capture?: 'on' | undefined;
+  waves: string;
+  max_failures: string;
+  pause: string;
 }
 
 export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValues | undefined }> = (p) => {
@@ -36,6 +40,15 @@ export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValue
         <input type="checkbox" id="capture" name="capture" checked={v?.capture === 'on'} />
       </div>
       <span></span>
+      <label for="waves">Waves</label>
+      <input type="text" id="waves" name="waves" value={v?.waves ?? ''} placeholder="1,10%,100%" />
+      <span class="hint">Run in waves of these sizes, nodes taken by name; the last repeats. Empty: all at once.</span>
+      <label for="max_failures">Max failures</label>
+      <input type="text" id="max_failures" name="max_failures" value={v?.max_failures ?? ''} placeholder="0" />
+      <span class="hint">With waves: past this many failed nodes (or share of those that ran), no wave starts.</span>
+      <label for="pause">Pause</label>
+      <input type="number" id="pause" name="pause" min={0} value={v?.pause ?? ''} placeholder="0" />
+      <span class="hint">With waves: seconds between one wave's end and the next one's start.</span>
       <div>
         <button type="submit">Start job</button>
       </div>
