@@ -1,7 +1,8 @@
 // The web dashboard in a real browser (Debian's Chromium, driven by playwright-core): infra-server and three real
 // push-jobs-client nodes as child processes, an operator who signs in with a password, sees the nodes up, starts a
-// job through the form and watches every node succeed on the job page without reloading it; a member without push
-// write access gets no start form and is refused when posting anyway. Screenshots of the job page are saved.
+// job through the form and watches every node succeed on the job page without reloading it, starts a rollout through
+// the form and watches its waves, and pauses and resumes a schedule; a member without push write access gets no start
+// form and no schedule buttons, and is refused when posting anyway. Screenshots of the job page are saved.
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -258,5 +259,52 @@ async function dashboardTests(): Promise<void> {
     await page.waitForSelector('#job-status [data-status=complete]');
     t.equal(await page.evaluate(() => 'notReloaded' in globalThis), true, 'the page was never reloaded');
     await page.screenshot({ path: join(scratch, 'dashboard-rollout.png'), fullPage: true });
+  });
+
+  t.test('schedules show with their next run, and pause and resume from the page for those who may', async (t) => {
+    const created = await admin.request('POST', '/organizations/default/pushy/schedules', {
+      name: 'new-year',
+      job: { command: 'deploy', nodes: NODES, rollout: { waves: [1, '100%'] } },
+      cron: '30 4 1 1 *',
+      time_zone: 'Europe/Paris',
+    });
+    t.equal(created.status, 201);
+    const context = await browser.newContext();
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    await signIn(page, 'olga', PASSWORD);
+    await page.waitForURL(ui('/ui/orgs'));
+    await page.click('a[href="/ui/orgs/default/jobs"]');
+    await page.click('header.top a:text("Schedules")');
+    const row = page.locator('tr[data-schedule=new-year]');
+    t.match(await row.textContent(), /deploy on 3 nodes, waves 1, 100%.*30 4 1 1 \* Europe\/Paris/);
+    t.match(await row.locator('.schedule-next').textContent(), /^\d{4}-01-01 03:30:00 UTC$/, 'its next run, in UTC');
+
+    await row.locator('button:text("Pause")').click();
+    await page.waitForURL(ui('/ui/orgs/default/schedules'));
+    t.equal(await row.locator('.schedule-next').textContent(), 'paused');
+    const paused = await admin.request('GET', '/organizations/default/pushy/schedules/new-year');
+    t.match(paused.body, { paused: true, next_run_at: null }, 'the API agrees');
+
+    const member = await browser.newContext();
+    t.teardown(() => member.close());
+    const rickPage = await member.newPage();
+    await signIn(rickPage, 'rick', PASSWORD);
+    await rickPage.waitForURL(ui('/ui/orgs'));
+    await rickPage.goto(ui('/ui/orgs/default/schedules'));
+    t.equal(await rickPage.locator('tr[data-schedule=new-year] .schedule-next').textContent(), 'paused');
+    t.equal(await rickPage.locator('[data-testid=schedule-list] button').count(), 0, 'a member gets no buttons');
+    const csrf = await rickPage.getAttribute('input[name=_csrf]', 'value');
+    const refused = await member.request.post(ui('/ui/orgs/default/schedules/new-year/resume'), {
+      form: { _csrf: csrf ?? '' },
+      maxRedirects: 0,
+    });
+    t.equal(refused.status(), 403, 'and is refused when posting anyway');
+
+    await row.locator('button:text("Resume")').click();
+    await page.waitForURL(ui('/ui/orgs/default/schedules'));
+    t.match(await row.locator('.schedule-next').textContent(), /^\d{4}-01-01 03:30:00 UTC$/, 'resumed');
+    const resumed = await admin.request('GET', '/organizations/default/pushy/schedules/new-year');
+    t.match(resumed.body, { paused: false }, 'the API agrees');
   });
 }

@@ -9,6 +9,7 @@ import { JOB_SCRIPT, JOB_SCRIPT_PATH } from './job-script.js';
 import { jobPageRoutes } from './routes/job.js';
 import { jobRoutes } from './routes/jobs.js';
 import { orgRoutes } from './routes/orgs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { signInRoutes } from './routes/sign-in.js';
 import type { Session } from './sessions.js';
 import { PageError, UI, type UiCtx, type UiDeps, type UiEnv } from './ui-env.js';
@@ -53,6 +54,7 @@ export function createUiApp(deps: UiDeps): Hono<UiEnv> {
   orgRoutes(ui, deps);
   jobRoutes(ui, deps);
   jobPageRoutes(ui, deps);
+  scheduleRoutes(ui, deps);
 
   // Every other /ui path ends here, never in the API's authentication.
   ui.all('*', () => {

@@ -21,8 +21,8 @@ export interface LayoutProps {
   viewer?: Viewer;
   /** The organization the page belongs to, for the org links of the top bar. */
   org?: string;
-  /** Which of the org links is the page: `nodes` or `jobs`. */
-  here?: 'nodes' | 'jobs';
+  /** Which of the org links is the page. */
+  here?: 'nodes' | 'jobs' | 'schedules';
   notice?: Notice;
   /** Scripts served by the dashboard itself (Content-Security-Policy allows no other). */
   scripts?: string[];
@@ -54,6 +54,9 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = (p) => (
               </a>
               <a class={p.here === 'jobs' ? 'here' : ''} href={orgPath(p.org, 'jobs')}>
                 Jobs
+              </a>
+              <a class={p.here === 'schedules' ? 'here' : ''} href={orgPath(p.org, 'schedules')}>
+                Schedules
               </a>
             </>
           ) : null}

@@ -35,11 +35,6 @@ export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValue
       <label for="run_timeout">Run timeout</label>
       <input type="number" id="run_timeout" name="run_timeout" min={1} value={v?.run_timeout ?? '3600'} />
       <span class="hint">Seconds the command may run on a node.</span>
-      <label for="capture">Capture output</label>
-      <div>
-        <input type="checkbox" id="capture" name="capture" checked={v?.capture === 'on'} />
-      </div>
-      <span></span>
       <label for="waves">Waves</label>
       <input type="text" id="waves" name="waves" value={v?.waves ?? ''} placeholder="1,10%,100%" />
       <span class="hint">Run in waves of these sizes, nodes taken by name; the last repeats. Empty: all at once.</span>
@@ -49,6 +44,11 @@ export const StartJobForm: FC<{ org: string; csrf: string; values: StartJobValue
       <label for="pause">Pause</label>
       <input type="number" id="pause" name="pause" min={0} value={v?.pause ?? ''} placeholder="0" />
       <span class="hint">With waves: seconds between one wave's end and the next one's start.</span>
+      <label for="capture">Capture output</label>
+      <div>
+        <input type="checkbox" id="capture" name="capture" checked={v?.capture === 'on'} />
+      </div>
+      <span></span>
       <div>
         <button type="submit">Start job</button>
       </div>

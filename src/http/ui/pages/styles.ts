@@ -2,7 +2,7 @@
 // (`st-<status>`) for jobs, nodes in a job, and node availability.
 const GREEN = ['succeeded', 'complete', 'up', 'available'];
 const BLUE = ['running', 'voting', 'ready'];
-const GREY = ['new', 'was_ready', 'aborted', 'waiting', 'pending', 'skipped'];
+const GREY = ['new', 'was_ready', 'aborted', 'waiting', 'pending', 'skipped', 'paused'];
 const AMBER = ['nacked', 'unavailable'];
 const RED = ['failed', 'crashed', 'down', 'quorum_failed', 'timed_out', 'max_failures_exceeded'];
 
