@@ -7,6 +7,7 @@ import { nodeStateListSchema } from '../../src/api/push-jobs.js';
 import type { PushLag } from '../../src/api/status-schema.js';
 import type { HeartbeatProcessData } from '../support/heartbeat-process.js';
 import { pushStatus } from '../support/push-api.js';
+import { killAll } from '../support/redis-probe.js';
 import { startTestServer } from '../support/server.js';
 import { poll, startTestNode, type TestNode } from '../support/test-node.js';
 
@@ -53,12 +54,7 @@ t.test('nodes beating through a server blocked past the offline window stay up, 
     stdio: 'inherit',
     execArgv: [],
   });
-  t.teardown(async () => {
-    if (beater.exitCode !== null || beater.signalCode !== null) return;
-    const exited = once(beater, 'exit');
-    beater.kill('SIGKILL');
-    await exited;
-  });
+  t.teardown(() => killAll([beater]));
   const beating = once(beater, 'message');
   beater.send(data);
   await beating;

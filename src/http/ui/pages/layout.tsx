@@ -99,6 +99,13 @@ export const Status: FC<{ status: string; testid?: string }> = ({ status, testid
   </span>
 );
 
+/** An HTTP date as `2026-11-21 10:35:19 UTC`; none as nothing, and text that is no date as it is. */
+export function shortHttpDate(at: string | null): string {
+  if (at === null) return '';
+  const ms = parseHttpDate(at);
+  return ms === undefined ? at : shortDate(ms);
+}
+
 /** An HTTP date as `2026-11-21 10:35:19 UTC`, with how long ago it was. */
 export const When: FC<{ at: string | null; now: number }> = ({ at, now }) => {
   if (at === null) return <span class="muted">never heard</span>;

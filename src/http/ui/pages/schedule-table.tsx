@@ -3,13 +3,7 @@
 // jobs get its pause or resume button.
 import type { FC } from 'hono/jsx';
 import type { ScheduleBody } from '../../../api/schedules.js';
-import { parseHttpDate } from '../../../lib/dates.js';
-import { CsrfField, orgPath, shortDate, Status } from './layout.js';
-
-const time = (at: string) => {
-  const ms = parseHttpDate(at);
-  return ms === undefined ? at : shortDate(ms);
-};
+import { CsrfField, orgPath, shortHttpDate, Status } from './layout.js';
 
 const nodesOf = (s: ScheduleBody) => {
   const named = s.job.nodes.length === 1 ? '1 node' : `${s.job.nodes.length} nodes`;
@@ -40,7 +34,7 @@ export const ScheduleTable: FC<{ org: string; schedules: ScheduleBody[]; canChan
             <span class="mono">{s.cron}</span> <span class="muted">{s.time_zone}</span>
           </td>
           <td class="schedule-next">
-            {s.paused || s.next_run_at === null ? <Status status="paused" /> : time(s.next_run_at)}
+            {s.paused || s.next_run_at === null ? <Status status="paused" /> : shortHttpDate(s.next_run_at)}
           </td>
           <td>
             {s.jobs[0] === undefined ? (

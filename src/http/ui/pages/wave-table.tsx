@@ -2,20 +2,14 @@
 // nodes, status and times. The job page's script fetches the panel again on each wave's start and end.
 import type { FC } from 'hono/jsx';
 import type { RolloutView } from '../../../api/rollout.js';
-import { parseHttpDate } from '../../../lib/dates.js';
-import { shortDate, Status } from './layout.js';
-
-const time = (at: string | null) => {
-  const ms = at === null ? undefined : parseHttpDate(at);
-  return ms === undefined ? '' : shortDate(ms);
-};
+import { shortHttpDate, Status } from './layout.js';
 
 export const WaveTable: FC<{ rollout: RolloutView }> = ({ rollout: r }) => (
   <div class="panel" data-testid="rollout">
     <p id="rollout-summary">
       Wave {r.current_wave} of {r.waves.length} · {r.failures} failure{r.failures === 1 ? '' : 's'}
       {r.max_failures === null ? ', no max_failures' : ` of max_failures ${r.max_failures}`} · pause {r.pause} s
-      {r.next_wave_at === null ? '' : ` · next wave at ${time(r.next_wave_at)}`}
+      {r.next_wave_at === null ? '' : ` · next wave at ${shortHttpDate(r.next_wave_at)}`}
     </p>
     <table id="job-waves">
       <thead>
@@ -37,8 +31,8 @@ export const WaveTable: FC<{ rollout: RolloutView }> = ({ rollout: r }) => (
             </td>
             <td class="wave-nodes">{w.nodes.join(', ')}</td>
             <td>{w.quorum}</td>
-            <td>{time(w.started_at)}</td>
-            <td>{time(w.ended_at)}</td>
+            <td>{shortHttpDate(w.started_at)}</td>
+            <td>{shortHttpDate(w.ended_at)}</td>
           </tr>
         ))}
       </tbody>

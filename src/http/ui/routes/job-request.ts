@@ -55,8 +55,8 @@ export async function jobRequestFrom(c: UiCtx, deps: UiDeps, org: string, form: 
   const parsed = jobStartSchema.safeParse({
     command: form.command.trim(),
     nodes,
-    ...(quorum === '' ? {} : { quorum: /^\d+$/.test(quorum) ? Number(quorum) : quorum }),
-    ...(timeout === '' ? {} : { run_timeout: /^\d+$/.test(timeout) ? Number(timeout) : timeout }),
+    ...(quorum === '' ? {} : { quorum: countOr(quorum) }),
+    ...(timeout === '' ? {} : { run_timeout: countOr(timeout) }),
     ...(form.capture === 'on' ? { capture_output: true } : {}),
     ...(rollout === undefined ? {} : { rollout }),
   });

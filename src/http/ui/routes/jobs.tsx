@@ -4,9 +4,8 @@ import type { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { jobCreatedSchema, jobListSchema, type JobSummaryBody } from '../../../api/push-jobs.js';
-import { parseHttpDate } from '../../../lib/dates.js';
 import { viewerOf } from '../guard.js';
-import { documentOf, Layout, orgPath, shortDate, Status, type Notice } from '../pages/layout.js';
+import { documentOf, Layout, orgPath, shortHttpDate, Status, type Notice } from '../pages/layout.js';
 import { StartJobForm, type StartJobValues } from '../pages/start-job-form.js';
 import { answer, errorStatus, fromOrg, orgReply, replyMessage } from '../ui-ask.js';
 import { PageError, type UiCtx, type UiDeps, type UiEnv } from '../ui-env.js';
@@ -79,10 +78,6 @@ async function jobsPage(
 }
 
 function JobTable({ org, jobs }: { org: string; jobs: JobSummaryBody[] }) {
-  const when = (d: string) => {
-    const ms = parseHttpDate(d);
-    return ms === undefined ? d : shortDate(ms);
-  };
   return (
     <table data-testid="job-list">
       <thead>
@@ -104,8 +99,8 @@ function JobTable({ org, jobs }: { org: string; jobs: JobSummaryBody[] }) {
             <td>
               <Status status={j.status} />
             </td>
-            <td>{when(j.created_at)}</td>
-            <td>{when(j.updated_at)}</td>
+            <td>{shortHttpDate(j.created_at)}</td>
+            <td>{shortHttpDate(j.updated_at)}</td>
           </tr>
         ))}
       </tbody>

@@ -21,7 +21,9 @@ export function scheduleRoutes(app: Hono<UiEnv>, deps: UiDeps): void {
       <Layout title={`${org}: schedules`} viewer={viewer} org={org} here="schedules">
         <h1>Schedules of {org}</h1>
         {schedules.length === 0 ? (
-          <p class="muted">No schedules yet: the API and `cli schedule add` create them.</p>
+          <p class="muted">
+            No schedules yet: the API and <span class="mono">cli schedule add</span> create them.
+          </p>
         ) : (
           <ScheduleTable org={org} schedules={schedules} canChange={access.write} csrf={viewer.csrf} />
         )}
